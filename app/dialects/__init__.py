@@ -1,0 +1,1 @@
+"""One module per dialect: parse, validate, resolve to a Meaning, and emit from a Meaning."""

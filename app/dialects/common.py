@@ -1,0 +1,81 @@
+"""What the three dialect modules share: the emit result, the mode, and the preserve search."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from app.dtypes import FLOAT32, FLOAT64, DType
+from app.findings import Finding
+from app.meaning import Bound, Meaning
+from app.numbers import Number
+
+
+class Mode(StrEnum):
+    PRESERVE = "preserve"  # choose target numbers so the target computes what the source computes
+    LITERAL = "literal"  # copy the source's numbers and report what changes
+
+
+@dataclass
+class Emitted:
+    """A translation into one target: its spec (JSON), resolved meaning, notes and artifacts."""
+
+    spec: dict[str, Any] | None
+    meaning: Meaning | None
+    notes: list[Finding] = field(default_factory=list)
+    artifacts: dict[str, str] = field(default_factory=dict)
+    unsupported: bool = False
+
+
+def same_value(a: Number | None, b: Number | None) -> bool:
+    """Exact equality of two bound values, NaN equal to NaN."""
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def carrier_neighbours(value: Number, carrier: DType, reach: int = 2) -> list[Number]:
+    """The carrier-type values nearest `value`: its rounding and `reach` steps either side."""
+    if isinstance(value, float) and math.isnan(value):
+        return [math.nan]
+    base = carrier.round(value) if carrier.is_float else value
+    out = [base]
+    up = down = base
+    for _ in range(reach):
+        up, down = carrier.next_up(up), carrier.next_down(down)
+        out += [up, down]
+    return out
+
+
+def pick_carrier(want: Number, candidates: Iterable[Number],
+                 resolve: Callable[[Number], Bound]) -> tuple[Number, Bound, bool]:
+    """The first candidate the target resolves to exactly `want`; else the nearest one (exact=False)."""
+    cands = list(candidates)
+    best: tuple[float, Number, Bound] | None = None
+    for c in cands:
+        b = resolve(c)
+        if same_value(b.value, want):
+            return c, b, True
+        try:
+            dist = abs(float(b.value) - float(want))
+        except (OverflowError, TypeError):
+            dist = math.inf
+        if math.isnan(dist):
+            dist = math.inf
+        if best is None or dist < best[0]:
+            best = (dist, c, b)
+    assert best is not None
+    return best[1], best[2], False
+
+
+def float_carrier(value: Number) -> float:
+    """A bound as the double an attribute or JSON number carries (exact for every float dtype value)."""
+    return float(value)
+
+
+FLOAT_CARRIERS = (FLOAT32, FLOAT64)

@@ -1,0 +1,351 @@
+"""OpenVINO Clamp-1 (reused by every opsetN): parse compact specs and IR v11 XML, resolve, emit IR.
+
+IR from users is parsed with defusedxml: entity expansion and external entities are refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+from dataclasses import dataclass, replace
+from xml.etree.ElementTree import Element
+
+import defusedxml.ElementTree as SafeET
+from defusedxml import DefusedXmlException
+
+from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
+from app.dtypes import BY_OPENVINO, FLOAT32, FLOAT64, DType
+from app.errors import ArtifactError, SpecError
+from app.findings import Code, Finding, Notes, Severity
+from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
+from app.numbers import Number, format_number
+from app.specs import OpenVinoSpec, OpenVinoTarget, spec_json
+
+DIALECT = "openvino"
+LATEST_OPSET = 16  # the newest opsetN a translation names by default; Clamp is Clamp-1 in all of them
+CLAMP_VERSION = "Clamp-1"
+REJECT_MIN_MAX = "Check 'm_min <= m_max' failed: Attribute 'min' must be less or equal than 'max'"
+PRECISION = {"f32": "FP32", "f16": "FP16", "bf16": "BF16", "f64": "FP64", "i8": "I8", "i16": "I16", "i32": "I32",
+             "i64": "I64", "u8": "U8", "u16": "U16", "u32": "U32", "u64": "U64"}
+FROM_PRECISION = {v: k for k, v in PRECISION.items()}
+
+ENGINE_NOTES_ALL = (
+    EngineNote("openvino CPU plugin", "A NaN input is clamped to min instead of propagating (observed with "
+                                      "openvino 2026.4 compile_model(..., 'CPU'))."),
+)
+ENGINE_NOTES_INT64 = (
+    EngineNote("openvino CPU plugin", "i64/u64 Clamp runs in 32-bit integers: values and bounds beyond the int32 "
+                                      "range are not preserved (observed with openvino 2026.4)."),
+)
+ENGINE_NOTES_CROSSED = (
+    EngineNote("openvino constant folding", "When ceil(min) > floor(max), Clamp's reference evaluator (constant "
+                                            "folding) gives x < min ? min : (x > max ? max : x), not max everywhere "
+                                            "as the CPU plugin and the spec formula do."),
+)
+
+
+def version_openvino(version: str, loc: str = "version") -> str:
+    """Every opsetN (1..LATEST_OPSET) maps Clamp to Clamp-1, the only Clamp version."""
+    v = version.strip().lower()
+    if not v.startswith("opset") or not v[5:].isdigit() or not 1 <= int(v[5:]) <= LATEST_OPSET:
+        raise SpecError(f"Unknown OpenVINO version {version!r}: expected opset1 .. opset{LATEST_OPSET}", loc)
+    return v
+
+
+def element_type_openvino(name: str, loc: str = "element_type") -> DType:
+    """Element type names (f32, f16, bf16, f64, i8..i64, u8..u64); Clamp's T is 'any numeric type'."""
+    key = name.strip().lower()
+    if key not in BY_OPENVINO:
+        raise SpecError(f"Unknown element_type {name!r}. Known: {', '.join(BY_OPENVINO)}", loc)
+    return BY_OPENVINO[key]
+
+
+def attribute_double_openvino(value: Number, side: str) -> tuple[float, tuple[str, ...], bool]:
+    """Clamp-1 attributes 'min'/'max' are doubles: the given number as the nearest double."""
+    d = float(value) if not (isinstance(value, int) and abs(value) > 2**1023) else math.copysign(math.inf, value)
+    loss = isinstance(value, int) and (math.isinf(d) or int(d) != value)
+    steps = (f"{side} {format_number(value)} stored as double {format_number(d)}",) if loss else ()
+    return d, steps, loss
+
+
+def round_min_openvino(value: float, dt: DType) -> tuple[Number, bool, bool]:
+    """'In case of integral numeric type, ceil is used to convert min from float to T' (saturated to T)."""
+    return _integral(math.ceil, value, dt)
+
+
+def round_max_openvino(value: float, dt: DType) -> tuple[Number, bool, bool]:
+    """'... and floor is used to convert max from float to T' (saturated to T)."""
+    return _integral(math.floor, value, dt)
+
+
+def _integral(fn, value: float, dt: DType) -> tuple[int, bool, bool]:
+    if math.isinf(value):
+        return (dt.lowest() if value < 0 else dt.highest()), False, True  # type: ignore[return-value]
+    r = int(fn(value))
+    s = dt.saturate(r)
+    return s, r != value, s != r
+
+
+def cast_bound_openvino(value: Number, dt: DType, side: str) -> Bound:
+    """One Clamp attribute as the effective bound of a `dt` tensor."""
+    d, steps, loss = attribute_double_openvino(value, side)
+    if math.isnan(d):
+        return Bound(d, value, steps)
+    if dt.is_float:
+        out = dt.round(d)
+        more = (f"cast to {dt.openvino}: {format_number(out)}",) if out != d else ()
+        return Bound(out, value, steps + more, precision_loss=loss or (bool(more) and not math.isinf(out)),
+                     overflow=math.isinf(out) and not math.isinf(d))
+    rule = round_min_openvino if side == "min" else round_max_openvino
+    out, rounded, saturated = rule(d, dt)
+    more = ()
+    if rounded or saturated:
+        op = "ceil" if side == "min" else "floor"
+        more = (f"{op}({format_number(d)}){' saturated' if saturated else ''} to {dt.openvino}: {out}",)
+    return Bound(out, value, steps + more, rounded=rounded, saturated=saturated, precision_loss=loss)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    spec: OpenVinoSpec
+    layer_name: str = ""
+
+
+def parse(spec: OpenVinoSpec) -> Parsed:
+    if spec.ir_xml is None:
+        return Parsed(spec)
+    return parse_ir(spec.ir_xml, spec.layer)
+
+
+def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
+    """The exact function a Clamp-1 computes; min > max (or a NaN attribute) is rejected as OpenVINO does."""
+    parsed = spec if isinstance(spec, Parsed) else parse(spec)
+    s = parsed.spec
+    version = version_openvino(s.version)
+    assert s.element_type is not None and s.min is not None and s.max is not None
+    dt = element_type_openvino(s.element_type)
+    lo = cast_bound_openvino(s.min, dt, "min")
+    hi = cast_bound_openvino(s.max, dt, "max")
+    notes = ENGINE_NOTES_ALL if dt.is_float else ()
+    if dt.name in ("int64", "uint64"):
+        notes = notes + ENGINE_NOTES_INT64
+    rules = (f"{CLAMP_VERSION} ({version}): min(max(x, min), max) with double attributes",
+             "integral T: ceil(min), floor(max), saturated" if not dt.is_float else "floating T: plain cast",
+             "min <= max required; NaN input propagates (reference implementation)")
+    dmin, dmax = float(s.min), float(s.max)
+    state, reason = State.DEFINED, None
+    if math.isnan(dmin) or math.isnan(dmax) or not dmin <= dmax:
+        state, reason = State.REJECTED, REJECT_MIN_MAX
+    if state is State.DEFINED and not dt.is_float and lo.value > hi.value:
+        notes = notes + ENGINE_NOTES_CROSSED
+    return Meaning(DIALECT, CLAMP_VERSION, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
+                   nan_bound=NanBound.REJECTED, state=state, reason=reason, rules=rules, engine_notes=notes)
+
+
+def normalize(spec: OpenVinoSpec | Parsed) -> dict:
+    parsed = spec if isinstance(spec, Parsed) else parse(spec)
+    out = spec_json(parsed.spec)
+    out["version"] = version_openvino(parsed.spec.version)
+    if parsed.spec.element_type:
+        out["element_type"] = parsed.spec.element_type.strip().lower()
+    return out
+
+
+# --- emit -----------------------------------------------------------------------------------------------------
+
+def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -> Emitted:
+    """A Clamp-1 (compact spec and IR v11 XML) computing `src` wherever Clamp can."""
+    version = version_openvino(target.version or f"opset{LATEST_OPSET}")
+    dt = src.dtype
+    notes = Notes()
+    assert src.lower is not None and src.upper is not None
+    if mode is Mode.LITERAL:
+        vals = [b.given if b.given is not None else b.value for b in (src.lower, src.upper)]
+    else:
+        if src.lower.is_nan or src.upper.is_nan:
+            f = Finding(Code.NAN_BOUND, Severity.ERROR, "A NaN bound cannot be expressed: Clamp-1 rejects NaN "
+                        "attributes (min <= max fails)", f"NaN bound: {src.nan_bound.value}", "rejected")
+            return Emitted(None, None, [f], unsupported=True)
+        lo_want, hi_want = src.lower.value, src.upper.value
+        if src.crossed:
+            pick = hi_want if src.order is not Order.MIN_WINS else lo_want
+            if src.order is Order.AMBIGUOUS:
+                pick = lo_want  # the default reading (current DirectML doc) gives Min
+                notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; "
+                          "emitted min = max under the default reading")
+            else:
+                notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, f"min > max emitted as min = max = "
+                          f"{format_number(pick)}, the only equivalent Clamp-1 accepts")
+            lo_want = hi_want = pick
+        vals = []
+        for side, want in (("min", lo_want), ("max", hi_want)):
+            carrier, got, exact = pick_carrier(want, carrier_neighbours(want, FLOAT64),
+                                               lambda c, s=side: cast_bound_openvino(c, dt, s))
+            if not exact:
+                notes.add(Code.BOUND_PRECISION, Severity.ERROR, f"No double attribute gives {side} = "
+                          f"{format_number(want)} on {dt.openvino}; nearest: {format_number(carrier)}")
+            vals.append(carrier)
+    spec = OpenVinoSpec(dialect="openvino", version=version, element_type=dt.openvino, shape=shape,
+                        min=vals[0], max=vals[1])
+    meaning = resolve(spec)
+    if meaning.state is State.REJECTED:
+        return Emitted(normalize(spec), meaning, notes.items + [Finding(
+            Code.MIN_GREATER_THAN_MAX if not any(math.isnan(float(v)) for v in vals) else Code.NAN_BOUND,
+            Severity.ERROR, f"OpenVINO refuses to build this Clamp: {REJECT_MIN_MAX}",
+            src.describe(), "rejected")], unsupported=True)
+    for side, v in (("min", vals[0]), ("max", vals[1])):
+        if isinstance(v, float) and math.isinf(v):
+            notes.add(Code.INFINITE_BOUND, Severity.INFO, f"IR attribute {side}={format_number(v)}: OpenVINO "
+                      "2026 reads 'inf' back; releases before 2026 did not")
+    xml, weights = build_ir(spec, src.scale_bias)
+    artifacts = {"ir_xml": xml}
+    if weights:
+        artifacts["ir_bin"] = base64.b64encode(weights).decode()
+        meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False))
+        notes.add(Code.SCALE_BIAS, Severity.INFO, "ScaleBias emitted as Convert(f32) -> Multiply -> Add -> "
+                  "Convert before Clamp; the constants are in ir_bin")
+    return Emitted(normalize(spec), meaning, notes.items, artifacts)
+
+
+def ir_double(value: Number) -> str:
+    """A double as IR writes it: %.17g (round-trips), 'inf'/'-inf' for infinities."""
+    d = float(value)
+    if math.isinf(d):
+        return "inf" if d > 0 else "-inf"
+    if math.isnan(d):
+        return "nan"
+    return "%.17g" % d
+
+
+def _dims_xml(shape: list, indent: str) -> str:
+    return "".join(f"{indent}<dim>{d if isinstance(d, int) else -1}</dim>\n" for d in shape)
+
+
+def build_ir(spec: OpenVinoSpec, scale_bias: ScaleBias | None = None) -> tuple[str, bytes]:
+    """IR v11 XML for Parameter -> [Convert/Multiply/Add/Convert] -> Clamp -> Result, and its weights."""
+    assert spec.element_type is not None
+    et = spec.element_type
+    prec = PRECISION[et]
+    shape = spec.shape if spec.shape is not None else [None]
+    shape_attr = ",".join(str(d) if isinstance(d, int) else "?" for d in shape)
+    layers: list[str] = []
+    edges: list[tuple[int, int, int, int]] = []
+    weights = b""
+
+    def port(pid: int, p: str, names: str = "") -> str:
+        n = f' names="{names}"' if names else ""
+        return f'\t\t\t\t<port id="{pid}" precision="{p}"{n}>\n{_dims_xml(shape, chr(9) * 5)}\t\t\t\t</port>\n'
+
+    layers.append(f'\t\t<layer id="0" name="input" type="Parameter" version="opset1">\n'
+                  f'\t\t\t<data shape="{shape_attr}" element_type="{et}" />\n'
+                  f'\t\t\t<output>\n{port(0, prec, "input")}\t\t\t</output>\n\t\t</layer>\n')
+    prev, prev_port, nid = 0, 0, 1
+    if scale_bias is not None:
+        weights = struct.pack("<ff", scale_bias.scale, scale_bias.bias)
+        if et != "f32":
+            layers.append(f'\t\t<layer id="{nid}" name="scale_bias_to_f32" type="Convert" version="opset1">\n'
+                          f'\t\t\t<data destination_type="f32" />\n\t\t\t<input>\n{port(0, prec)}\t\t\t</input>\n'
+                          f'\t\t\t<output>\n{port(1, "FP32")}\t\t\t</output>\n\t\t</layer>\n')
+            edges.append((prev, prev_port, nid, 0))
+            prev, prev_port, nid = nid, 1, nid + 1
+        for op, offset in (("Multiply", 0), ("Add", 4)):
+            const_id, op_id = nid, nid + 1
+            layers.append(f'\t\t<layer id="{const_id}" name="{op.lower()}_const" type="Const" version="opset1">\n'
+                          f'\t\t\t<data element_type="f32" shape="" offset="{offset}" size="4" />\n'
+                          f'\t\t\t<output>\n\t\t\t\t<port id="0" precision="FP32" />\n\t\t\t</output>\n'
+                          f'\t\t</layer>\n')
+            layers.append(f'\t\t<layer id="{op_id}" name="scale_bias_{op.lower()}" type="{op}" version="opset1">\n'
+                          f'\t\t\t<data auto_broadcast="numpy" />\n\t\t\t<input>\n{port(0, "FP32")}'
+                          f'\t\t\t\t<port id="1" precision="FP32" />\n\t\t\t</input>\n'
+                          f'\t\t\t<output>\n{port(2, "FP32")}\t\t\t</output>\n\t\t</layer>\n')
+            edges += [(prev, prev_port, op_id, 0), (const_id, 0, op_id, 1)]
+            prev, prev_port, nid = op_id, 2, nid + 2
+        if et != "f32":
+            layers.append(f'\t\t<layer id="{nid}" name="scale_bias_to_{et}" type="Convert" version="opset1">\n'
+                          f'\t\t\t<data destination_type="{et}" />\n\t\t\t<input>\n{port(0, "FP32")}'
+                          f'\t\t\t</input>\n\t\t\t<output>\n{port(1, prec)}\t\t\t</output>\n\t\t</layer>\n')
+            edges.append((prev, prev_port, nid, 0))
+            prev, prev_port, nid = nid, 1, nid + 1
+    clamp = nid
+    layers.append(f'\t\t<layer id="{clamp}" name="clamp" type="Clamp" version="opset1">\n'
+                  f'\t\t\t<data min="{ir_double(spec.min)}" max="{ir_double(spec.max)}" />\n'
+                  f'\t\t\t<input>\n{port(0, prec)}\t\t\t</input>\n'
+                  f'\t\t\t<output>\n{port(1, prec, "output")}\t\t\t</output>\n\t\t</layer>\n')
+    edges.append((prev, prev_port, clamp, 0))
+    layers.append(f'\t\t<layer id="{clamp + 1}" name="output" type="Result" version="opset1">\n'
+                  f'\t\t\t<input>\n{port(0, prec)}\t\t\t</input>\n\t\t</layer>\n')
+    edges.append((clamp, 1, clamp + 1, 0))
+    edge_xml = "".join(f'\t\t<edge from-layer="{a}" from-port="{b}" to-layer="{c}" to-port="{d}" />\n'
+                       for a, b, c, d in edges)
+    xml = (f'<?xml version="1.0"?>\n<net name="clipbridge" version="11">\n\t<layers>\n{"".join(layers)}'
+           f'\t</layers>\n\t<edges>\n{edge_xml}\t</edges>\n</net>\n')
+    return xml, weights
+
+
+# --- the IR form ---------------------------------------------------------------------------------------------
+
+def read_ir(xml: str) -> Element:
+    """The IR's root element, parsed with entity expansion and external entities refused."""
+    try:
+        root = SafeET.fromstring(xml, forbid_dtd=True)
+    except DefusedXmlException as exc:
+        raise ArtifactError(f"IR XML refused: {type(exc).__name__} (DTDs and entities are not allowed)",
+                            "ir_xml") from None
+    except SafeET.ParseError as exc:
+        raise ArtifactError(f"IR XML is not well-formed: {exc}", "ir_xml") from None
+    if root.tag != "net":
+        raise ArtifactError(f"IR XML root must be <net>, got <{root.tag[:40]}>", "ir_xml")
+    return root
+
+
+def _ir_attr_number(text: str | None, what: str) -> float:
+    if text is None:
+        raise ArtifactError(f"Clamp layer has no {what} attribute", "ir_xml")
+    try:
+        return float(text)
+    except ValueError:
+        raise ArtifactError(f"Clamp {what}={text[:40]!r} is not a number", "ir_xml") from None
+
+
+def parse_ir(xml: str, layer: str | int | None) -> Parsed:
+    """The Clamp layer of an IR (by id or name; may be omitted when there is one) in the compact form."""
+    root = read_ir(xml)
+    version = root.get("version")
+    if version not in ("10", "11"):
+        raise ArtifactError(f"IR version {version!r} is not supported; expected 11 (or 10)", "ir_xml")
+    clamps = [el for el in root.iter("layer") if el.get("type") == "Clamp"]
+    if not clamps:
+        raise ArtifactError("the IR has no Clamp layer", "ir_xml")
+    if layer is None:
+        if len(clamps) > 1:
+            raise SpecError(f"the IR has {len(clamps)} Clamp layers; name one with 'layer' (id or name)", "layer")
+        el = clamps[0]
+    else:
+        key = str(layer)
+        found = [c for c in clamps if c.get("id") == key or c.get("name") == key]
+        if not found:
+            raise SpecError(f"no Clamp layer with id or name {key!r}", "layer")
+        el = found[0]
+    data = el.find("data")
+    if data is None:
+        raise ArtifactError("Clamp layer has no <data> element", "ir_xml")
+    lo = _ir_attr_number(data.get("min"), "min")
+    hi = _ir_attr_number(data.get("max"), "max")
+    port = el.find("input/port")
+    if port is None:
+        raise ArtifactError("Clamp layer has no input port", "ir_xml")
+    prec = (port.get("precision") or "").upper()
+    if prec not in FROM_PRECISION:
+        raise ArtifactError(f"Clamp input precision {prec[:16]!r} is unknown", "ir_xml")
+    dims: list = []
+    for d in port.findall("dim"):
+        try:
+            v = int((d.text or "").strip())
+        except ValueError:
+            raise ArtifactError(f"dim {str(d.text)[:20]!r} is not an integer", "ir_xml") from None
+        dims.append(v if v >= 0 else None)
+    opset = el.get("version") or "opset1"
+    spec = OpenVinoSpec(dialect="openvino", version=opset if opset.startswith("opset") else "opset1",
+                        element_type=FROM_PRECISION[prec], shape=dims, min=lo, max=hi)
+    return Parsed(spec, el.get("name") or el.get("id") or "")

@@ -1,0 +1,256 @@
+"""Compare a source meaning with a target meaning: findings, witnesses from critical points, and a status.
+
+`exact` is a promise: no input of the dtype gives a different output. Both meanings are clip functions
+(monotone, piecewise constant or identity with breakpoints at their bounds), so evaluating them at every
+bound, its neighbours by one ulp/unit, the dtype's extremes, zeros, infinities, NaN and subnormals visits
+every piece of both; the exhaustive tests re-check each `exact` on all 8- and 16-bit values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from app.dtypes import DType
+from app.findings import Code, Finding, Severity, Witness
+from app.meaning import (DEFAULT_READING, Bound, Meaning, NanBound, NanInput, Order, State, evaluate,
+                         same_outputs)
+from app.numbers import Number, format_number
+
+EXACT, DRIFT, UNSUPPORTED = "exact", "drift", "unsupported"
+
+
+def _around(dt: DType, v: Number, reach: int = 2) -> list[Number]:
+    out = [v]
+    up = down = v
+    for _ in range(reach):
+        up, down = dt.next_up(up), dt.next_down(down)
+        out += [up, down]
+    return out
+
+
+def critical_points(dt: DType, meanings: Iterable[Meaning]) -> np.ndarray:
+    """The inputs where two clip functions of `dt` can first differ (see the module docstring)."""
+    pts: list[Number] = []
+    lo, hi = dt.lowest(), dt.highest()
+    pts += _around(dt, lo) + _around(dt, hi) + _around(dt, 0 if not dt.is_float else 0.0)
+    pts += [1, -1] if not dt.is_float else [1.0, -1.0, -0.0, math.inf, -math.inf, math.nan,
+                                            dt.next_up(0.0), dt.next_down(0.0)]
+    if dt.is_float:
+        tiny = float(np.finfo(np.float64).tiny) if dt.bits == 64 else None
+        if tiny is None:
+            import ml_dtypes
+            tiny = float(ml_dtypes.finfo(dt.np_dtype).smallest_normal)
+        pts += _around(dt, tiny, 1) + _around(dt, -tiny, 1)
+    for m in meanings:
+        for b in (m.lower, m.upper):
+            if b is None or b.is_nan:
+                continue
+            pts += _around(dt, b.value)
+            if m.scale_bias is not None and m.scale_bias.scale != 0 and math.isfinite(float(b.value)):
+                pre = (float(b.value) - m.scale_bias.bias) / m.scale_bias.scale
+                if math.isfinite(pre):
+                    base = dt.round(pre) if dt.is_float else dt.saturate(int(pre))
+                    pts += _around(dt, base, 3)
+    if not dt.is_float:
+        pts = [dt.saturate(int(p)) for p in pts]
+    arr = dt.array(pts)
+    # Keep NaN once; np.unique would drop or repeat NaNs depending on the type.
+    seen: dict = {}
+    for v in arr:
+        key = repr(float(v)) if dt.is_float else int(v)
+        seen.setdefault(key, v)
+    return np.array(list(seen.values()), dtype=dt.np_dtype)
+
+
+def _py(dt: DType, v: object) -> Number:
+    return dt.to_python(v)
+
+
+def _diffs(src: Meaning, tgt: Meaning, pts: np.ndarray, reading: str | None = None) -> list[Witness]:
+    ys = evaluate(src, pts, reading)
+    yt = evaluate(tgt, pts, reading)
+    bad = ~same_outputs(ys, yt)
+    dt = src.dtype
+    return [Witness(_py(dt, pts[i]), _py(dt, ys[i]), _py(dt, yt[i])) for i in np.flatnonzero(bad)]
+
+
+def _bound_code(a: Bound | None, b: Bound | None) -> Code:
+    """Which rule made two effective bounds differ, read off their provenance."""
+    flags = [x for x in (a, b) if x is not None]
+    if any(x.default for x in flags):
+        return Code.DEFAULT_BOUND
+    if any(x.overflow for x in flags):
+        return Code.FLOAT16_BOUND_OVERFLOW
+    if any(x.saturated for x in flags):
+        return Code.BOUND_SATURATION
+    if any(x.precision_loss for x in flags):
+        return Code.BOUND_PRECISION
+    if any(isinstance(x.value, float) and math.isinf(x.value) for x in flags):
+        return Code.INFINITE_BOUND
+    return Code.BOUND_ROUNDING
+
+
+def _behaviour(b: Bound | None, side: str) -> str:
+    if b is None:
+        return f"{side}: none"
+    how = "; ".join(b.steps) if b.steps else ("default" if b.default else "as given")
+    return f"{side} = {format_number(b.value)} ({how})"
+
+
+def _closest(ws: list[Witness], anchor: float) -> Witness | None:
+    finite = [w for w in ws if not (isinstance(w.input, float) and math.isnan(w.input))]
+    if not finite:
+        return None
+    return min(finite, key=lambda w: abs(float(w.input) - anchor) if math.isfinite(float(w.input)) else math.inf)
+
+
+def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
+    """Every way `tgt` computes something other than `src`, each with a witness where one exists."""
+    out: list[Finding] = []
+    if src.dynamic or tgt.dynamic:
+        return [Finding(Code.DYNAMIC_BOUNDS, Severity.ERROR, "Bounds are computed at run time; clipbridge cannot "
+                        "tell what they will be", src.describe(), tgt.describe())]
+    dt = src.dtype
+    pts = critical_points(dt, (src, tgt))
+    if dt.is_float:
+        pts = pts[~np.isnan(pts.astype(np.float64))]
+    diffs = _diffs(src, tgt, pts)
+    used: set[int] = set()
+
+    def take(ws: list[Witness]) -> Witness | None:
+        for w in ws:
+            used.add(id(w))
+        return ws[0] if ws else None
+
+    s_lo, s_hi, t_lo, t_hi = src.lo, src.hi, tgt.lo, tgt.hi
+    if src.crossed or tgt.crossed:
+        ambiguous = [m for m in (src, tgt) if m.crossed and m.order is Order.AMBIGUOUS]
+        if diffs or ambiguous:
+            sev = Severity.ERROR if diffs else Severity.WARNING
+            msg = "min > max is computed differently"
+            if ambiguous and not diffs:
+                msg = (f"min > max: DirectML documents two formulas ({'; '.join(ambiguous[0].readings)}); the "
+                       f"outputs agree under the default reading only")
+            out.append(Finding(Code.MIN_GREATER_THAN_MAX, sev, msg, _order_text(src), _order_text(tgt),
+                               take(list(diffs))))
+    else:
+        if not _same(s_lo, t_lo):
+            ws = [w for w in diffs if _le(w.input, max(_f(s_lo), _f(t_lo)))] or diffs
+            w = _closest(ws, max(_f(s_lo), _f(t_lo)))
+            if w is not None:
+                used.add(id(w))
+            code = _bound_code(src.lower, tgt.lower)
+            out.append(Finding(code, Severity.ERROR,
+                               f"The effective lower bound changes: {format_number(s_lo)} -> "
+                               f"{format_number(t_lo)}", _behaviour(src.lower, "min"),
+                               _behaviour(tgt.lower, "min"), w))
+        if not _same(s_hi, t_hi):
+            ws = [w for w in diffs if _ge(w.input, min(_f(s_hi), _f(t_hi)))] or diffs
+            w = _closest(ws, min(_f(s_hi), _f(t_hi)))
+            if w is not None:
+                used.add(id(w))
+            code = _bound_code(src.upper, tgt.upper)
+            out.append(Finding(code, Severity.ERROR,
+                               f"The effective upper bound changes: {format_number(s_hi)} -> "
+                               f"{format_number(t_hi)}", _behaviour(src.upper, "max"),
+                               _behaviour(tgt.upper, "max"), w))
+    if src.scale_bias is not None or tgt.scale_bias is not None:
+        rest = [w for w in diffs if id(w) not in used]
+        same_sb = src.scale_bias == tgt.scale_bias
+        if not same_sb or src.dialect != tgt.dialect:
+            sev = Severity.ERROR if rest else Severity.WARNING
+            msg = ("ScaleBias is computed differently" if not same_sb else
+                   "DirectML does not document the precision or rounding of ScaleBias; clipbridge reads it as "
+                   "float32 multiply then add (two roundings). A device that fuses them can differ by one ulp")
+            out.append(Finding(Code.SCALE_BIAS, sev, msg, _sb_text(src), _sb_text(tgt), take(rest)))
+    rest = [w for w in diffs if id(w) not in used]
+    if rest:
+        out.append(Finding(Code.BOUND_ROUNDING, Severity.ERROR, "The outputs differ", src.describe(),
+                           tgt.describe(), rest[0]))
+    if dt.is_float:
+        out += _nan_findings(src, tgt)
+    for note in tgt.engine_notes:
+        out.append(Finding(Code.ENGINE_BEHAVIOUR, Severity.INFO, note.text, "", note.engine))
+    return out
+
+
+def _nan_findings(src: Meaning, tgt: Meaning) -> list[Finding]:
+    out = []
+    if src.nan_input != tgt.nan_input:
+        out.append(Finding(Code.NAN_INPUT, Severity.WARNING,
+                           f"NaN inputs: {src.dialect} says {src.nan_input.value}, {tgt.dialect} says "
+                           f"{tgt.nan_input.value}", f"NaN input: {src.nan_input.value}",
+                           f"NaN input: {tgt.nan_input.value}", None))
+    elif src.nan_input is NanInput.PROPAGATE:
+        nan = np.array([math.nan], dtype=src.dtype.np_dtype)
+        ys, yt = evaluate(src, nan), evaluate(tgt, nan)
+        if not same_outputs(ys, yt)[0]:
+            out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
+                               "", "", Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))
+    has_nan = any(b is not None and b.is_nan for b in (src.lower, src.upper, tgt.lower, tgt.upper))
+    if has_nan and (src.nan_bound != tgt.nan_bound or NanBound.UNDOCUMENTED in (src.nan_bound, tgt.nan_bound)):
+        out.append(Finding(Code.NAN_BOUND, Severity.WARNING, "A NaN bound is handled differently",
+                           f"NaN bound: {src.nan_bound.value}", f"NaN bound: {tgt.nan_bound.value}", None))
+    return out
+
+
+def _effective_order(m: Meaning) -> Order:
+    if m.order is Order.AMBIGUOUS:
+        return Order.MIN_WINS if DEFAULT_READING.startswith("current") else Order.MAX_WINS
+    return m.order
+
+
+def _order_text(m: Meaning) -> str:
+    if not m.crossed:
+        return f"min <= max: [{format_number(m.lo)}, {format_number(m.hi)}]"
+    if m.order is Order.AMBIGUOUS:
+        return "min > max: ambiguous (" + "; ".join(m.readings) + ")"
+    return f"min > max: {m.order.value} (every output {format_number(m.hi if m.order is Order.MAX_WINS else m.lo)})"
+
+
+def _sb_text(m: Meaning) -> str:
+    if m.scale_bias is None:
+        return "no scale-bias"
+    sb = m.scale_bias
+    return (f"x*{format_number(sb.scale)}+{format_number(sb.bias)} in {sb.precision.name}"
+            f"{' (fused)' if sb.fused else ''}")
+
+
+def _f(v: Number | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+def _same(a: Number | None, b: Number | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def _le(x: Number, y: float) -> bool:
+    return float(x) <= y
+
+
+def _ge(x: Number, y: float) -> bool:
+    return float(x) >= y
+
+
+def status_of(findings: list[Finding], unsupported: bool) -> str:
+    """unsupported if the target cannot build it; drift if any non-engine finding is a warning or error."""
+    if unsupported:
+        return UNSUPPORTED
+    for f in findings:
+        if f.code is not Code.ENGINE_BEHAVIOUR and f.severity is not Severity.INFO:
+            return DRIFT
+    return EXACT
+
+
+def source_findings(src: Meaning) -> list[Finding]:
+    """What the source itself leaves open, whatever the target (an ambiguous state)."""
+    if src.state is State.AMBIGUOUS and not src.crossed:
+        return [Finding(Code.SCALE_BIAS, Severity.WARNING, src.reason or "ambiguous", src.describe(), "", None)]
+    return []

@@ -1,0 +1,51 @@
+"""Domain errors. Each maps to one HTTP status in app/api/problems.py; nothing else raises to the user."""
+
+from __future__ import annotations
+
+
+class ClipBridgeError(Exception):
+    """Base of every error a user can cause; `loc` names the offending field."""
+
+    status = 400
+    title = "Bad request"
+
+    def __init__(self, message: str, loc: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.loc})" if self.loc else self.message
+
+
+class SpecError(ClipBridgeError):
+    """The spec breaks a rule of its dialect/version (a typed field, a rank, a dtype)."""
+
+    status = 422
+    title = "Invalid clip spec"
+
+
+class RejectedSpec(ClipBridgeError):
+    """The framework itself refuses to build this op; `message` carries its reason."""
+
+    status = 422
+    title = "Rejected by the framework"
+
+
+class ArtifactError(ClipBridgeError):
+    """A native artifact (ModelProto bytes, IR XML) could not be read safely."""
+
+    status = 400
+    title = "Unreadable artifact"
+
+
+class UnsupportedTarget(ClipBridgeError):
+    """A translation target that names an unknown dialect or version."""
+
+    status = 422
+    title = "Unknown target"
+
+
+class PayloadTooLarge(ClipBridgeError):
+    status = 413
+    title = "Payload too large"
