@@ -88,6 +88,9 @@ def _bound_code(a: Bound | None, b: Bound | None) -> Code:
         return Code.BOUND_SATURATION
     if any(x.precision_loss for x in flags):
         return Code.BOUND_PRECISION
+    if a is not None and b is not None and b.given is not None and not b.rounded and not b.is_nan \
+            and not a.is_nan and b.given != a.value:
+        return Code.BOUND_PRECISION  # the target's carrier could not hold the source's value
     if any(isinstance(x.value, float) and math.isinf(x.value) for x in flags):
         return Code.INFINITE_BOUND
     return Code.BOUND_ROUNDING
@@ -140,8 +143,7 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
         if not _same(s_lo, t_lo):
             ws = [w for w in diffs if _le(w.input, max(_f(s_lo), _f(t_lo)))] or diffs
             w = _closest(ws, max(_f(s_lo), _f(t_lo)))
-            if w is not None:
-                used.add(id(w))
+            used.update(id(x) for x in ws)
             code = _bound_code(src.lower, tgt.lower)
             out.append(Finding(code, Severity.ERROR,
                                f"The effective lower bound changes: {format_number(s_lo)} -> "
@@ -150,8 +152,7 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
         if not _same(s_hi, t_hi):
             ws = [w for w in diffs if _ge(w.input, min(_f(s_hi), _f(t_hi)))] or diffs
             w = _closest(ws, min(_f(s_hi), _f(t_hi)))
-            if w is not None:
-                used.add(id(w))
+            used.update(id(x) for x in ws)
             code = _bound_code(src.upper, tgt.upper)
             out.append(Finding(code, Severity.ERROR,
                                f"The effective upper bound changes: {format_number(s_hi)} -> "
@@ -167,17 +168,19 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
                    "float32 multiply then add (two roundings). A device that fuses them can differ by one ulp")
             out.append(Finding(Code.SCALE_BIAS, sev, msg, _sb_text(src), _sb_text(tgt), take(rest)))
     rest = [w for w in diffs if id(w) not in used]
+    nan_found = _nan_findings(src, tgt, rest) if dt.is_float else []
+    if any(f.code is Code.NAN_BOUND for f in nan_found):
+        rest = []  # a NaN bound explains every other difference
     if rest:
         out.append(Finding(Code.BOUND_ROUNDING, Severity.ERROR, "The outputs differ", src.describe(),
                            tgt.describe(), rest[0]))
-    if dt.is_float:
-        out += _nan_findings(src, tgt)
+    out += nan_found
     for note in tgt.engine_notes:
         out.append(Finding(Code.ENGINE_BEHAVIOUR, Severity.INFO, note.text, "", note.engine))
     return out
 
 
-def _nan_findings(src: Meaning, tgt: Meaning) -> list[Finding]:
+def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness]) -> list[Finding]:
     out = []
     if src.nan_input != tgt.nan_input:
         out.append(Finding(Code.NAN_INPUT, Severity.WARNING,
@@ -192,8 +195,11 @@ def _nan_findings(src: Meaning, tgt: Meaning) -> list[Finding]:
                                "", "", Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))
     has_nan = any(b is not None and b.is_nan for b in (src.lower, src.upper, tgt.lower, tgt.upper))
     if has_nan and (src.nan_bound != tgt.nan_bound or NanBound.UNDOCUMENTED in (src.nan_bound, tgt.nan_bound)):
-        out.append(Finding(Code.NAN_BOUND, Severity.WARNING, "A NaN bound is handled differently",
-                           f"NaN bound: {src.nan_bound.value}", f"NaN bound: {tgt.nan_bound.value}", None))
+        out.append(Finding(Code.NAN_BOUND, Severity.ERROR if rest else Severity.WARNING,
+                           "A NaN bound is handled differently", f"NaN bound: {src.nan_bound.value}",
+                           f"NaN bound: {tgt.nan_bound.value} (executed as: ignored)"
+                           if tgt.nan_bound is NanBound.UNDOCUMENTED else f"NaN bound: {tgt.nan_bound.value}",
+                           rest[0] if rest else None))
     return out
 
 

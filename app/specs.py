@@ -4,21 +4,29 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, StrictFloat, StrictInt,
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt,
                       StringConstraints, WithJsonSchema, field_validator, model_validator)
+from pydantic_core import PydanticCustomError
+
+from app.errors import SpecError
 
 from app.numbers import MAX_NUMBER_STRING, parse_number, wire_number
 
-NumberString = Annotated[str, StringConstraints(max_length=MAX_NUMBER_STRING)]
-
-
-def _parse(value: int | float | str) -> int | float:
-    return parse_number(value)
+def _parse_wire(value: Any) -> int | float:
+    """One validator for every wire number, so a bad value yields one clear error, not a union's three."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise PydanticCustomError("number", "Expected a number or a numeric string such as 'nan', '-inf', "
+                                            "'9223372036854775807', '0x1.8p+1'; got {kind}",
+                                  {"kind": type(value).__name__})
+    try:
+        return parse_number(value)
+    except SpecError as exc:
+        raise PydanticCustomError("number", "{msg}", {"msg": exc.message}) from None
 
 
 WireNumber = Annotated[
-    Union[StrictInt, StrictFloat, NumberString],
-    AfterValidator(_parse),
+    Any,
+    BeforeValidator(_parse_wire),
     PlainSerializer(wire_number, return_type=Union[int, float, str, None]),
     WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_NUMBER_STRING}],
                     "description": "A JSON number, or a string: 'nan', 'inf', '-inf', a decimal integer "

@@ -1,0 +1,143 @@
+"""Request and response bodies of the HTTP API (the source of schemas/*.json and /openapi.json)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.findings import Code
+from app.specs import DialectName, Spec, TargetSpec
+
+WireValue = Union[int, float, str]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TranslateRequest(_Strict):
+    source: Spec
+    targets: list[Union[DialectName, TargetSpec]] | None = Field(
+        default=None, max_length=16,
+        description="Dialect names or partial specs naming a version; default: every other dialect, newest.")
+    mode: Literal["preserve", "literal"] = "preserve"
+
+
+class BoundOut(_Strict):
+    value: WireValue
+    given: WireValue | None
+    default: bool
+    steps: list[str]
+
+
+class ScaleBiasOut(_Strict):
+    scale: WireValue
+    bias: WireValue
+    precision: str
+    fused: bool
+
+
+class EngineNoteOut(_Strict):
+    engine: str
+    text: str
+
+
+class MeaningOut(_Strict):
+    dialect: str
+    version: str
+    dtype: str
+    lower: BoundOut | None
+    upper: BoundOut | None
+    order: Literal["max-wins", "min-wins", "ambiguous"]
+    nan_input: Literal["propagate", "undocumented"]
+    nan_bound: Literal["propagate", "ignore", "rejected", "undocumented"]
+    scale_bias: ScaleBiasOut | None
+    state: Literal["defined", "rejected", "ambiguous"]
+    reason: str | None
+    readings: list[str]
+    dynamic: bool
+    summary: str
+    rules: list[str]
+    engine_notes: list[EngineNoteOut]
+
+
+class WitnessOut(_Strict):
+    input: WireValue
+    source_output: WireValue
+    target_output: WireValue
+
+
+class FindingOut(_Strict):
+    code: Code
+    severity: Literal["info", "warning", "error"]
+    message: str
+    source_behaviour: str
+    target_behaviour: str
+    witness: WitnessOut | None
+
+
+class ArtifactsOut(_Strict):
+    onnx_model: str | None = Field(default=None, description="base64 ModelProto")
+    ir_xml: str | None = Field(default=None, description="OpenVINO IR v11 XML")
+    ir_bin: str | None = Field(default=None, description="base64 IR weights, when the IR has constants")
+    cpp: str | None = Field(default=None, description="C++ filling the DirectML desc structs")
+
+
+class TranslationOut(_Strict):
+    target: dict[str, Any] | None
+    status: Literal["exact", "drift", "unsupported"]
+    findings: list[FindingOut]
+    artifacts: ArtifactsOut
+    meaning: MeaningOut | None
+
+
+class TranslateResponse(_Strict):
+    source: dict[str, Any]
+    meaning: MeaningOut
+    translations: list[TranslationOut]
+
+
+class VersionCapability(_Strict):
+    version: str
+    selects: str = Field(description="Which requests resolve to this version")
+    dtypes: list[str]
+    ranks: str
+    operators: list[str] = []
+    rules: list[str]
+
+
+class DialectCapability(_Strict):
+    dialect: DialectName
+    default_target: dict[str, Any]
+    versions: list[VersionCapability]
+
+
+class CodeDoc(_Strict):
+    code: Code
+    meaning: str
+
+
+class DialectsResponse(_Strict):
+    dialects: list[DialectCapability]
+    finding_codes: list[CodeDoc]
+
+
+class Health(_Strict):
+    status: Literal["ok"]
+    version: str
+
+
+class ProblemError(_Strict):
+    loc: str
+    msg: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    errors: list[ProblemError] | None = None

@@ -1,0 +1,38 @@
+"""HTTP routes: thin; parsing is pydantic's, meaning is app/, errors are app/api/problems.py's."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from app import __version__
+from app.api.strict import StrictJSONRoute
+from app.api.models import DialectsResponse, Health, Problem, TranslateRequest, TranslateResponse
+from app.capabilities import capabilities
+from app.dialects.common import Mode
+from app.translate import translate_json
+
+PROBLEMS = {status: {"model": Problem, "content": {"application/problem+json": {}}}
+            for status in (400, 413, 415, 422)}
+router = APIRouter(route_class=StrictJSONRoute)
+
+
+@router.get("/healthz", response_model=Health, tags=["ops"])
+def healthz() -> dict:
+    return {"status": "ok", "version": __version__}
+
+
+@router.get("/v1/dialects", response_model=DialectsResponse, tags=["translate"])
+def dialects() -> dict:
+    """The capability matrix: per dialect and version, dtypes, ranks and the rules in force."""
+    return capabilities()
+
+
+@router.post("/v1/translate", response_model=TranslateResponse, responses=PROBLEMS, tags=["translate"])
+def translate(body: TranslateRequest) -> Response:
+    """Translate a clip spec into other dialects, with drift findings, witnesses and artifacts."""
+    result = translate_json(body.source, body.targets, Mode(body.mode))
+    # Pre-serialized: the result is built from the typed models, and allow_nan=False guards the wire.
+    return Response(json.dumps(result, allow_nan=False, separators=(",", ":")), media_type="application/json")

@@ -1,0 +1,128 @@
+"""Contract tests of /v1/translate, /v1/dialects, /healthz against the API contract."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import onnx
+import pytest
+
+from app.api.models import DialectsResponse, TranslateResponse
+
+RELU6_F16 = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT16", "shape": [1, 3, 224, 224], "min": 0, "max": 6}
+DML_F16 = {"dialect": "directml", "feature_level": "5_0", "operator": "ELEMENT_WISE_CLIP",
+           "desc": {"InputTensor": {"DataType": "FLOAT16", "Flags": "NONE", "Sizes": [1, 3, 224, 224],
+                                    "Strides": None, "TotalTensorSizeInBytes": 301056},
+                    "OutputTensor": {"DataType": "FLOAT16", "Flags": "NONE", "Sizes": [1, 3, 224, 224]},
+                    "ScaleBias": {"Scale": 1.0, "Bias": 0.0}, "Min": 0.0, "Max": 6.0}}
+OV_F16 = {"dialect": "openvino", "version": "opset1", "element_type": "f16", "shape": [1, 3, 224, 224],
+          "min": 0.0, "max": 6.0}
+
+
+def _no_bare_tokens(text: str) -> None:
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} token in a response"))
+
+
+def post(client, body):
+    r = client.post("/v1/translate", json=body)
+    _no_bare_tokens(r.text)
+    return r
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param(RELU6_F16, id="contract-onnx-compact"),
+    pytest.param(OV_F16, id="contract-openvino-compact"),
+    pytest.param(DML_F16, id="contract-directml-desc"),
+])
+def test_contract_examples_translate_to_every_other_dialect(client, source):
+    r = post(client, {"source": source})
+    assert r.status_code == 200, r.text
+    body = TranslateResponse.model_validate(r.json())
+    dialects = {t.target["dialect"] for t in body.translations if t.target}
+    assert source["dialect"] not in dialects and len(body.translations) == 2
+    for t in body.translations:
+        if t.target["dialect"] == "onnx":
+            model = onnx.load_from_string(base64.b64decode(t.artifacts.onnx_model))
+            onnx.checker.check_model(model, full_check=True)
+        if t.target["dialect"] == "openvino":
+            assert '<layer id="1" name="clamp" type="Clamp"' in t.artifacts.ir_xml or "Clamp" in t.artifacts.ir_xml
+        if t.target["dialect"] == "directml":
+            assert "DML_ELEMENT_WISE_CLIP" in t.artifacts.cpp
+
+
+def test_relu6_float16_to_openvino_is_exact(client):
+    r = post(client, {"source": RELU6_F16, "targets": ["openvino"]})
+    t = r.json()["translations"][0]
+    assert t["status"] == "exact"
+    assert t["target"] == {"dialect": "openvino", "version": "opset16", "element_type": "f16",
+                           "shape": [1, 3, 224, 224], "min": 0.0, "max": 6.0}
+
+
+def test_big_int64_bounds_travel_as_strings(client):
+    src = {"dialect": "onnx", "opset": 13, "elem_type": "INT64", "min": "-9223372036854775808",
+           "max": "9007199254740993"}
+    r = post(client, {"source": src, "targets": [{"dialect": "openvino"}, {"dialect": "directml",
+                                                                              "feature_level": "5_0"}]})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["source"]["min"] == "-9223372036854775808"
+    assert body["meaning"]["upper"]["value"] == "9007199254740993"
+    ov, dml = body["translations"]
+    assert ov["status"] == "drift"
+    assert any(f["code"] == "bound-precision" and f["witness"] for f in ov["findings"])
+    assert dml["status"] == "exact" and dml["target"]["operator"] == "ELEMENT_WISE_CLIP1"
+    assert dml["target"]["desc"]["Max"] == "9007199254740993"
+
+
+@pytest.mark.parametrize("target,status", [
+    pytest.param({"dialect": "onnx", "opset": 11}, "unsupported", id="clip11-has-no-int8"),
+    pytest.param({"dialect": "onnx", "opset": 12}, "exact", id="clip12-takes-int8"),
+    pytest.param({"dialect": "directml", "feature_level": "1_0"}, "unsupported", id="fl10-float-only"),
+    pytest.param({"dialect": "directml", "feature_level": "2_1"}, "exact", id="fl21-int8"),
+])
+def test_target_versions(client, target, status):
+    src = {"dialect": "openvino", "element_type": "i8", "shape": [2, 3], "min": -1.5, "max": 2.5}
+    r = post(client, {"source": src, "targets": [target]})
+    assert r.status_code == 200, r.text
+    t = r.json()["translations"][0]
+    assert t["status"] == status, t
+    if status == "unsupported":
+        assert t["findings"][0]["code"] == "dtype-unsupported"
+
+
+def test_literal_mode_reports_drift_preserve_does_not(client):
+    src = {"dialect": "directml", "feature_level": "2_1",
+           "desc": {"InputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 8]},
+                    "OutputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 8]}, "Min": 0.5, "Max": 2.5}}
+    lit = post(client, {"source": src, "targets": ["openvino"], "mode": "literal"}).json()["translations"][0]
+    pre = post(client, {"source": src, "targets": ["openvino"], "mode": "preserve"}).json()["translations"][0]
+    assert lit["status"] == "drift" and pre["status"] == "exact"
+    w = next(f["witness"] for f in lit["findings"] if f["code"] == "bound-rounding")
+    # DirectML truncates Min 0.5 to 0; OpenVINO ceils the copied 0.5 to 1: input 0 is the witness.
+    assert (w["input"], w["source_output"], w["target_output"]) == (0, 0, 1)
+
+
+def test_dialects_matrix(client):
+    r = client.get("/v1/dialects")
+    assert r.status_code == 200
+    body = DialectsResponse.model_validate(r.json())
+    names = [d.dialect for d in body.dialects]
+    assert names == ["onnx", "openvino", "directml"]
+    onnx_versions = [v.version for v in body.dialects[0].versions]
+    assert onnx_versions == ["Clip-1", "Clip-6", "Clip-11", "Clip-12", "Clip-13"]
+    fl21 = next(v for v in body.dialects[2].versions if v.version == "2_1")
+    assert fl21.ranks == "4" and "INT8" in fl21.dtypes and "INT64" not in fl21.dtypes
+    assert {c.code.value for c in body.finding_codes} >= {"bound-rounding", "engine-behaviour"}
+
+
+def test_health_and_docs(client):
+    assert client.get("/healthz").json()["status"] == "ok"
+    assert client.get("/openapi.json").status_code == 200
+    assert client.get("/docs").status_code == 200
+
+
+def test_openapi_names_problem_responses(client):
+    spec = client.get("/openapi.json").json()
+    responses = spec["paths"]["/v1/translate"]["post"]["responses"]
+    assert "application/problem+json" in responses["422"]["content"]
