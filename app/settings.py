@@ -24,7 +24,6 @@ class Settings:
     port: int = 8000
     workers: int = 1
     max_body_bytes: int = 16 * 1024 * 1024  # JSON requests; larger bodies get 413 before they are read
-    translate_cache_size: int = 4096
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -33,5 +32,4 @@ class Settings:
             port=_int("CLIPBRIDGE_PORT", cls.port),
             workers=_int("CLIPBRIDGE_WORKERS", cls.workers),
             max_body_bytes=_int("CLIPBRIDGE_MAX_BODY_BYTES", cls.max_body_bytes),
-            translate_cache_size=_int("CLIPBRIDGE_TRANSLATE_CACHE", cls.translate_cache_size),
         )

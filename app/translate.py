@@ -162,13 +162,14 @@ def _translate_cached(key: str) -> str:
     source = TypeAdapter(Spec).validate_python(payload["source"])
     targets = [t if isinstance(t, str) else TypeAdapter(TargetSpec).validate_python(t)
                for t in payload["targets"]] if payload["targets"] is not None else None
-    return json.dumps(translate(source, targets, Mode(payload["mode"])).to_json(), allow_nan=False)
+    return json.dumps(translate(source, targets, Mode(payload["mode"])).to_json(), allow_nan=False,
+                      separators=(",", ":"))
 
 
-def translate_json(source: BaseModel, targets: list[Any] | None, mode: Mode) -> dict[str, Any]:
-    """translate() as wire JSON, memoized on the normalized request (translation is pure)."""
+def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode) -> str:
+    """translate() as a JSON document, memoized on the normalized request (translation is pure)."""
     key = json.dumps({"source": source.model_dump(mode="json"),
                       "targets": None if targets is None else
                       [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
                       "mode": mode.value}, sort_keys=True)
-    return json.loads(_translate_cached(key))
+    return _translate_cached(key)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
-from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Response
 
 from app import __version__
 from app.api.strict import StrictJSONRoute
 from app.api.models import DialectsResponse, Health, Problem, TranslateRequest, TranslateResponse
 from app.capabilities import capabilities
 from app.dialects.common import Mode
-from app.translate import translate_json
+from app.translate import translate_text
 
 PROBLEMS = {status: {"model": Problem, "content": {"application/problem+json": {}}}
             for status in (400, 413, 415, 422)}
@@ -33,6 +30,5 @@ def dialects() -> dict:
 @router.post("/v1/translate", response_model=TranslateResponse, responses=PROBLEMS, tags=["translate"])
 def translate(body: TranslateRequest) -> Response:
     """Translate a clip spec into other dialects, with drift findings, witnesses and artifacts."""
-    result = translate_json(body.source, body.targets, Mode(body.mode))
-    # Pre-serialized: the result is built from the typed models, and allow_nan=False guards the wire.
-    return Response(json.dumps(result, allow_nan=False, separators=(",", ":")), media_type="application/json")
+    # Served pre-serialized from the memo; allow_nan=False there guards the wire against bare NaN tokens.
+    return Response(translate_text(body.source, body.targets, Mode(body.mode)), media_type="application/json")

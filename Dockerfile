@@ -1,0 +1,15 @@
+# clipbridge service image: slim Python, non-root, same install command as the README.
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    CLIPBRIDGE_HOST=0.0.0.0 CLIPBRIDGE_PORT=8000
+RUN useradd --create-home --uid 10001 clipbridge
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY app ./app
+COPY schemas ./schemas
+RUN pip install --upgrade pip && pip install ".[engines]"
+USER clipbridge
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+  CMD python -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)" || exit 1
+CMD ["clipbridge", "serve"]

@@ -1,0 +1,60 @@
+"""The clipbridge command: exit codes usable in CI pipelines, JSON on stdout."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from app.cli import main
+
+
+def run(argv, stdin_text, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin_text))
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("spec,argv,code", [
+    pytest.param({"dialect": "onnx", "opset": 13, "elem_type": "FLOAT16", "min": 0, "max": 6},
+                 ["--to", "openvino"], 0, id="exact-exit-0"),
+    pytest.param({"dialect": "directml", "feature_level": "2_1", "desc": {
+        "InputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 4]},
+        "OutputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 4]}, "Min": 0.5, "Max": 2.5}},
+        ["--to", "openvino", "--mode", "literal"], 1, id="drift-exit-1"),
+    pytest.param({"dialect": "onnx", "opset": 13, "elem_type": "BFLOAT16", "min": 0, "max": 6},
+                 ["--to", "directml:5_0"], 2, id="unsupported-exit-2"),
+    pytest.param({"dialect": "onnx", "opset": 12, "elem_type": "INT8", "min": 1.5}, [], 2, id="error-exit-2"),
+])
+def test_translate_exit_codes(spec, argv, code, monkeypatch, capsys):
+    got, out, err = run(["translate", *argv], json.dumps(spec), monkeypatch, capsys)
+    assert got == code, err
+    if code != 2 or out:
+        body = json.loads(out)
+        assert body["translations"]
+    if spec.get("min") == 1.5:
+        assert "1.5 is not a value of INT8" in err
+
+
+def test_translate_reads_a_file_and_versioned_targets(tmp_path, capsys):
+    f = tmp_path / "spec.json"
+    f.write_text(json.dumps({"dialect": "openvino", "element_type": "i8", "min": -1, "max": 5}))
+    code = main(["translate", str(f), "--to", "onnx:11", "--to", "onnx:12", "--to", "directml:2_1"])
+    body = json.loads(capsys.readouterr().out)
+    assert [t["status"] for t in body["translations"]] == ["unsupported", "exact", "exact"]
+    assert code == 2
+
+
+def test_bad_target_and_missing_file(capsys, tmp_path):
+    assert main(["translate", str(tmp_path / "nope.json")]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_dialects_and_schemas(tmp_path, capsys):
+    assert main(["dialects"]) == 0
+    assert json.loads(capsys.readouterr().out)["dialects"][0]["dialect"] == "onnx"
+    assert main(["schemas", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "TranslateRequest.json").exists()
