@@ -49,3 +49,18 @@ class UnsupportedTarget(ClipBridgeError):
 class PayloadTooLarge(ClipBridgeError):
     status = 413
     title = "Payload too large"
+
+
+class BackendUnavailable(ClipBridgeError):
+    """The chosen execution backend is not installed here or cannot run this semantics/dtype."""
+
+    status = 422
+    title = "Backend unavailable"
+
+
+class Busy(ClipBridgeError):
+    """Every execution slot is taken; the client should retry (503 with Retry-After)."""
+
+    status = 503
+    title = "Busy"
+    retry_after = 1

@@ -24,6 +24,10 @@ class Settings:
     port: int = 8000
     workers: int = 1
     max_body_bytes: int = 16 * 1024 * 1024  # JSON requests; larger bodies get 413 before they are read
+    max_npy_bytes: int = 1024 * 1024 * 1024  # /v1/execute.npy bodies
+    max_json_elements: int = 1_000_000  # elements of a JSON tensor (larger: use .npy)
+    max_npy_elements: int = 1 << 28
+    max_concurrent_executions: int = 2  # past this, 503 + Retry-After
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -32,4 +36,8 @@ class Settings:
             port=_int("CLIPBRIDGE_PORT", cls.port),
             workers=_int("CLIPBRIDGE_WORKERS", cls.workers),
             max_body_bytes=_int("CLIPBRIDGE_MAX_BODY_BYTES", cls.max_body_bytes),
+            max_npy_bytes=_int("CLIPBRIDGE_MAX_NPY_BYTES", cls.max_npy_bytes),
+            max_json_elements=_int("CLIPBRIDGE_MAX_JSON_ELEMENTS", cls.max_json_elements),
+            max_npy_elements=_int("CLIPBRIDGE_MAX_NPY_ELEMENTS", cls.max_npy_elements),
+            max_concurrent_executions=_int("CLIPBRIDGE_MAX_CONCURRENT_EXECUTIONS", cls.max_concurrent_executions),
         )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
+from typing import Annotated
 
 from app.findings import Code
 from app.specs import DialectName, Spec, TargetSpec
@@ -141,3 +142,85 @@ class Problem(BaseModel):
     status: int
     detail: str
     errors: list[ProblemError] | None = None
+
+
+WIRE_ITEM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 400}]}
+Semantic = Union[DialectName, TargetSpec]
+Backend = Literal["numpy", "cupy", "onnxruntime", "openvino", "auto"]
+Reading = Literal["current-doc", "2022-doc"]
+
+
+class TensorIn(_Strict):
+    """A JSON tensor: flat C-order `data`; values are numbers or numeric strings ('nan', '-inf', big ints)."""
+
+    dtype: Annotated[str, Field(max_length=16, description="float32, float16, bfloat16, float64, int8..uint64")]
+    shape: Annotated[list[Annotated[StrictInt, Field(ge=0)]], Field(max_length=32)]
+    # Validated element by element in app/tensors.py (fast, exact), not by pydantic.
+    data: Annotated[list[Any], WithJsonSchema({"type": "array", "items": WIRE_ITEM})]
+
+
+class TensorOut(_Strict):
+    dtype: str
+    shape: list[int]
+    data: list[WireValue]
+
+
+class ExecuteOptions(_Strict):
+    spec: Spec
+    semantics: Semantic | None = Field(default=None, description="Whose rules apply; default: the spec's own "
+                                                                  "dialect. A partial spec names a version.")
+    mode: Literal["literal", "preserve"] = Field(
+        default="literal", description="How the spec becomes another dialect's op: literal copies its numbers.")
+    backend: Backend = "numpy"
+    reading: Reading | None = Field(default=None, description="For an ambiguous DirectML min > max: which "
+                                                              "document's formula (default current-doc)")
+
+
+class ExecuteRequest(ExecuteOptions):
+    input: TensorIn
+
+
+class ExecuteResponse(_Strict):
+    output: TensorOut
+    semantics: str
+    backend: str
+    reading: str | None
+    meaning: str
+
+
+class CompareRequest(_Strict):
+    spec: Spec
+    input: TensorIn
+    semantics: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
+        default=None, description="default: onnx, openvino, directml")
+    mode: Literal["literal", "preserve"] = "literal"
+    backend: Backend = "numpy"
+    reading: Reading | None = None
+
+
+class CompareOutput(_Strict):
+    semantics: str
+    backend: str
+    reading: str | None
+    meaning: str | None
+    output: TensorOut | None
+    error: str | None = Field(default=None, description="why this semantics cannot compute the spec")
+
+
+class DiffAt(_Strict):
+    index: list[int]
+    input: WireValue
+    a_output: WireValue
+    b_output: WireValue
+
+
+class ComparePair(_Strict):
+    a: str
+    b: str
+    differing: int
+    first: list[DiffAt]
+
+
+class CompareResponse(_Strict):
+    outputs: list[CompareOutput]
+    pairs: list[ComparePair]

@@ -54,7 +54,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ClipBridgeError)
     async def domain_error(request: Request, exc: ClipBridgeError) -> JSONResponse:
         errors = [{"loc": _prefixed(request, exc.loc), "msg": exc.message}] if exc.loc else None
-        return problem(exc.status, exc.title, str(exc), errors)
+        headers = {"Retry-After": str(exc.retry_after)} if hasattr(exc, "retry_after") else None
+        return problem(exc.status, exc.title, str(exc), errors, headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -84,6 +85,8 @@ def _prefixed(request: Request, loc: str) -> str:
     path = request.url.path
     if path.endswith("/translate"):
         return loc if loc.startswith(("source", "targets")) else f"source.{loc}"
+    if path.endswith(("/execute", "/compare")):
+        return loc if loc.startswith(("spec", "input", "semantics", "backend", "body")) else f"spec.{loc}"
     return loc
 
 

@@ -1,0 +1,187 @@
+"""Routes for /v1/execute, /v1/execute.npy and /v1/compare: thin, the work is in app/execute.py."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import numpy as np
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import ValidationError
+
+from app.api.models import (CompareRequest, CompareResponse, ExecuteOptions, ExecuteRequest, ExecuteResponse,
+                            Problem)
+from app.api.strict import StrictJSONRoute
+from app.dialects.common import Mode
+from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError
+from app.execute import Slots, compare_outputs, pick_backend, reading_for, run, semantics_for
+from app.numbers import wire_number
+from app.settings import Settings
+from app.tensors import json_values, npy_array, parse_json_tensor
+from app.translate import resolve_spec
+
+PROBLEMS: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "content": {"application/problem+json": {}}} for status in (400, 413, 415, 422, 503)}
+router = APIRouter(route_class=StrictJSONRoute)
+binary = APIRouter()
+_slots: dict[int, Slots] = {}
+
+
+def slots(settings: Settings) -> Slots:
+    key = id(settings)
+    if key not in _slots:
+        _slots[key] = Slots(settings.max_concurrent_executions)
+    return _slots[key]
+
+
+def label(semantics: Any, default: str) -> str:
+    if semantics is None:
+        return default
+    if isinstance(semantics, str):
+        return semantics
+    version = getattr(semantics, "opset", None) or getattr(semantics, "version", None) or \
+        getattr(semantics, "feature_level", None)
+    return f"{semantics.dialect}:{version}" if version else semantics.dialect
+
+
+def _check_dtype(dtype_name: str, meaning_dtype: str, loc: str) -> None:
+    if dtype_name != meaning_dtype:
+        raise SpecError(f"the input is {dtype_name} but the spec's tensor is {meaning_dtype}", loc)
+
+
+def _out(arr: np.ndarray, dt: Any) -> dict[str, Any]:
+    return {"dtype": dt.name, "shape": list(arr.shape), "data": json_values(arr, dt)}
+
+
+@router.post("/v1/execute", response_model=ExecuteResponse, responses=PROBLEMS, tags=["execute"])
+def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
+    """Run the spec on one JSON tensor under one dialect's semantics."""
+    settings: Settings = request.app.state.settings
+    src = resolve_spec(body.spec)
+    sem = semantics_for(src, body.semantics, Mode(body.mode))
+    _check_dtype(body.input.dtype, sem.meaning.dtype.name, "input.dtype")
+    dt, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
+    backend = pick_backend(body.backend)
+    reading = reading_for(sem.meaning, body.reading)
+    with slots(settings):
+        y = run(sem, x, backend, reading, inplace=True)
+    return {"output": _out(y, dt), "semantics": label(body.semantics, src.dialect), "backend": backend,
+            "reading": reading, "meaning": sem.meaning.describe()}
+
+
+@router.post("/v1/compare", response_model=CompareResponse, responses=PROBLEMS, tags=["execute"])
+def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
+    """One input under several semantics (default all three); per pair, where the outputs differ."""
+    settings: Settings = request.app.state.settings
+    src = resolve_spec(body.spec)
+    dt = src.meaning.dtype
+    _check_dtype(body.input.dtype, dt.name, "input.dtype")
+    _, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
+    wanted = body.semantics or ["onnx", "openvino", "directml"]
+    backend = pick_backend(body.backend)
+    outputs, results = [], {}
+    with slots(settings):
+        for item in wanted:
+            name = label(item, src.dialect)
+            try:
+                sem = semantics_for(src, item, Mode(body.mode))
+                reading = reading_for(sem.meaning, body.reading)
+                y = run(sem, x, backend, reading)
+            except (RejectedSpec, ClipBridgeError) as exc:
+                if isinstance(exc, PayloadTooLarge):
+                    raise
+                outputs.append({"semantics": name, "backend": backend, "reading": None, "meaning": None,
+                                "output": None, "error": str(exc)})
+                continue
+            results[name] = y
+            outputs.append({"semantics": name, "backend": backend, "reading": reading,
+                            "meaning": sem.meaning.describe(), "output": _out(y, dt), "error": None})
+    pairs = compare_outputs(x, results)
+    for p in pairs:
+        for d in p["first"]:
+            for k in ("input", "a_output", "b_output"):
+                d[k] = wire_number(dt.to_python(d[k]))
+    return {"outputs": outputs, "pairs": pairs}
+
+
+NPY_DOC = {
+    "requestBody": {"required": True, "content": {"application/x-npy": {"schema": {"type": "string",
+                                                                                   "format": "binary"}}}},
+    "responses": {"200": {"description": "The output tensor as .npy bytes (same dtype, shape and order); "
+                                         "X-Clipbridge-Semantics/-Backend/-Reading headers say how it was computed.",
+                          "content": {"application/x-npy": {"schema": {"type": "string", "format": "binary"}}}}},
+}
+
+
+@binary.post("/v1/execute.npy", tags=["execute"], openapi_extra=NPY_DOC, response_class=Response,
+             responses={k: v for k, v in PROBLEMS.items()})
+async def execute_npy(request: Request, options: str = Query(
+        ..., max_length=65536, alias="request",
+        description="The execute options as JSON (an ExecuteOptions: spec, semantics, mode, backend, reading); "
+                    "the body is the input tensor as .npy bytes.")) -> Response:
+    """Run the spec on a .npy tensor; the output comes back as .npy, computed in place (no copies)."""
+    settings: Settings = request.app.state.settings
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype not in ("application/x-npy", "application/octet-stream"):
+        raise ClipBridgeError(f"Send the tensor as application/x-npy (got {ctype or 'no content type'})")
+    try:
+        opts = ExecuteOptions.model_validate(json.loads(options, parse_constant=_no_constants))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"] if "[" not in str(p))
+        raise SpecError(f"request.{loc}: {first['msg']}", "request") from None
+    except ValueError as exc:
+        raise ClipBridgeError(f"the 'request' query parameter is not valid JSON: {exc}", "request") from None
+    buf = await _read_body(request, settings.max_npy_bytes)
+    src = resolve_spec(opts.spec)
+    sem = semantics_for(src, opts.semantics, Mode(opts.mode))
+    x, offset = npy_array(buf, sem.meaning.dtype, settings.max_npy_elements)
+    backend = pick_backend(opts.backend)
+    reading = reading_for(sem.meaning, opts.reading)
+
+    def work() -> np.ndarray:
+        with slots(settings):
+            return run(sem, x, backend, reading, inplace=True)
+
+    y = await anyio.to_thread.run_sync(work)
+    headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend}
+    if reading:
+        headers["X-Clipbridge-Reading"] = reading
+    if np.shares_memory(y, x):
+        # Computed in place: the request's own buffer (same header) is the response.
+        return Response(memoryview(buf), media_type="application/x-npy", headers=headers)
+    import io
+    out = io.BytesIO()
+    np.save(out, y, allow_pickle=False)
+    return Response(out.getvalue(), media_type="application/x-npy", headers=headers)
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"bare {name} is not JSON")
+
+
+async def _read_body(request: Request, limit: int) -> bytearray:
+    """The body into one preallocated buffer (Content-Length known) so the tensor is never copied."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit():
+        n = int(length)
+        if n > limit:
+            raise PayloadTooLarge(f"the body is {n} bytes; the limit is {limit} (CLIPBRIDGE_MAX_NPY_BYTES)")
+        buf = bytearray(n)
+        pos = 0
+        async for chunk in request.stream():
+            end = pos + len(chunk)
+            if end > n:
+                raise ClipBridgeError("the body is longer than its Content-Length")
+            buf[pos:end] = chunk
+            pos = end
+        if pos != n:
+            raise ClipBridgeError(f"the body ended after {pos} of {n} bytes")
+        return buf
+    buf = bytearray()
+    async for chunk in request.stream():
+        buf += chunk
+        if len(buf) > limit:
+            raise PayloadTooLarge(f"the body exceeds {limit} bytes (CLIPBRIDGE_MAX_NPY_BYTES)")
+    return buf

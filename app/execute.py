@@ -1,0 +1,190 @@
+"""Run a spec under a dialect's semantics on a backend: NumPy, CuPy (GPU), onnxruntime or OpenVINO.
+
+`semantics` names whose rules apply. The spec's own dialect uses its meaning directly; another dialect
+uses the translation of the spec into it (default mode `literal`: the same numbers under that dialect's
+rules, which is what "how would X compute this" means; `preserve` gives the equivalent op).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from app.dialects import onnx as onnx_dialect
+from app.dialects import openvino as ov_dialect
+from app.dialects.common import Mode
+from app.errors import BackendUnavailable, Busy, RejectedSpec
+from app.kernels import clip_numpy, clip_xp
+from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
+from app.specs import AnyTarget, OnnxSpec, OpenVinoSpec
+from app.translate import Resolved, target_from, translate_one
+
+READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
+BACKENDS = ("numpy", "cupy", "onnxruntime", "openvino", "auto")
+
+
+@dataclass(frozen=True)
+class Semantics:
+    """A meaning to execute, which dialect it is, and the spec (as JSON) an engine backend would build."""
+
+    dialect: str
+    meaning: Meaning
+    spec: dict[str, Any] | None
+
+
+def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) -> Semantics:
+    """The meaning whose rules apply: the source's own, or its translation into another dialect."""
+    if semantics is None or (isinstance(semantics, str) and semantics == src.dialect):
+        return Semantics(src.dialect, src.meaning, src.normalized)
+    target = target_from(semantics)
+    if src.meaning.state is State.REJECTED:
+        raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "spec")
+    tr = translate_one(src, target, mode)
+    if tr.meaning is None or tr.status == "unsupported":
+        reason = "; ".join(f.message for f in tr.findings if f.severity.value == "error") or "unsupported"
+        raise RejectedSpec(f"{target.dialect} cannot compute this clip: {reason}", "semantics")
+    if tr.meaning.state is State.REJECTED:
+        raise RejectedSpec(f"{target.dialect} refuses to build this clip: {tr.meaning.reason}", "semantics")
+    return Semantics(target.dialect, tr.meaning, tr.target)
+
+
+def reading_for(m: Meaning, reading: str | None) -> str | None:
+    """The reading an ambiguous meaning runs under (None when the meaning is not ambiguous)."""
+    if not (m.crossed and m.order is Order.AMBIGUOUS):
+        return None
+    return READINGS[reading] if reading else DEFAULT_READING
+
+
+class Slots:
+    """A cap on concurrent executions: past it, 503 with Retry-After instead of running out of memory."""
+
+    def __init__(self, size: int) -> None:
+        self._sem = threading.BoundedSemaphore(max(1, size))
+
+    def __enter__(self) -> "Slots":
+        if not self._sem.acquire(blocking=False):
+            raise Busy("every execution slot is busy; retry shortly")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._sem.release()
+
+
+@lru_cache(maxsize=1)
+def cupy_available() -> bool:
+    """CuPy importable and a CUDA device present (checked once per process)."""
+    try:
+        import cupy  # type: ignore[import-not-found]
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # not installed, no driver, no device
+        return False
+
+
+def pick_backend(backend: str) -> str:
+    if backend == "auto":
+        return "cupy" if cupy_available() else "numpy"
+    return backend
+
+
+def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplace: bool = False) -> np.ndarray:
+    """The output of `sem` on `x` on `backend` (which must be able to compute that dialect)."""
+    m = sem.meaning
+    if backend == "numpy":
+        return clip_numpy(m, x, out=x if inplace and x.flags.writeable else None, reading=reading)
+    if backend == "cupy":
+        if not cupy_available():
+            raise BackendUnavailable("backend 'cupy' needs CuPy and a CUDA device (pip install "
+                                     "'clipbridge[gpu]'); none is available here", "backend")
+        import cupy
+        if m.dtype.name == "bfloat16":
+            raise BackendUnavailable("CuPy has no bfloat16 arrays", "backend")
+        return cupy.asnumpy(clip_xp(cupy, m, cupy.asarray(x), reading))
+    if backend == "onnxruntime":
+        return _run_onnxruntime(sem, x)
+    if backend == "openvino":
+        return _run_openvino(sem, x)
+    raise BackendUnavailable(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}", "backend")
+
+
+def _engine_spec(sem: Semantics, x: np.ndarray, want: str) -> OnnxSpec | OpenVinoSpec:
+    """The compact spec an engine builds, with the input's real shape (native forms are read first)."""
+    engine = "onnxruntime" if want == "onnx" else "openvino"
+    if sem.dialect != want:
+        raise BackendUnavailable(f"backend '{engine}' runs {want} semantics; this request asks for "
+                                 f"{sem.dialect}", "backend")
+    assert sem.spec is not None
+    if want == "onnx":
+        parsed = onnx_dialect.parse(OnnxSpec.model_validate(sem.spec))
+        return parsed.spec.model_copy(update={"shape": list(x.shape)})
+    parsed_ov = ov_dialect.parse(OpenVinoSpec.model_validate(sem.spec))
+    return parsed_ov.spec.model_copy(update={"shape": list(x.shape)})
+
+
+def _run_onnxruntime(sem: Semantics, x: np.ndarray) -> np.ndarray:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        raise BackendUnavailable("backend 'onnxruntime' needs pip install 'clipbridge[engines]'", "backend") from None
+    spec = _engine_spec(sem, x, "onnx")
+    assert isinstance(spec, OnnxSpec)
+    raw = onnx_dialect.build_model(spec, sem.meaning.scale_bias).SerializeToString()
+    try:
+        session = _ort_session(hashlib.sha256(raw).hexdigest(), raw)
+        return session.run(None, {"input": x})[0]
+    except Exception as exc:  # the engine refuses (e.g. no kernel for this opset/dtype)
+        raise BackendUnavailable(f"onnxruntime cannot run this model: {str(exc).splitlines()[0][:300]}",
+                                 "backend") from None
+
+
+@lru_cache(maxsize=64)
+def _ort_session(digest: str, raw: bytes) -> Any:
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    return ort.InferenceSession(raw, opts, providers=["CPUExecutionProvider"])
+
+
+def _run_openvino(sem: Semantics, x: np.ndarray) -> np.ndarray:
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        raise BackendUnavailable("backend 'openvino' needs pip install 'clipbridge[engines]'", "backend") from None
+    spec = _engine_spec(sem, x, "openvino")
+    assert isinstance(spec, OpenVinoSpec)
+    if sem.meaning.dtype.name == "bfloat16":
+        raise BackendUnavailable("the openvino Python API cannot take bfloat16 NumPy arrays", "backend")
+    xml, weights = ov_dialect.build_ir(spec, sem.meaning.scale_bias)
+    try:
+        return np.asarray(_ov_compiled(xml, weights)(x)[0])
+    except Exception as exc:
+        raise BackendUnavailable(f"openvino cannot run this IR: {str(exc).splitlines()[0][:300]}",
+                                 "backend") from None
+
+
+@lru_cache(maxsize=64)
+def _ov_compiled(xml: str, weights: bytes) -> Any:
+    import openvino as ov
+    core = ov.Core()
+    model = core.read_model(xml, ov.Tensor(np.frombuffer(weights or b"\0", dtype=np.uint8).copy()))
+    return core.compile_model(model, "CPU")
+
+
+def compare_outputs(x: np.ndarray, outs: dict[str, np.ndarray], limit: int = 10) -> list[dict[str, Any]]:
+    """Per pair of semantics: how many elements differ (NaN equals NaN) and the first differing indices."""
+    from app.meaning import same_outputs
+    names = list(outs)
+    pairs = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            diff = ~same_outputs(outs[a], outs[b])
+            idx = np.argwhere(diff)[:limit]
+            pairs.append({"a": a, "b": b, "differing": int(diff.sum()),
+                          "first": [{"index": [int(k) for k in ix], "input": x[tuple(ix)],
+                                     "a_output": outs[a][tuple(ix)], "b_output": outs[b][tuple(ix)]}
+                                    for ix in idx]})
+    return pairs

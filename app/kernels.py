@@ -1,0 +1,160 @@
+"""Clip kernels: one array-API kernel (NumPy, CuPy, array_api_strict) and a chunked multi-threaded NumPy path.
+
+Both compute exactly app.meaning.evaluate(); the tests hold them to it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from app.dtypes import DType
+from app.errors import RejectedSpec
+from app.meaning import DEFAULT_READING, READING_CURRENT, Meaning, NanBound, Order, State
+
+# Plain clip: 4 Mi elements per task (measured best on 2 cores: memory-bound, few dispatches).
+CHUNK = 1 << 22
+# Fused scale-bias + clip: sub-chunks of 128 Ki elements (512 KiB of float32) stay in L2 between passes.
+CHUNK_FUSED = 1 << 17
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a meaning reduces to at run time: an optional scale-bias, then min/max in a fixed order."""
+
+    lo: float | int
+    hi: float | int
+    max_wins: bool  # min(hi, max(x, lo)); else max(lo, min(x, hi))
+    all_nan: bool  # a propagating NaN bound
+    scale: float | None
+    bias: float | None
+    fused: bool
+
+
+def plan(m: Meaning, reading: str | None = None) -> Plan:
+    """Reduce a meaning to the operations a kernel runs (the same rules as evaluate())."""
+    if m.state is State.REJECTED:
+        raise RejectedSpec(m.reason or "rejected by the framework")
+    if m.dynamic or m.lower is None or m.upper is None:
+        raise RejectedSpec("bounds are computed at run time; the clip cannot run without them")
+    lo, hi = m.lower.value, m.upper.value
+    all_nan = False
+    if m.dtype.is_float and (m.lower.is_nan or m.upper.is_nan):
+        if m.nan_bound is NanBound.REJECTED:
+            raise RejectedSpec(m.reason or "a NaN bound is rejected")
+        if m.nan_bound is NanBound.PROPAGATE:
+            all_nan = True
+        lo = -math.inf if m.lower.is_nan else lo
+        hi = math.inf if m.upper.is_nan else hi
+    order = m.order
+    if order is Order.AMBIGUOUS:
+        order = Order.MIN_WINS if (reading or DEFAULT_READING) == READING_CURRENT else Order.MAX_WINS
+    sb = m.scale_bias
+    return Plan(lo, hi, order is Order.MAX_WINS, all_nan, sb.scale if sb else None, sb.bias if sb else None,
+                bool(sb and sb.fused))
+
+
+def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
+    """The clip on any array-API namespace `xp` (numpy, cupy, array_api_strict); x has m's dtype."""
+    p = plan(m, reading)
+    t = x
+    if p.scale is not None:
+        f32 = xp.float32
+        y = xp.astype(x, f32) * xp.asarray(p.scale, dtype=f32) + xp.asarray(p.bias, dtype=f32)
+        if m.dtype.is_float:
+            t = xp.astype(y, x.dtype)
+        else:
+            lo_t, hi_t = float(m.dtype.lowest()), float(m.dtype.highest())
+            y64 = xp.astype(y, xp.float64)
+            y64 = xp.where(xp.isnan(y64), xp.asarray(0.0, dtype=xp.float64), xp.trunc(y64))
+            y64 = xp.clip(y64, lo_t, hi_t)
+            t = xp.astype(y64, x.dtype)
+    if p.all_nan:
+        return xp.full_like(t, math.nan)
+    lo = xp.asarray(p.lo, dtype=x.dtype)
+    hi = xp.asarray(p.hi, dtype=x.dtype)
+    if p.max_wins:
+        return xp.minimum(hi, xp.maximum(t, lo))
+    return xp.maximum(lo, xp.minimum(t, hi))
+
+
+@lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="clip")
+
+
+def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading: str | None = None,
+               threads: int | None = None) -> np.ndarray:
+    """The clip on NumPy: one np.clip pass per chunk, chunks over threads (ufuncs release the GIL).
+
+    `out` may be `x` (in place). With a scale-bias, x*scale+bias and the clip are fused per small chunk so
+    the data stays in cache between the passes.
+    """
+    p = plan(m, reading)
+    dt: DType = m.dtype
+    if not (x.flags.c_contiguous or x.flags.f_contiguous):
+        x = np.ascontiguousarray(x)
+    if out is None:
+        out = np.empty_like(x)  # same layout as x, so ravel(order="K") pairs the same elements
+    if not (out.flags.c_contiguous or out.flags.f_contiguous) or out.shape != x.shape:
+        raise ValueError("out must be contiguous and of x's shape")
+    # Elementwise: the memory order is irrelevant as long as x and out are walked the same way.
+    flat_x, flat_o = x.ravel(order="K"), out.ravel(order="K")
+    # min(hi, max(x, lo)) is np.clip(x, lo, hi) (NaN propagates); crossed bounds collapse to one value.
+    lo_v, hi_v = p.lo, p.hi
+    if not p.all_nan and lo_v > hi_v:
+        lo_v = hi_v = hi_v if p.max_wins else lo_v
+    lo = dt.np_dtype.type(lo_v)
+    hi = dt.np_dtype.type(hi_v)
+    scale = None if p.scale is None else np.float32(p.scale)
+    bias = None if p.bias is None else np.float32(p.bias)
+
+    def work(start: int, stop: int) -> None:
+        xs, os_ = flat_x[start:stop], flat_o[start:stop]
+        if p.all_nan:
+            os_.fill(np.nan)
+            return
+        src = xs
+        if scale is not None:
+            if dt.np_dtype == np.float32:
+                np.multiply(xs, scale, out=os_)
+                np.add(os_, bias, out=os_)
+            else:
+                y = xs.astype(np.float32)
+                np.multiply(y, scale, out=y)
+                np.add(y, bias, out=y)
+                if dt.is_float:
+                    os_[...] = y  # back to the tensor type, nearest even
+                else:
+                    # Integer tensors (the documented reading): truncate toward zero, saturate, NaN -> 0.
+                    y64 = y.astype(np.float64)
+                    np.trunc(y64, out=y64)
+                    np.nan_to_num(y64, copy=False, nan=0.0, posinf=float(dt.highest()),
+                                  neginf=float(dt.lowest()))
+                    np.clip(y64, float(dt.lowest()), float(dt.highest()), out=y64)
+                    os_[...] = y64.astype(dt.np_dtype)
+            src = os_
+        np.clip(src, lo, hi, out=os_)
+
+    n = flat_x.size
+    sub = CHUNK_FUSED if scale is not None else CHUNK
+
+    def span(start: int, stop: int) -> None:
+        # One task per large span; small sub-chunks inside it keep the fused passes in cache.
+        for s in range(start, stop, sub):
+            work(s, min(s + sub, stop))
+
+    nthreads = threads or (os.cpu_count() or 1)
+    if n <= CHUNK or nthreads == 1:
+        span(0, n)
+        return out
+    step = -(-n // (nthreads * 4))
+    step = -(-step // sub) * sub
+    list(_pool().map(lambda s: span(s, min(s + step, n)), range(0, n, step)))
+    return out
