@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, TypeAdapter
 
-from app.api.models import DialectsResponse, Health, Problem, TranslateRequest, TranslateResponse
+from app.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteOptions, ExecuteRequest,
+                            ExecuteResponse, Health, Problem, TranslateRequest, TranslateResponse)
 from app.specs import Spec
 
 MODELS: dict[str, object] = {
@@ -16,6 +17,11 @@ MODELS: dict[str, object] = {
     "DialectsResponse": DialectsResponse,
     "Health": Health,
     "Problem": Problem,
+    "ExecuteRequest": ExecuteRequest,
+    "ExecuteOptions": ExecuteOptions,
+    "ExecuteResponse": ExecuteResponse,
+    "CompareRequest": CompareRequest,
+    "CompareResponse": CompareResponse,
     "Spec": Spec,
 }
 
