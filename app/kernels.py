@@ -154,7 +154,7 @@ def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading
     if n <= CHUNK or nthreads == 1:
         span(0, n)
         return out
-    step = -(-n // (nthreads * 4))
+    step = -(-n // (nthreads * 2))
     step = -(-step // sub) * sub
     list(_pool().map(lambda s: span(s, min(s + step, n)), range(0, n, step)))
     return out

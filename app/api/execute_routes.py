@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import numpy as np
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
 from app.api.models import (CompareRequest, CompareResponse, ExecuteOptions, ExecuteRequest, ExecuteResponse,
@@ -148,13 +150,17 @@ async def execute_npy(request: Request, options: str = Query(
     headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend}
     if reading:
         headers["X-Clipbridge-Reading"] = reading
-    if np.shares_memory(y, x):
-        # Computed in place: the request's own buffer (same header) is the response.
-        return Response(memoryview(buf), media_type="application/x-npy", headers=headers)
-    import io
-    out = io.BytesIO()
-    np.save(out, y, allow_pickle=False)
-    return Response(out.getvalue(), media_type="application/x-npy", headers=headers)
+    if not np.shares_memory(y, x):  # an engine backend returned a new array: write it over the input
+        x[...] = y
+    # The request's own buffer (same header, output written in place) is the response, streamed in slices so
+    # the server's write path never holds a second copy of the tensor (uvicorn applies flow control per slice).
+    headers["Content-Length"] = str(len(buf))
+    return StreamingResponse(_slices(memoryview(buf)), media_type="application/x-npy", headers=headers)
+
+
+def _slices(view: memoryview, size: int = 1 << 20) -> Iterator[memoryview]:
+    for start in range(0, len(view), size):
+        yield view[start:start + size]
 
 
 def _no_constants(name: str) -> Any:

@@ -1,0 +1,97 @@
+"""Kernel benchmark, in process: clipbridge's NumPy kernel against onnxruntime's Clip on the same array.
+
+64 Mi float32 elements. Targets (issue: execute): clip only >= 1.0x onnxruntime's Clip; clip with
+ScaleBias >= 0.8x onnxruntime's plain Clip. Both sides write into a preallocated output (onnxruntime via
+IO binding), best of N runs; the ratio is the figure to record. Also prints np.clip for reference and, where
+a CUDA device and CuPy are present, the GPU kernel against a device-to-device copy of the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def best(fn, repeat: int) -> float:
+    out = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out = min(out, time.perf_counter() - t)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--elements", type=int, default=64 * 1024 * 1024)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    import onnxruntime as ort
+    from onnx import helper, numpy_helper
+
+    from app.dtypes import FLOAT32
+    from app.kernels import clip_numpy
+    from app.meaning import Bound, Meaning, ScaleBias
+
+    n = args.elements
+    x = np.random.default_rng(0).normal(0, 5, n).astype(np.float32)
+    out = np.empty_like(x)
+    out.fill(0)
+    moved = 2 * x.nbytes  # read + write
+
+    g = helper.make_graph([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", 1, [n])], [helper.make_tensor_value_info("y", 1, [n])],
+                          [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                           numpy_helper.from_array(np.array(6, np.float32), "hi")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    io = sess.io_binding()
+    io.bind_ortvalue_input("x", ort.OrtValue.ortvalue_from_numpy(x))
+    ort_out = np.empty_like(x)
+    ort_out.fill(0)
+    io.bind_ortvalue_output("y", ort.OrtValue.ortvalue_from_numpy(ort_out))
+    sess.run_with_iobinding(io)
+
+    plain = Meaning("onnx", "Clip-13", FLOAT32, Bound(0.0), Bound(6.0))
+    fused = Meaning("directml", "CLIP", FLOAT32, Bound(0.0), Bound(6.0), scale_bias=ScaleBias(0.5, 1.0))
+    t_ort = best(lambda: sess.run_with_iobinding(io), args.repeat)
+    t_np = best(lambda: np.clip(x, np.float32(0), np.float32(6), out=out), args.repeat)
+    t_ours = best(lambda: clip_numpy(plain, x, out=out), args.repeat)
+    t_fused = best(lambda: clip_numpy(fused, x, out=out), args.repeat)
+    assert np.array_equal(ort_out, clip_numpy(plain, x))
+
+    gbs = lambda t: moved / t / 1e9  # noqa: E731
+    print(f"float32, {n} elements, GB/s = (read + write) / time, best of {args.repeat}")
+    print(f"  onnxruntime Clip (anchor)     {gbs(t_ort):6.1f} GB/s")
+    print(f"  np.clip, one thread           {gbs(t_np):6.1f} GB/s   ratio {t_ort / t_np:.2f}")
+    print(f"  clipbridge clip               {gbs(t_ours):6.1f} GB/s   ratio {t_ort / t_ours:.2f}  (target >= 1.00)")
+    print(f"  clipbridge ScaleBias + clip   {gbs(t_fused):6.1f} GB/s   ratio {t_ort / t_fused:.2f}  (target >= 0.80)")
+    try:
+        import cupy as cp
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError
+    except Exception:
+        print("  GPU: no CuPy/CUDA device here: unmeasured")
+        return
+    from app.kernels import clip_xp
+    xd = cp.asarray(x)
+    yd = cp.empty_like(xd)
+
+    def gpu_clip() -> None:
+        clip_xp(cp, plain, xd)
+        cp.cuda.Device().synchronize()
+
+    def gpu_copy() -> None:
+        cp.copyto(yd, xd)
+        cp.cuda.Device().synchronize()
+
+    gpu_clip(), gpu_copy()
+    t_copy, t_gpu = best(gpu_copy, args.repeat), best(gpu_clip, args.repeat)
+    print(f"  GPU device-to-device copy     {gbs(t_copy):6.1f} GB/s")
+    print(f"  GPU clipbridge clip           {gbs(t_gpu):6.1f} GB/s   ratio {t_copy / t_gpu:.2f}  (target >= 0.80)")
+
+
+if __name__ == "__main__":
+    main()
