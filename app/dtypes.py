@@ -10,7 +10,7 @@ import numpy as np
 from onnx import TensorProto
 
 from app.errors import SpecError
-from app.numbers import Number
+from app.numbers import Number, to_double
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,9 @@ class DType:
     def round(self, value: Number) -> float:
         """Round a value to this float type, nearest even, overflowing to inf (IEEE conversion)."""
         assert self.is_float
-        if isinstance(value, int) and abs(value) > 2**1023:
-            return math.copysign(math.inf, value)
         with np.errstate(over="ignore"):
             # int -> float64 is correctly rounded by Python; float64 -> narrow type by numpy/ml_dtypes.
-            return float(np.asarray(float(value), dtype=np.float64).astype(self.np_dtype))
+            return float(np.asarray(to_double(value), dtype=np.float64).astype(self.np_dtype))
 
     def saturate(self, value: int) -> int:
         return max(self.lowest(), min(self.highest(), value))  # type: ignore[type-var]
@@ -74,7 +72,7 @@ class DType:
     def array(self, values: list[Number]) -> np.ndarray:
         """An array of exact values of this type."""
         if self.is_float:
-            return np.asarray([float(v) for v in values], dtype=np.float64).astype(self.np_dtype)
+            return np.asarray([to_double(v) for v in values], dtype=np.float64).astype(self.np_dtype)
         return np.asarray([int(v) for v in values], dtype=self.np_dtype)
 
     def to_python(self, value: object) -> Number:

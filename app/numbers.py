@@ -44,6 +44,14 @@ def parse_number(value: object, loc: str | None = None) -> Number:
     raise SpecError(f"Expected a number or a numeric string, got {type(value).__name__}", loc)
 
 
+def to_double(value: Number) -> float:
+    """The double nearest `value` (Python rounds ints correctly), overflowing to +-inf like a C conversion."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def wire_number(value: Number | None) -> int | float | str | None:
     """A value as JSON: a number where it round-trips exactly, else a string."""
     if value is None:

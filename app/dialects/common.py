@@ -71,11 +71,3 @@ def pick_carrier(want: Number, candidates: Iterable[Number],
             best = (dist, c, b)
     assert best is not None
     return best[1], best[2], False
-
-
-def float_carrier(value: Number) -> float:
-    """A bound as the double an attribute or JSON number carries (exact for every float dtype value)."""
-    return float(value)
-
-
-FLOAT_CARRIERS = (FLOAT32, FLOAT64)

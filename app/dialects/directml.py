@@ -13,7 +13,7 @@ from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import (DEFAULT_READING, READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order,
                          ScaleBias, State)
-from app.numbers import Number, format_number
+from app.numbers import Number, format_number, to_double
 from app.specs import DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlScaleBias, DmlTensorDesc, spec_json
 
 DIALECT = "directml"
@@ -122,7 +122,7 @@ def cast_bound_directml(value: Number, dt: DType, side: str) -> Bound:
     """CLIP Min/Max are FLOAT: 'cast to the tensor data type (integers: truncate toward zero; float: nearest even)'."""
     f32 = FLOAT32.round(value)
     steps: list[str] = []
-    loss = not math.isnan(f32) and f32 != float(value) or (isinstance(value, int) and float(f32) != value)
+    loss = not math.isnan(f32) and f32 != value
     if loss:
         steps.append(f"{side} {format_number(value)} as FLOAT: {format_number(f32)}")
     if dt.is_float:
@@ -150,7 +150,7 @@ def typed_bound_directml(value: Number, dt: DType, side: str, loc: str) -> Bound
     """CLIP1: 'MinMaxDataType determines how to interpret the field' (a DML_SCALAR_UNION of that type)."""
     if dt.is_float:
         out = dt.round(value)
-        if out != float(value) and not math.isnan(out):
+        if out != value and not math.isnan(out):
             raise SpecError(f"{format_number(value)} is not a {dt.directml} value (nearest: {format_number(out)})",
                             loc)
         return Bound(out, value)
@@ -357,7 +357,7 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
 
 
 def _cpp_float(v: Number) -> str:
-    f = float(v)
+    f = to_double(v)
     if math.isnan(f):
         return "std::numeric_limits<float>::quiet_NaN()"
     if math.isinf(f):

@@ -20,7 +20,7 @@ from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT1
 from app.errors import ArtifactError, SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
-from app.numbers import Number, format_number
+from app.numbers import Number, format_number, to_double
 from app.specs import OnnxSpec, OnnxTarget, spec_json
 
 DIALECT = "onnx"
@@ -56,8 +56,17 @@ NOTE_NAN_BOUND_ORT = (
 )
 NOTE_DEFAULT_REFERENCE = (
     EngineNote("onnx.reference", "An absent bound keeps -inf/+inf inputs (np.clip with None), where the spec's "
-                                 "lowest()/max() default maps them to the finite extremes; onnxruntime follows "
-                                 "the spec."),
+                                 "lowest()/max() default maps them to the finite extremes (onnxruntime follows "
+                                 "the spec for float and double)."),
+)
+NOTE_F16_DEFAULT_ORT = (
+    EngineNote("onnxruntime", "float16 Clip-11+ with an absent bound leaves -inf/+inf inputs as they are (its "
+                              "default is not float16's lowest()/max()), where the spec maps them to -65504/65504 "
+                              "(observed with onnxruntime 1.31)."),
+)
+NOTE_ATTR_REFUSED_ORT = (
+    EngineNote("onnxruntime", "onnxruntime refuses to load a Clip-1/Clip-6 whose min > max or whose attribute is "
+                              "NaN (check min_ <= max_ fails), where Clip-11+ inputs are accepted."),
 )
 
 
@@ -100,7 +109,7 @@ def cast_attribute_onnx(value: Number, dt: DType, side: str) -> Bound:
     """Clip-1/6: 'min - FLOAT': the bound is a float32 attribute, then cast to T (nearest even)."""
     f32 = FLOAT32.round(value)
     steps = []
-    precision_loss = not same_value(f32, float(value)) and not math.isnan(float(value))
+    precision_loss = not math.isnan(f32) and f32 != value
     if precision_loss:
         steps.append(f"{side} {format_number(value)} stored as FLOAT attribute {format_number(f32)}")
     out = dt.round(f32)
@@ -115,10 +124,10 @@ def typed_bound_onnx(value: Number, dt: DType, side: str, loc: str) -> Bound:
     if dt.is_float:
         out = dt.round(value)
         steps: tuple[str, ...] = ()
-        if not same_value(out, float(value)) or (isinstance(value, int) and float(value) != value):
+        if not math.isnan(out) and out != value:
             steps = (f"{side} {format_number(value)} written into a {dt.onnx} tensor: {format_number(out)}",)
         return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
-                     overflow=math.isinf(out) and not math.isinf(float(value)))
+                     overflow=math.isinf(out) and not math.isinf(to_double(value)))
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value) or not value.is_integer()):
         raise SpecError(f"{format_number(value)} is not a value of {dt.onnx}: Clip-11+ bounds are tensors of "
                         f"the input type", loc)
@@ -181,10 +190,12 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
     rules.append(order_rule)
     rules.append("NaN input propagates; a NaN bound makes every output NaN (formula and onnx.reference)")
     notes: tuple[EngineNote, ...] = ()
-    if any(b.is_nan for b in bounds):
+    if schema.attributes and (any(b.is_nan for b in bounds) or bounds[0].value > bounds[1].value):
+        notes += NOTE_ATTR_REFUSED_ORT
+    elif any(b.is_nan for b in bounds):
         notes += NOTE_NAN_BOUND_ORT
     if dt.is_float and any(b.default for b in bounds) and schema.since >= 11:
-        notes += NOTE_DEFAULT_REFERENCE
+        notes += NOTE_DEFAULT_REFERENCE + (NOTE_F16_DEFAULT_ORT if dt is FLOAT16 else ())
     return Meaning(DIALECT, schema.name, dt, bounds[0], bounds[1], order=order, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.PROPAGATE, dynamic=bool(parsed.dynamic), rules=tuple(rules),
                    engine_notes=notes)
@@ -203,7 +214,7 @@ def normalize(spec: OnnxSpec | Parsed) -> dict:
 def _literal_value(given: Number, dt: DType, schema: ClipSchema, side: str, notes: Notes) -> Number:
     """Literal mode: the source's number as written; a typed integer bound takes a C cast of it."""
     if schema.attributes or dt.is_float:
-        return float(given)
+        return to_double(given)
     if isinstance(given, float):
         if math.isnan(given):
             notes.add(Code.NAN_BOUND, Severity.ERROR, f"{side} is NaN; an {dt.onnx} tensor cannot hold it: wrote 0")
@@ -237,6 +248,12 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
                   if first else ""))
         return Emitted(None, None, [Finding(Code.DTYPE_UNSUPPORTED, Severity.ERROR, msg)], unsupported=True)
     notes = Notes()
+    if src.scale_bias is not None and (not dt.is_float or opset < 7):
+        why = ("on an integer tensor: DirectML leaves its rounding undocumented and ONNX's Cast of out-of-range "
+               "floats to integers is undefined" if not dt.is_float else
+               f"needs numpy-broadcasting Mul/Add (opset 7+); opset {opset} has none")
+        return Emitted(None, None, [Finding(Code.SCALE_BIAS, Severity.ERROR, f"ScaleBias cannot be expressed {why}",
+                                            "x*Scale+Bias before clipping", "not expressible")], unsupported=True)
     values: list[Number | None] = []
     for side, bound in (("min", src.lower), ("max", src.upper)):
         assert bound is not None
@@ -255,7 +272,12 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
             values.append(carrier)
         else:
             values.append(want)
-    if mode is Mode.PRESERVE and src.crossed and src.order is not Order.MAX_WINS:
+    if mode is Mode.PRESERVE and src.crossed and src.order is Order.MAX_WINS:
+        # Same function, and it loads everywhere: onnxruntime refuses Clip-1/6 with min > max.
+        values = [values[1], values[1]]
+        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "min > max emitted as min = max = max: the same "
+                  "outputs, and a model every onnxruntime Clip kernel loads")
+    elif mode is Mode.PRESERVE and src.crossed:
         # Clip gives max when min > max; a source that gives min (or is ambiguous) needs min = max = min.
         values = [values[0], values[0]]
         if src.order is Order.AMBIGUOUS:
@@ -305,9 +327,9 @@ def build_model(spec: OnnxSpec, scale_bias: ScaleBias | None = None) -> onnx.Mod
     inputs = [clip_in]
     if schema.attributes:
         if spec.min is not None:
-            attrs["min"] = float(spec.min)
+            attrs["min"] = to_double(spec.min)
         if spec.max is not None:
-            attrs["max"] = float(spec.max)
+            attrs["max"] = to_double(spec.max)
     else:
         for side, value in (("min", spec.min), ("max", spec.max)):
             if value is None:

@@ -19,7 +19,7 @@ from app.dtypes import BY_OPENVINO, FLOAT32, FLOAT64, DType
 from app.errors import ArtifactError, SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app.numbers import Number, format_number
+from app.numbers import Number, format_number, to_double
 from app.specs import OpenVinoSpec, OpenVinoTarget, spec_json
 
 DIALECT = "openvino"
@@ -38,6 +38,21 @@ ENGINE_NOTES_INT64 = (
     EngineNote("openvino CPU plugin", "i64/u64 Clamp runs in 32-bit integers: values and bounds beyond the int32 "
                                       "range are not preserved (observed with openvino 2026.4)."),
 )
+CPU = "openvino CPU plugin"
+NOTE_F64 = EngineNote(CPU, "f64 Clamp is computed in f32 (single precision): values and bounds beyond float32 "
+                           "precision are rounded (observed with openvino 2026.4).")
+NOTE_U32 = EngineNote(CPU, "u32 Clamp runs as i32: inputs and bounds above 2^31-1 wrap (observed).")
+NOTE_INT_F32 = EngineNote(CPU, "Integer min/max pass through float32: bounds beyond 2^24 are rounded to the "
+                               "nearest float32 before the integer conversion (observed).")
+NOTE_INT_WRAP = EngineNote(CPU, "Integer min/max at or beyond the int32 range (after float32 rounding) wrap to "
+                                "the int32 minimum before saturating to the element type (observed).")
+NOTE_F16_ROUNDING = EngineNote(CPU, "f16 bounds are rounded to float32 first, then to f16 (double rounding): a "
+                                    "bound just above an f16 halfway point can round the other way (observed).")
+NOTE_STATIC_TRUNC = EngineNote(CPU, "With a static input shape, i8/u8 Clamp truncates a fractional min toward "
+                                    "zero instead of taking its ceil (observed; dynamic shapes follow the spec).")
+NOTE_BF16_FLUSH = EngineNote(CPU, "bf16 subnormal inputs are flushed to zero (observed).")
+NOTE_FMA = EngineNote(CPU, "The CPU plugin fuses Multiply+Add into one FMA (one rounding), where the IR's "
+                           "Multiply then Add rounds twice: outputs may differ by one ulp (observed).")
 ENGINE_NOTES_CROSSED = (
     EngineNote("openvino constant folding", "When ceil(min) > floor(max), Clamp's reference evaluator (constant "
                                             "folding) gives x < min ? min : (x > max ? max : x), not max everywhere "
@@ -63,7 +78,7 @@ def element_type_openvino(name: str, loc: str = "element_type") -> DType:
 
 def attribute_double_openvino(value: Number, side: str) -> tuple[float, tuple[str, ...], bool]:
     """Clamp-1 attributes 'min'/'max' are doubles: the given number as the nearest double."""
-    d = float(value) if not (isinstance(value, int) and abs(value) > 2**1023) else math.copysign(math.inf, value)
+    d = to_double(value)
     loss = isinstance(value, int) and (math.isinf(d) or int(d) != value)
     steps = (f"{side} {format_number(value)} stored as double {format_number(d)}",) if loss else ()
     return d, steps, loss
@@ -133,14 +148,37 @@ def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
     rules = (f"{CLAMP_VERSION} ({version}): min(max(x, min), max) with double attributes",
              "integral T: ceil(min), floor(max), saturated" if not dt.is_float else "floating T: plain cast",
              "min <= max required; NaN input propagates (reference implementation)")
-    dmin, dmax = float(s.min), float(s.max)
+    dmin, dmax = to_double(s.min), to_double(s.max)
     state, reason = State.DEFINED, None
     if math.isnan(dmin) or math.isnan(dmax) or not dmin <= dmax:
         state, reason = State.REJECTED, REJECT_MIN_MAX
     if state is State.DEFINED and not dt.is_float and lo.value > hi.value:
         notes = notes + ENGINE_NOTES_CROSSED
+    notes = notes + cpu_notes_openvino(dt, dmin, dmax)
     return Meaning(DIALECT, CLAMP_VERSION, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.REJECTED, state=state, reason=reason, rules=rules, engine_notes=notes)
+
+
+def cpu_notes_openvino(dt: DType, dmin: float, dmax: float) -> tuple[EngineNote, ...]:
+    """The CPU plugin's observed deviations that apply to this element type and these attributes."""
+    notes: list[EngineNote] = []
+    finite = [d for d in (dmin, dmax) if math.isfinite(d)]
+    if dt.name == "float64":
+        notes.append(NOTE_F64)
+    elif dt.name == "bfloat16":
+        notes.append(NOTE_BF16_FLUSH)
+    elif dt.name == "float16" and any(FLOAT32.round(d) != d for d in finite):
+        notes.append(NOTE_F16_ROUNDING)
+    if dt.name == "uint32":
+        notes.append(NOTE_U32)
+    if not dt.is_float:
+        if any(abs(d) > 2**24 and FLOAT32.round(d) != d for d in finite):
+            notes.append(NOTE_INT_F32)
+        if any(not -(2**31) <= FLOAT32.round(d) < 2**31 for d in finite):
+            notes.append(NOTE_INT_WRAP)
+        if dt.name in ("int8", "uint8") and math.isfinite(dmin) and dmin != math.floor(dmin):
+            notes.append(NOTE_STATIC_TRUNC)
+    return tuple(notes)
 
 
 def normalize(spec: OpenVinoSpec | Parsed) -> dict:
@@ -160,6 +198,11 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
     dt = src.dtype
     notes = Notes()
     assert src.lower is not None and src.upper is not None
+    if src.scale_bias is not None and not dt.is_float:
+        return Emitted(None, None, [Finding(
+            Code.SCALE_BIAS, Severity.ERROR, "ScaleBias on an integer tensor cannot be expressed: DirectML leaves "
+            "its rounding undocumented and OpenVINO's Convert of out-of-range floats to integers wraps",
+            "x*Scale+Bias before clipping", "not expressible")], unsupported=True)
     if mode is Mode.LITERAL:
         vals = [b.given if b.given is not None else b.value for b in (src.lower, src.upper)]
     else:
@@ -191,7 +234,7 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
     meaning = resolve(spec)
     if meaning.state is State.REJECTED:
         return Emitted(normalize(spec), meaning, notes.items + [Finding(
-            Code.MIN_GREATER_THAN_MAX if not any(math.isnan(float(v)) for v in vals) else Code.NAN_BOUND,
+            Code.MIN_GREATER_THAN_MAX if not any(math.isnan(to_double(v)) for v in vals) else Code.NAN_BOUND,
             Severity.ERROR, f"OpenVINO refuses to build this Clamp: {REJECT_MIN_MAX}",
             src.describe(), "rejected")], unsupported=True)
     for side, v in (("min", vals[0]), ("max", vals[1])):
@@ -202,7 +245,8 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
     artifacts = {"ir_xml": xml}
     if weights:
         artifacts["ir_bin"] = base64.b64encode(weights).decode()
-        meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False))
+        meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False),
+                          engine_notes=meaning.engine_notes + (NOTE_FMA,))
         notes.add(Code.SCALE_BIAS, Severity.INFO, "ScaleBias emitted as Convert(f32) -> Multiply -> Add -> "
                   "Convert before Clamp; the constants are in ir_bin")
     return Emitted(normalize(spec), meaning, notes.items, artifacts)
@@ -210,7 +254,7 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
 
 def ir_double(value: Number) -> str:
     """A double as IR writes it: %.17g (round-trips), 'inf'/'-inf' for infinities."""
-    d = float(value)
+    d = to_double(value)
     if math.isinf(d):
         return "inf" if d > 0 else "-inf"
     if math.isnan(d):
