@@ -88,6 +88,8 @@ def _bound_code(a: Bound | None, b: Bound | None) -> Code:
         return Code.BOUND_SATURATION
     if any(x.precision_loss for x in flags):
         return Code.BOUND_PRECISION
+    if any(x.rounded for x in flags):
+        return Code.BOUND_ROUNDING
     if a is not None and b is not None and b.given is not None and not b.rounded and not b.is_nan \
             and not a.is_nan and b.given != a.value:
         return Code.BOUND_PRECISION  # the target's carrier could not hold the source's value

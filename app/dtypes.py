@@ -62,9 +62,12 @@ class DType:
     def round(self, value: Number) -> float:
         """Round a value to this float type, nearest even, overflowing to inf (IEEE conversion)."""
         assert self.is_float
+        d = to_double(value)  # int -> double is correctly rounded by Python
         with np.errstate(over="ignore"):
-            # int -> float64 is correctly rounded by Python; float64 -> narrow type by numpy/ml_dtypes.
-            return float(np.asarray(to_double(value), dtype=np.float64).astype(self.np_dtype))
+            out = float(np.asarray(d, dtype=np.float64).astype(self.np_dtype))
+        if self.np_dtype == BFLOAT16_NP and math.isfinite(d) and math.isfinite(out) and out != d:
+            out = _nearest_even(self, d, out)  # ml_dtypes goes double -> float32 -> bfloat16: two roundings
+        return out
 
     def saturate(self, value: int) -> int:
         return max(self.lowest(), min(self.highest(), value))  # type: ignore[type-var]
@@ -110,8 +113,25 @@ class DType:
         return np.arange(2**self.bits, dtype=self.uint_view).view(self.np_dtype)
 
 
+def _nearest_even(dt: DType, d: float, guess: float) -> float:
+    """The value of `dt` nearest `d`, ties to even, chosen exactly among `guess` and its neighbours."""
+    from fractions import Fraction
+    exact = Fraction(d)
+    cands = [guess, dt.next_up(guess), dt.next_down(guess)]
+    cands = [c for c in cands if math.isfinite(c)]
+
+    def key(c: float) -> tuple[Fraction, int]:
+        bits = int(np.asarray(c, dtype=np.float64).astype(dt.np_dtype).view(dt.uint_view))
+        return abs(Fraction(c) - exact), bits & 1
+
+    return min(cands, key=key)
+
+
 def _finfo(dt: DType) -> ml_dtypes.finfo | np.finfo:
     return ml_dtypes.finfo(dt.np_dtype)
+
+
+BFLOAT16_NP = np.dtype(ml_dtypes.bfloat16)
 
 
 def _d(name: str, npd: object, is_float: bool, bits: int, onnx: str, ov: str, dml: str | None) -> DType:

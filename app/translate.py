@@ -122,7 +122,7 @@ def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
     for f in found:
         twin = next((i for i, n in enumerate(out) if n.code is f.code and n.witness is None
                      and n.severity is not Severity.INFO and f.witness is not None), None)
-        if f.witness is None and any(n.code is f.code for n in out):
+        if f.witness is None and any(n.code is f.code and _rank(n.severity) >= _rank(f.severity) for n in out):
             continue
         if twin is not None:
             n = out[twin]
@@ -130,6 +130,10 @@ def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
         else:
             out.append(f)
     return out
+
+
+def _rank(s: Severity) -> int:
+    return (Severity.INFO, Severity.WARNING, Severity.ERROR).index(s)
 
 
 @dataclass

@@ -357,7 +357,7 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
 
 
 def _cpp_float(v: Number) -> str:
-    f = to_double(v)
+    f = FLOAT32.round(to_double(v))  # the FLOAT the struct holds
     if math.isnan(f):
         return "std::numeric_limits<float>::quiet_NaN()"
     if math.isinf(f):
@@ -375,8 +375,8 @@ def _cpp_scalar(v: Number, dt: DType) -> str:
     if dt.is_float:
         return f"{name} = {_cpp_float(v)};"
     suffix = "ULL" if dt.name == "uint64" else ("LL" if dt.name == "int64" else "")
-    if dt.name == "int64" and int(v) == -(2**63):
-        return f"{name} = INT64_MIN;"
+    if not dt.is_float and dt.lowest() < 0 and int(v) == dt.lowest():
+        return f"{name} = INT{dt.bits}_MIN;"  # a negated literal would be unsigned first
     return f"{name} = {int(v)}{suffix};"
 
 

@@ -241,6 +241,11 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
     opset = target.opset or NEWEST_OPSET
     schema = schema_for_opset(opset)
     dt = src.dtype
+    if opset > newest_known_opset():
+        return Emitted(None, None, [Finding(
+            Code.DTYPE_UNSUPPORTED, Severity.ERROR, f"opset {opset} is newer than this onnx package knows "
+            f"({newest_known_opset()}); a model cannot be checked at it. Clip is Clip-{schema.since} there, so "
+            f"opset {newest_known_opset()} computes the same")], unsupported=True)
     if dt not in schema.dtypes:
         first = first_schema_for(dt)
         msg = (f"{schema.name} (opset {opset}) does not take {dt.onnx}"
@@ -299,8 +304,18 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
 
 
 def ir_version_for(opset: int) -> int:
-    """The lowest IR version that carries `opset` (onnx's own table); onnxruntime 1.31 reads IR <= 13."""
-    return max(3, helper.find_min_ir_version_for([helper.make_opsetid("", opset)]))
+    """The lowest IR version that carries `opset` (onnx's own table; IR 3 for the opsets it skips, 2 to 4)."""
+    try:
+        return max(3, helper.find_min_ir_version_for([helper.make_opsetid("", opset)]))
+    except ValueError:
+        if opset < 7:
+            return 3
+        raise
+
+
+def newest_known_opset() -> int:
+    """The newest ai.onnx opset the installed onnx package can check (an emitted model must pass it)."""
+    return int(onnx.defs.onnx_opset_version())
 
 
 def build_model(spec: OnnxSpec, scale_bias: ScaleBias | None = None) -> onnx.ModelProto:
@@ -316,9 +331,12 @@ def build_model(spec: OnnxSpec, scale_bias: ScaleBias | None = None) -> onnx.Mod
     clip_in = "input"
     if scale_bias is not None and spec.opset >= 7:
         f = TensorProto.FLOAT
-        inits += [numpy_helper.from_array(np.array(scale_bias.scale, np.float32), "scale"),
-                  numpy_helper.from_array(np.array(scale_bias.bias, np.float32), "bias")]
-        nodes += [helper.make_node("Cast", ["input"], ["x_f32"], to=f, name="scale_bias_cast_in"),
+        # Constant nodes, not initializers: IR 3 (opsets 7-8) would need initializers listed as inputs.
+        nodes += [helper.make_node("Constant", [], ["scale"], name="scale_const",
+                                   value=numpy_helper.from_array(np.array(scale_bias.scale, np.float32))),
+                  helper.make_node("Constant", [], ["bias"], name="bias_const",
+                                   value=numpy_helper.from_array(np.array(scale_bias.bias, np.float32))),
+                  helper.make_node("Cast", ["input"], ["x_f32"], to=f, name="scale_bias_cast_in"),
                   helper.make_node("Mul", ["x_f32", "scale"], ["x_scaled"], name="scale_bias_mul"),
                   helper.make_node("Add", ["x_scaled", "bias"], ["x_biased"], name="scale_bias_add"),
                   helper.make_node("Cast", ["x_biased"], ["clip_input"], to=elem, name="scale_bias_cast_out")]
@@ -375,6 +393,8 @@ def default_opset(model: onnx.ModelProto) -> int:
 def _constant_value(model: onnx.ModelProto, name: str) -> np.ndarray | None:
     """The value of `name` when it is an initializer or a Constant node's output; None when computed."""
     g = model.graph
+    if model.ir_version >= 4 and any(i.name == name for i in g.input):
+        return None  # an initializer listed as a graph input is only a default: the caller can override it
     for init in g.initializer:
         if init.name == name:
             if init.data_location == TensorProto.EXTERNAL:
