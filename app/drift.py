@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from app.dialects.common import same_value
 from app.dtypes import DType
 from app.findings import Code, Finding, Severity, Witness
 from app.meaning import (DEFAULT_READING, Bound, Meaning, NanBound, NanInput, Order, State, evaluate,
@@ -130,7 +131,6 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
             used.add(id(w))
         return ws[0] if ws else None
 
-    s_lo, s_hi, t_lo, t_hi = src.lo, src.hi, tgt.lo, tgt.hi
     if src.crossed or tgt.crossed:
         ambiguous = [m for m in (src, tgt) if m.crossed and m.order is Order.AMBIGUOUS]
         if diffs or ambiguous:
@@ -142,24 +142,10 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
             out.append(Finding(Code.MIN_GREATER_THAN_MAX, sev, msg, _order_text(src), _order_text(tgt),
                                take(list(diffs))))
     else:
-        if not _same(s_lo, t_lo):
-            ws = [w for w in diffs if _le(w.input, max(_f(s_lo), _f(t_lo)))] or diffs
-            w = _closest(ws, max(_f(s_lo), _f(t_lo)))
-            used.update(id(x) for x in ws)
-            code = _bound_code(src.lower, tgt.lower)
-            out.append(Finding(code, Severity.ERROR,
-                               f"The effective lower bound changes: {format_number(s_lo)} -> "
-                               f"{format_number(t_lo)}", _behaviour(src.lower, "min"),
-                               _behaviour(tgt.lower, "min"), w))
-        if not _same(s_hi, t_hi):
-            ws = [w for w in diffs if _ge(w.input, min(_f(s_hi), _f(t_hi)))] or diffs
-            w = _closest(ws, min(_f(s_hi), _f(t_hi)))
-            used.update(id(x) for x in ws)
-            code = _bound_code(src.upper, tgt.upper)
-            out.append(Finding(code, Severity.ERROR,
-                               f"The effective upper bound changes: {format_number(s_hi)} -> "
-                               f"{format_number(t_hi)}", _behaviour(src.upper, "max"),
-                               _behaviour(tgt.upper, "max"), w))
+        for side in ("min", "max"):
+            f = _bound_finding(side, src, tgt, diffs, used)
+            if f is not None:
+                out.append(f)
     if src.scale_bias is not None or tgt.scale_bias is not None:
         rest = [w for w in diffs if id(w) not in used]
         same_sb = src.scale_bias == tgt.scale_bias
@@ -180,6 +166,25 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
     for note in tgt.engine_notes:
         out.append(Finding(Code.ENGINE_BEHAVIOUR, Severity.INFO, note.text, "", note.engine))
     return out
+
+
+def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], used: set[int]) -> Finding | None:
+    """A changed effective bound: its code from the bounds' provenance, its witness from the diffs below it
+    (min) or above it (max), all of which it accounts for."""
+    a, b = (src.lower, tgt.lower) if side == "min" else (src.upper, tgt.upper)
+    sv, tv = (a.value if a else None), (b.value if b else None)
+    if same_value(sv, tv):
+        return None
+    if side == "min":
+        edge = max(_f(sv), _f(tv))
+        ws = [w for w in diffs if float(w.input) <= edge] or diffs
+    else:
+        edge = min(_f(sv), _f(tv))
+        ws = [w for w in diffs if float(w.input) >= edge] or diffs
+    used.update(id(x) for x in ws)
+    word = "lower" if side == "min" else "upper"
+    return Finding(_bound_code(a, b), Severity.ERROR, f"The effective {word} bound changes: {format_number(sv)} "
+                   f"-> {format_number(tv)}", _behaviour(a, side), _behaviour(b, side), _closest(ws, edge))
 
 
 def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness]) -> list[Finding]:
@@ -229,22 +234,6 @@ def _sb_text(m: Meaning) -> str:
 
 def _f(v: Number | None) -> float:
     return math.nan if v is None else float(v)
-
-
-def _same(a: Number | None, b: Number | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a == b
-
-
-def _le(x: Number, y: float) -> bool:
-    return float(x) <= y
-
-
-def _ge(x: Number, y: float) -> bool:
-    return float(x) >= y
 
 
 def status_of(findings: list[Finding], unsupported: bool) -> str:
