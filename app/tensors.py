@@ -34,8 +34,14 @@ def parse_json_tensor(dtype: str, shape: list[int], data: list[Any], max_element
         raise SpecError(f"data has {len(data)} values; shape {shape} needs {count}", f"{loc}.data")
     values: list[Any] = list(data)
     for i, v in enumerate(values):
-        if isinstance(v, str) or isinstance(v, bool):
-            values[i] = parse_number(v, f"{loc}.data[{i}]")
+        kind = type(v)
+        if kind is int or kind is float:
+            continue
+        if kind is str or kind is bool:
+            values[i] = parse_number(v, f"{loc}.data[{i}]")  # bools are refused there, with the reason
+        else:  # null, objects, nested lists: never coerced (None would silently become NaN)
+            raise SpecError(f"data[{i}] is {'null' if v is None else kind.__name__}: expected a number or a "
+                            "numeric string; data is a flat C-order list", f"{loc}.data[{i}]")
     if dt.is_float:
         try:
             arr = np.asarray(values, dtype=np.float64)

@@ -292,3 +292,25 @@ def test_every_witness_reproduces_through_compare(client, spec, mode):
             assert outs[1]["output"] is not None, outs[1]
             assert outs[1]["output"]["data"] == [w["target_output"]], (spec, t["target"], f)
             assert c.json()["pairs"][0]["differing"] == 1, (spec, f)
+
+
+I8 = {"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 0, "max": 6}
+
+
+@pytest.mark.parametrize("spec,dtype,data,loc", [
+    pytest.param(I8, "int8", [{"a": 1}, 2], "input.data[0]", id="int-object"),
+    pytest.param(I8, "int8", [[1], 2], "input.data[0]", id="int-nested-list"),
+    pytest.param(I8, "int8", [None, 2], "input.data[0]", id="int-null"),
+    pytest.param(F32_RELU6, "float32", [None, 2], "input.data[0]", id="float-null-not-nan"),
+    pytest.param(F32_RELU6, "float32", [1, [2]], "input.data[1]", id="float-nested-list"),
+    pytest.param(I8, "int8", [True, 2], "input.data[0]", id="bool"),
+    pytest.param(I8, "int8", ["1e400", 2], "input.data[0]", id="int-from-inf-string"),
+    pytest.param(I8, "int8", [1.5, 2], "input.data[0]", id="int-fraction"),
+    pytest.param(I8, "int8", [300, 2], "input.data[0]", id="int-out-of-range"),
+    pytest.param(F32_RELU6, "float32", [1, 2, 3], "input.data", id="count-mismatch"),
+])
+def test_bad_json_tensors_are_422_naming_the_element(client, spec, dtype, data, loc):
+    r = execute(client, spec=spec, input={"dtype": dtype, "shape": [2], "data": data})
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert any(e["loc"] == loc for e in r.json()["errors"]), r.json()
