@@ -74,7 +74,5 @@ def format_number(value: Number | None) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        if value.is_integer() and abs(value) < 1e16:
-            return repr(value)
-        return repr(value)
+        return repr(value)  # the shortest string that reads back as the same double
     return str(value)

@@ -15,7 +15,7 @@ from app.drift import UNSUPPORTED, compare, source_findings, status_of
 from app.errors import RejectedSpec, UnsupportedTarget
 from app.findings import Code, Finding, Severity
 from app.meaning import Meaning, State
-from app.specs import (AnySpec, AnyTarget, DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec,
+from app.specs import (AnySpec, AnyTarget, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec,
                        OpenVinoTarget)
 
 DIALECTS = ("onnx", "openvino", "directml")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from app.dtypes import FLOAT32, FLOAT64, DType
+from app.dtypes import DType
 from app.findings import Finding
 from app.meaning import Bound, Meaning
 from app.numbers import Number

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,7 +72,7 @@ def total_tensor_size_directml(dt: DType, sizes: list[int], strides: list[int] |
             count *= s
         index_span = count
     else:
-        index_span = sum((s - 1) * st for s, st in zip(sizes, strides)) + 1
+        index_span = sum((s - 1) * st for s, st in zip(sizes, strides, strict=True)) + 1
     size = index_span * dt.itemsize
     return (size + 3) & ~3
 

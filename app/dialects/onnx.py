@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier, same_value
+from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
 from app.errors import ArtifactError, SpecError
