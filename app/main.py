@@ -9,6 +9,7 @@ from app import __version__
 from app.api import problems
 from app.api import execute_routes
 from app.api.routes import router
+from app.execute import Slots
 from app.settings import Settings
 
 
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(execute_routes.binary)
     problems.install(app)
     app.state.settings = settings
+    app.state.slots = Slots(settings.max_concurrent_executions)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, npy_limit=settings.max_npy_bytes)
     return app
 

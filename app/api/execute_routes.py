@@ -27,14 +27,11 @@ PROBLEMS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "content": {"application/problem+json": {}}} for status in (400, 413, 415, 422, 503)}
 router = APIRouter(route_class=StrictJSONRoute)
 binary = APIRouter()
-_slots: dict[int, Slots] = {}
 
 
-def slots(settings: Settings) -> Slots:
-    key = id(settings)
-    if key not in _slots:
-        _slots[key] = Slots(settings.max_concurrent_executions)
-    return _slots[key]
+def slots(request: Request) -> Slots:
+    """The app's execution slots (made once by create_app from CLIPBRIDGE_MAX_CONCURRENT_EXECUTIONS)."""
+    return request.app.state.slots
 
 
 def label(semantics: Any, default: str) -> str:
@@ -66,7 +63,7 @@ def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
     dt, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     backend = pick_backend(body.backend)
     reading = reading_for(sem.meaning, body.reading)
-    with slots(settings):
+    with slots(request):
         y = run(sem, x, backend, reading, inplace=True)
     return {"output": _out(y, dt), "semantics": label(body.semantics, src.dialect), "backend": backend,
             "reading": reading, "meaning": sem.meaning.describe()}
@@ -83,7 +80,7 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
     wanted = body.semantics or ["onnx", "openvino", "directml"]
     backend = pick_backend(body.backend)
     outputs, results = [], {}
-    with slots(settings):
+    with slots(request):
         for item in wanted:
             name = label(item, src.dialect)
             try:
@@ -143,7 +140,7 @@ async def execute_npy(request: Request, options: str = Query(
     reading = reading_for(sem.meaning, opts.reading)
 
     def work() -> np.ndarray:
-        with slots(settings):
+        with slots(request):
             return run(sem, x, backend, reading, inplace=True)
 
     y = await anyio.to_thread.run_sync(work)

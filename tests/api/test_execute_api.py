@@ -161,8 +161,7 @@ def test_limits_413_422_503():
     assert r.status_code == 413
     r = c.post("/v1/execute", json={"spec": F32_RELU6, "input": {"dtype": "int8", "shape": [1], "data": [0]}})
     assert r.status_code == 422 and "float32" in r.json()["detail"]
-    from app.api import execute_routes
-    slot = execute_routes.slots(c.app.state.settings)
+    slot = c.app.state.slots
     assert slot._sem.acquire(blocking=False)  # hold the only slot, as a running execution would
     try:
         r = c.post("/v1/execute", json={"spec": F32_RELU6, "input": {"dtype": "float32", "shape": [1],
