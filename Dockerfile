@@ -7,7 +7,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY schemas ./schemas
-RUN pip install -q --upgrade pip && pip install -q -e ".[engines]"
+RUN pip install -q --upgrade pip && pip install -q -e ".[engines,fast]"
 USER clipbridge
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \

@@ -51,6 +51,13 @@ class PayloadTooLarge(ClipBridgeError):
     title = "Payload too large"
 
 
+class UnsupportedMediaType(ClipBridgeError):
+    """A body sent with a content type the endpoint does not take."""
+
+    status = 415
+    title = "Unsupported media type"
+
+
 class BackendUnavailable(ClipBridgeError):
     """The chosen execution backend is not installed here or cannot run this semantics/dtype."""
 
@@ -63,4 +70,12 @@ class Busy(ClipBridgeError):
 
     status = 503
     title = "Busy"
+    retry_after = 1
+
+
+class TimedOut(ClipBridgeError):
+    """An execution ran past CLIPBRIDGE_MAX_EXECUTION_SECONDS (503; its slot stays taken until it ends)."""
+
+    status = 503
+    title = "Execution timed out"
     retry_after = 1

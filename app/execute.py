@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from app.dialects import onnx as onnx_dialect
 from app.dialects import openvino as ov_dialect
 from app.dialects.common import Mode
-from app.errors import BackendUnavailable, Busy, RejectedSpec
+from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut
 from app.kernels import clip_numpy, clip_xp
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
 from app.specs import AnyTarget, OnnxSpec, OpenVinoSpec
@@ -26,6 +29,7 @@ from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
 BACKENDS = ("numpy", "cupy", "onnxruntime", "openvino", "auto")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -61,10 +65,20 @@ def reading_for(m: Meaning, reading: str | None) -> str | None:
 
 
 class Slots:
-    """A cap on concurrent executions: past it, 503 with Retry-After instead of running out of memory."""
+    """A cap on concurrent executions: past it, 503 with Retry-After instead of running out of memory.
 
-    def __init__(self, size: int) -> None:
-        self._sem = threading.BoundedSemaphore(max(1, size))
+    `with slots:` holds a slot around work in the calling thread. `slots.run(fn)` also bounds the time: `fn`
+    runs on the slots' own thread, and the caller gets TimedOut (503) after `timeout` seconds. A thread cannot
+    be killed, so the slot is released only when `fn` really ends: a timed-out execution still counts against
+    the cap, and memory is never oversubscribed.
+    """
+
+    def __init__(self, size: int, timeout: float | None = None) -> None:
+        self.size = max(1, size)
+        self.timeout = timeout if timeout and timeout > 0 else None
+        self._sem = threading.BoundedSemaphore(self.size)
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
 
     def __enter__(self) -> "Slots":
         if not self._sem.acquire(blocking=False):
@@ -73,6 +87,36 @@ class Slots:
 
     def __exit__(self, *exc: object) -> None:
         self._sem.release()
+
+    def run(self, fn: Callable[[], T]) -> T:
+        """fn() in a slot, waited for at most `timeout` seconds (Busy when no slot is free, TimedOut past it)."""
+        if self.timeout is None:
+            with self:
+                return fn()
+        self.__enter__()
+        try:
+            future = self._executor().submit(self._guarded, fn)
+        except BaseException:
+            self._sem.release()
+            raise
+        try:
+            return future.result(timeout=self.timeout)
+        except FutureTimeout:
+            raise TimedOut(f"the execution ran past {self.timeout:g} s (CLIPBRIDGE_MAX_EXECUTION_SECONDS); "
+                           "it is abandoned, and its slot is freed when it ends") from None
+
+    def _guarded(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        finally:
+            self._sem.release()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        # One thread per slot: a task holds its slot for as long as it runs, so the pool never queues.
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.size, thread_name_prefix="clipbridge-exec")
+            return self._pool
 
 
 @lru_cache(maxsize=1)

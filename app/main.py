@@ -3,33 +3,50 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.api import problems
-from app.api import execute_routes
+from app.api import execute_routes, scan_routes
 from app.api.routes import router
+from app.api.security import ApiKeyGuard, cors_options, document_api_key
+from app.api.inspector import router as inspector_router
 from app.execute import Slots
+from app.observability import Metrics, Observe, metrics_endpoint
 from app.settings import Settings
 
 
-class _TooLarge(Exception):
-    pass
+def _too_large(limit: int) -> str:
+    return (f"The body exceeds {limit} bytes (CLIPBRIDGE_MAX_BODY_BYTES; CLIPBRIDGE_MAX_NPY_BYTES for .npy; "
+            "CLIPBRIDGE_MAX_MODEL_BYTES for /v1/models/)")
+
+
+class _TooLarge(HTTPException):
+    """Raised from receive() once a streamed body passes the limit. An HTTPException, so the body parsers let it
+    through (FastAPI turns any other error while reading a body into 400) and the app answers 413."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, _too_large(limit))
 
 
 class BodyLimit:
     """413 before a body over the limit is read: by Content-Length, or by counting a chunked stream."""
 
-    def __init__(self, app: ASGIApp, limit: int, npy_limit: int | None = None) -> None:
+    def __init__(self, app: ASGIApp, limit: int, npy_limit: int | None = None, model_limit: int | None = None) -> None:
         self.app = app
         self.default_limit = limit
         self.npy_limit = npy_limit or limit
+        self.model_limit = model_limit or limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.npy_limit if scope.get("path", "").endswith(".npy") else self.default_limit
+        path = scope.get("path", "")
+        limit = self.npy_limit if path.endswith(".npy") else \
+            self.model_limit if path.startswith("/v1/models/") else self.default_limit
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
@@ -47,7 +64,7 @@ class BodyLimit:
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > limit:
-                    raise _TooLarge()
+                    raise _TooLarge(limit)
             return msg
 
         try:
@@ -56,8 +73,7 @@ class BodyLimit:
             await self._reject(scope, receive, send, limit)
 
     async def _reject(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-        resp = problems.problem(413, "Payload too large", f"The body exceeds {limit} bytes "
-                                "(CLIPBRIDGE_MAX_BODY_BYTES; CLIPBRIDGE_MAX_NPY_BYTES for .npy)")
+        resp = problems.problem(413, "Payload too large", _too_large(limit))
         await resp(scope, receive, send)
 
 
@@ -69,10 +85,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(router)
     app.include_router(execute_routes.router)
     app.include_router(execute_routes.binary)
+    app.include_router(inspector_router)
+    app.include_router(scan_routes.router)
     problems.install(app)
     app.state.settings = settings
-    app.state.slots = Slots(settings.max_concurrent_executions)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, npy_limit=settings.max_npy_bytes)
+    app.state.slots = Slots(settings.max_concurrent_executions, settings.max_execution_seconds)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, npy_limit=settings.max_npy_bytes,
+                       model_limit=settings.max_model_bytes)
+    # Outermost last: Observe (request id, access log, metrics) > CORS > API key > BodyLimit > routes.
+    if settings.api_key:
+        app.add_middleware(ApiKeyGuard, key=settings.api_key)
+        document_api_key(app)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, **cors_options(settings.cors_origins))
+    app.state.metrics = Metrics()
+    app.add_api_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False, tags=["ops"])
+    app.add_middleware(Observe, metrics=app.state.metrics, log=settings.access_log)
     return app
 
 

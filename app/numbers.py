@@ -37,6 +37,8 @@ def parse_number(value: object, loc: str | None = None) -> Number:
             if "0x" in low:
                 return float.fromhex(text)
             result = float(text)
+        except OverflowError:  # a hex literal beyond double range: +-inf, as float("1e999") and C's strtod give
+            return -math.inf if text.startswith("-") else math.inf
         except ValueError:
             raise SpecError(f"Not a number: {value[:40]!r}. Use a JSON number or a string such as "
                             "'nan', '-inf', '9223372036854775807', '0x1.8p+1'", loc) from None

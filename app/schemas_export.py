@@ -8,7 +8,8 @@ from pathlib import Path
 from pydantic import BaseModel, TypeAdapter
 
 from app.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteOptions, ExecuteRequest,
-                            ExecuteResponse, Health, Problem, TranslateRequest, TranslateResponse)
+                            ExecuteResponse, Health, Problem, ScanResponse, TranslateRequest,
+                            TranslateResponse)
 from app.specs import Spec
 
 MODELS: dict[str, object] = {
@@ -22,6 +23,7 @@ MODELS: dict[str, object] = {
     "ExecuteResponse": ExecuteResponse,
     "CompareRequest": CompareRequest,
     "CompareResponse": CompareResponse,
+    "ScanResponse": ScanResponse,
     "Spec": Spec,
 }
 

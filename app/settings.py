@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.errors import ClipBridgeError
 
@@ -18,6 +18,31 @@ def _int(name: str, default: int) -> int:
         raise ClipBridgeError(f"{name} must be an integer, got {raw!r}") from None
 
 
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ClipBridgeError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ClipBridgeError(f"{name} must be 1/0 (true/false), got {raw!r}")
+
+
+def _list(name: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in os.environ.get(name, "").split(",") if item.strip())
+
+
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
@@ -28,6 +53,12 @@ class Settings:
     max_json_elements: int = 1_000_000  # elements of a JSON tensor (larger: use .npy)
     max_npy_elements: int = 1 << 28
     max_concurrent_executions: int = 2  # past this, 503 + Retry-After
+    max_execution_seconds: float = 30.0  # an execution past this answers 503 (its slot stays taken until it ends)
+    max_model_bytes: int = 512 * 1024 * 1024  # /v1/models/* bodies (413 before reading)
+    api_key: str | None = field(default=None, repr=False)  # when set, every /v1 endpoint requires it
+    cors_origins: tuple[str, ...] = ()  # CORS allow-list; empty: same origin only (no CORS headers)
+    access_log: bool = True  # one JSON line per request on the clipbridge.access logger
+    graceful_shutdown_seconds: int = 20  # on SIGTERM: stop accepting, let requests in flight finish this long
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -40,4 +71,10 @@ class Settings:
             max_json_elements=_int("CLIPBRIDGE_MAX_JSON_ELEMENTS", cls.max_json_elements),
             max_npy_elements=_int("CLIPBRIDGE_MAX_NPY_ELEMENTS", cls.max_npy_elements),
             max_concurrent_executions=_int("CLIPBRIDGE_MAX_CONCURRENT_EXECUTIONS", cls.max_concurrent_executions),
+            max_execution_seconds=_float("CLIPBRIDGE_MAX_EXECUTION_SECONDS", cls.max_execution_seconds),
+            max_model_bytes=_int("CLIPBRIDGE_MAX_MODEL_BYTES", cls.max_model_bytes),
+            api_key=os.environ.get("CLIPBRIDGE_API_KEY", "").strip() or None,
+            cors_origins=_list("CLIPBRIDGE_CORS_ORIGINS"),
+            access_log=_bool("CLIPBRIDGE_ACCESS_LOG", cls.access_log),
+            graceful_shutdown_seconds=_int("CLIPBRIDGE_GRACEFUL_SHUTDOWN_SECONDS", cls.graceful_shutdown_seconds),
         )

@@ -33,7 +33,20 @@ WireNumber = Annotated[
                                    "('9223372036854775807') or a float literal ('0x1.8p+1')."}),
 ]
 Dim = Union[Annotated[StrictInt, Field(ge=0, le=2**63 - 1)], None, Annotated[str, StringConstraints(max_length=64)]]
-Shape = Annotated[list[Dim], Field(max_length=64)]
+MAX_ELEMENTS = 2**63 - 1  # no framework indexes a tensor with more elements than int64 holds
+
+
+def _shape_fits(shape: list) -> list:
+    count = 1
+    for d in shape:
+        if isinstance(d, int):
+            count *= d
+    if count > MAX_ELEMENTS:
+        raise ValueError(f"the shape has {count} elements; at most 2^63-1 fit a tensor's int64 element count")
+    return shape
+
+
+Shape = Annotated[list[Dim], Field(max_length=64), AfterValidator(_shape_fits)]
 B64 = Annotated[str, StringConstraints(max_length=64 * 1024 * 1024)]
 XmlText = Annotated[str, StringConstraints(max_length=16 * 1024 * 1024)]
 

@@ -16,7 +16,7 @@ from app.api.models import (CompareRequest, CompareResponse, ExecuteOptions, Exe
                             Problem)
 from app.api.strict import StrictJSONRoute
 from app.dialects.common import Mode
-from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError
+from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
 from app.execute import Slots, compare_outputs, pick_backend, reading_for, run, semantics_for
 from app.numbers import wire_number
 from app.settings import Settings
@@ -63,8 +63,7 @@ def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
     dt, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     backend = pick_backend(body.backend)
     reading = reading_for(sem.meaning, body.reading)
-    with slots(request):
-        y = run(sem, x, backend, reading, inplace=True)
+    y = slots(request).run(lambda: run(sem, x, backend, reading, inplace=True))
     return {"output": _out(y, dt), "semantics": label(body.semantics, src.dialect), "backend": backend,
             "reading": reading, "meaning": sem.meaning.describe()}
 
@@ -79,8 +78,10 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
     _, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     wanted = body.semantics or ["onnx", "openvino", "directml"]
     backend = pick_backend(body.backend)
-    outputs, results = [], {}
-    with slots(request):
+    outputs: list[dict[str, Any]] = []
+    results: dict[str, np.ndarray] = {}
+
+    def work() -> None:
         for item in wanted:
             name = label(item, src.dialect)
             try:
@@ -96,6 +97,8 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
             results[name] = y
             outputs.append({"semantics": name, "backend": backend, "reading": reading,
                             "meaning": sem.meaning.describe(), "output": _out(y, dt), "error": None})
+
+    slots(request).run(work)
     pairs = compare_outputs(x, results)
     for p in pairs:
         for d in p["first"]:
@@ -123,7 +126,7 @@ async def execute_npy(request: Request, options: str = Query(
     settings: Settings = request.app.state.settings
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype not in ("application/x-npy", "application/octet-stream"):
-        raise ClipBridgeError(f"Send the tensor as application/x-npy (got {ctype or 'no content type'})")
+        raise UnsupportedMediaType(f"Send the tensor as application/x-npy (got {ctype or 'no content type'})")
     try:
         opts = ExecuteOptions.model_validate(json.loads(options, parse_constant=_no_constants))
     except ValidationError as exc:
@@ -139,11 +142,7 @@ async def execute_npy(request: Request, options: str = Query(
     backend = pick_backend(opts.backend)
     reading = reading_for(sem.meaning, opts.reading)
 
-    def work() -> np.ndarray:
-        with slots(request):
-            return run(sem, x, backend, reading, inplace=True)
-
-    y = await anyio.to_thread.run_sync(work)
+    y = await anyio.to_thread.run_sync(slots(request).run, lambda: run(sem, x, backend, reading, inplace=True))
     headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend}
     if reading:
         headers["X-Clipbridge-Reading"] = reading

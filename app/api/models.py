@@ -224,3 +224,69 @@ class ComparePair(_Strict):
 class CompareResponse(_Strict):
     outputs: list[CompareOutput]
     pairs: list[ComparePair]
+
+
+# --- model scan -------------------------------------------------------------------------------------------
+
+class ScanTargetOut(_Strict):
+    label: str = Field(description="The target as given: onnx, onnx:13, openvino:opset16, directml:5_0")
+    target: dict[str, Any]
+
+
+class ScanTranslationOut(_Strict):
+    label: str
+    target: dict[str, Any] | None
+    status: Literal["exact", "drift", "unsupported"]
+    findings: list[FindingOut]
+
+
+class ScaleBiasCandidateOut(_Strict):
+    scale: WireValue
+    bias: WireValue
+    nodes: list[str] = Field(description="The Mul/Add (Multiply/Add) nodes a DirectML ScaleBias could absorb")
+
+
+class ClipSiteOut(_Strict):
+    id: int
+    path: str = Field(description="graph, graph/<node>.<attribute> for subgraphs, function <name>, net, ...")
+    node: str
+    pattern: str = Field(description="Clip-6, Clip-13, Clamp-1, Min(Max(x, a), b), Minimum(Maximum(x, a), b), ...")
+    nodes: list[str]
+    input: str
+    output: str
+    dtype: str | None
+    shape: list[int | str | None] | None
+    spec: dict[str, Any] | None = Field(description="The clip as a compact spec; a Min/Max pair as the "
+                                                    "Clip-13 it equals")
+    meaning: MeaningOut | None
+    scale_bias: ScaleBiasCandidateOut | None
+    findings: list[FindingOut] = Field(description="Findings about the clip itself (dynamic bounds, ScaleBias)")
+    error: str | None = Field(description="Why the clip could not be resolved (then no translations)")
+    translations: list[ScanTranslationOut]
+
+
+class ScanCount(_Strict):
+    label: str
+    exact: int
+    drift: int
+    unsupported: int
+
+
+class WorstFinding(FindingOut):
+    clip: int
+    label: str
+
+
+class ScanSummary(_Strict):
+    clips: int
+    unresolved: int
+    targets: list[ScanCount]
+    worst: WorstFinding | None
+
+
+class ScanResponse(_Strict):
+    format: Literal["onnx", "openvino-ir"]
+    model: dict[str, Any]
+    targets: list[ScanTargetOut]
+    clips: list[ClipSiteOut]
+    summary: ScanSummary

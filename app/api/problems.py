@@ -76,7 +76,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        log.exception("unhandled error on %s %s (request %s)", request.method, request.url.path,
+                      request.scope.get("state", {}).get("request_id", "-"))
         return problem(500, "Internal error", "An unexpected error occurred; it has been logged.")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from app import __version__
 from app.api.strict import StrictJSONRoute
@@ -28,7 +28,9 @@ def dialects() -> dict:
 
 
 @router.post("/v1/translate", response_model=TranslateResponse, responses=PROBLEMS, tags=["translate"])
-def translate(body: TranslateRequest) -> Response:
+def translate(body: TranslateRequest, request: Request) -> Response:
     """Translate a clip spec into other dialects, with drift findings, witnesses and artifacts."""
     # Served pre-serialized from the memo; allow_nan=False there guards the wire against bare NaN tokens.
-    return Response(translate_text(body.source, body.targets, Mode(body.mode)), media_type="application/json")
+    text = translate_text(body.source, body.targets, Mode(body.mode))
+    request.app.state.metrics.count_findings(text)  # clipbridge_findings_total{code}
+    return Response(text, media_type="application/json")

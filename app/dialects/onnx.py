@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from pydantic import ValidationError
 
 from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
@@ -398,18 +399,25 @@ def _constant_value(model: onnx.ModelProto, name: str) -> np.ndarray | None:
     for init in g.initializer:
         if init.name == name:
             if init.data_location == TensorProto.EXTERNAL:
-                return None  # never follow external data
+                _refuse_external(init)
             return numpy_helper.to_array(init)
     for node in g.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and name in node.output:
             for a in node.attribute:
                 if a.name == "value":
                     if a.t.data_location == TensorProto.EXTERNAL:
-                        return None
+                        _refuse_external(a.t)
                     return numpy_helper.to_array(a.t)
                 if a.name in ("value_float", "value_int"):
                     return np.array(helper.get_attribute_value(a))
     return None
+
+
+def _refuse_external(t: onnx.TensorProto) -> None:
+    """A bound kept in an external file: never opened (its location is whatever the sender wrote, '../..' too)."""
+    where = next((e.value for e in t.external_data if e.key == "location"), "")
+    raise ArtifactError(f"the bound {t.name[:64]!r} keeps its data in an external file ({where[:80]!r}); external "
+                        "data is never read: embed the bound in the model", "model")
 
 
 def _elem_type_of(model: onnx.ModelProto, name: str) -> tuple[int | None, list | None]:
@@ -419,7 +427,9 @@ def _elem_type_of(model: onnx.ModelProto, name: str) -> tuple[int | None, list |
             tt = vi.type.tensor_type
             shape = None
             if tt.HasField("shape"):
-                shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
+                # a negative dim_value (some exporters write -1 for "unknown") is read as unknown, as IR -1 is
+                shape = [(d.dim_value if d.dim_value >= 0 else None) if d.HasField("dim_value") else
+                         (d.dim_param or None) for d in tt.shape.dim]
             return tt.elem_type, shape
     for init in g.initializer:
         if init.name == name:
@@ -474,6 +484,10 @@ def parse_model(b64: str, node: str | int | None) -> Parsed:
                     dynamic.append(side)
                 else:
                     bounds[side] = dt.to_python(value.reshape(()).astype(dt.np_dtype)[()])
-    spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=dt.onnx, shape=shape,
-                    min=bounds["min"], max=bounds["max"])
+    try:
+        spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=dt.onnx, shape=shape,
+                        min=bounds["min"], max=bounds["max"])
+    except ValidationError as exc:  # the model's own values break a rule of the compact form (a shape, say)
+        e = exc.errors()[0]
+        raise ArtifactError(f"the Clip cannot be read: {e['loc'][0]}: {e['msg']}", "model") from None
     return Parsed(spec, tuple(dynamic), clip.name or f"#{idx}")

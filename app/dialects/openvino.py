@@ -13,6 +13,7 @@ from xml.etree.ElementTree import Element
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
+from pydantic import ValidationError
 
 from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import BY_OPENVINO, FLOAT32, FLOAT64, DType
@@ -371,6 +372,11 @@ def parse_ir(xml: str, layer: str | int | None) -> Parsed:
         if not found:
             raise SpecError(f"no Clamp layer with id or name {key!r}", "layer")
         el = found[0]
+    return clamp_layer_openvino(el)
+
+
+def clamp_layer_openvino(el: Element) -> Parsed:
+    """One Clamp <layer> element in the compact form (min/max from <data>, type from input port 0)."""
     data = el.find("data")
     if data is None:
         raise ArtifactError("Clamp layer has no <data> element", "ir_xml")
@@ -390,6 +396,10 @@ def parse_ir(xml: str, layer: str | int | None) -> Parsed:
             raise ArtifactError(f"dim {str(d.text)[:20]!r} is not an integer", "ir_xml") from None
         dims.append(v if v >= 0 else None)
     opset = el.get("version") or "opset1"
-    spec = OpenVinoSpec(dialect="openvino", version=opset if opset.startswith("opset") else "opset1",
-                        element_type=FROM_PRECISION[prec], shape=dims, min=lo, max=hi)
+    try:
+        spec = OpenVinoSpec(dialect="openvino", version=opset if opset.startswith("opset") else "opset1",
+                            element_type=FROM_PRECISION[prec], shape=dims, min=lo, max=hi)
+    except ValidationError as exc:  # the IR's own values break a rule of the compact form (a shape, say)
+        e = exc.errors()[0]
+        raise ArtifactError(f"the Clamp layer cannot be read: {e['loc'][0]}: {e['msg']}", "ir_xml") from None
     return Parsed(spec, el.get("name") or el.get("id") or "")

@@ -131,7 +131,7 @@ def test_binary_and_json_transports_agree(client, dtype, spec, order):
     pytest.param(npy_bytes(np.zeros(3, np.float64)), "application/x-npy", 422, "does not match", id="dtype-mismatch"),
     pytest.param(npy_bytes(np.zeros(3, np.float32))[:-4], "application/x-npy", 422, "needs", id="truncated"),
     pytest.param(npy_bytes(np.zeros(3, ">f4")), "application/x-npy", 422, "little-endian", id="big-endian"),
-    pytest.param(npy_bytes(np.zeros(3, np.float32)), "application/json", 400, "x-npy", id="wrong-content-type"),
+    pytest.param(npy_bytes(np.zeros(3, np.float32)), "application/json", 415, "x-npy", id="wrong-content-type"),
 ])
 def test_bad_npy(client, body, ctype, status, fragment):
     r = post_npy(client, {"spec": F32_RELU6}, body, ctype)

@@ -1,0 +1,171 @@
+"""A dialect-neutral view of one graph scope, and the clip patterns found in it.
+
+ONNX graphs and OpenVINO IR bodies are both read into `Graph`: nodes with named input and output
+tensors (IR ports become "layer:port" names), a constant lookup that never guesses, and a dtype lookup.
+The patterns (Min/Max pairs, Mul/Add feeding a clip) are then written once.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from app.dtypes import DType
+from app.errors import ArtifactError
+
+
+@dataclass
+class Node:
+    op: str
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict = field(default_factory=dict)
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Const:
+    """A tensor's value when the model fixes it; otherwise why not (`why`).
+
+    `unread_scalar`: a scalar constant of the model whose value the scan did not read (an IR Const whose .bin
+    was not given, ONNX external data): still a clip's bound, so a Min/Max pair is reported, not missed."""
+
+    value: np.ndarray | None
+    why: str = ""
+    unread_scalar: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class Graph:
+    path: str
+    nodes: list[Node]
+    const: Callable[[str], Const]
+    dtype_of: Callable[[str], tuple[DType | None, list | None]]
+    producers: dict[str, Node] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for n in self.nodes:
+            for o in n.outputs:
+                if o:
+                    self.producers[o] = n
+
+
+def check_acyclic(g: Graph) -> None:
+    """Kahn's algorithm over the scope's own edges: a cycle is a malformed model, not a scan result."""
+    indeg = {id(n): 0 for n in g.nodes}
+    users: dict[int, list[Node]] = {id(n): [] for n in g.nodes}
+    for n in g.nodes:
+        for i in set(n.inputs):
+            p = g.producers.get(i)
+            if p is not None:
+                indeg[id(n)] += 1
+                users[id(p)].append(n)
+    ready = deque(n for n in g.nodes if indeg[id(n)] == 0)
+    done = 0
+    while ready:
+        n = ready.popleft()
+        done += 1
+        for u in users[id(n)]:
+            indeg[id(u)] -= 1
+            if indeg[id(u)] == 0:
+                ready.append(u)
+    if done != len(g.nodes):
+        stuck = [n.name or f"#{n.index}" for n in g.nodes if indeg[id(n)] > 0][:5]
+        raise ArtifactError(f"the graph {g.path!r} is cyclic (nodes in or after a cycle: {', '.join(stuck)})",
+                            "model")
+
+
+def scalar(c: Const) -> bool:
+    return c.value is not None and c.value.size == 1
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """A clip written as two element-wise ops with constant scalar bounds."""
+
+    outer: Node
+    inner: Node
+    x: str
+    lo: Const
+    hi: Const
+    max_wins: bool  # Min(Max(x, lo), hi): lo > hi gives hi; Max(Min(x, hi), lo): gives lo
+    pattern: str
+
+
+def _split(g: Graph, n: Node, unread_ok: bool = False) -> tuple[str, Const] | None:
+    """(the non-constant input, the constant scalar one) of a two-input node, when it has that form.
+    With `unread_ok`, a scalar constant whose value was not read counts as the constant one."""
+    if len(n.inputs) != 2:
+        return None
+    a, b = (g.const(i) for i in n.inputs)
+
+    def bound(c: Const) -> bool:
+        return scalar(c) or (unread_ok and c.unread_scalar)
+
+    def runtime(c: Const) -> bool:
+        return not c.known and not c.unread_scalar
+
+    if bound(b) and runtime(a):
+        return n.inputs[0], b
+    if bound(a) and runtime(b):
+        return n.inputs[1], a
+    return None
+
+
+def min_max_pairs(g: Graph, min_op: str, max_op: str) -> list[MinMax]:
+    """`Min(Max(x, a), b)` and `Max(Min(x, b), a)` where a and b are constant scalars."""
+    out = []
+    for n in g.nodes:
+        if n.op not in (min_op, max_op):
+            continue
+        outer = _split(g, n, unread_ok=True)
+        if outer is None:
+            continue
+        inner_node = g.producers.get(outer[0])
+        want = max_op if n.op == min_op else min_op
+        if inner_node is None or inner_node.op != want:
+            continue
+        inner = _split(g, inner_node, unread_ok=True)
+        if inner is None:
+            continue
+        if n.op == min_op:
+            out.append(MinMax(n, inner_node, inner[0], inner[1], outer[1], True,
+                              f"{min_op}({max_op}(x, a), b)"))
+        else:
+            out.append(MinMax(n, inner_node, inner[0], outer[1], inner[1], False,
+                              f"{max_op}({min_op}(x, b), a)"))
+    return out
+
+
+@dataclass(frozen=True)
+class ScaleBiasCandidate:
+    scale: np.ndarray | None
+    bias: np.ndarray | None
+    nodes: tuple[str, ...]
+    x: str
+
+
+def scale_bias_candidate(g: Graph, x: str, mul_op: str, add_op: str) -> ScaleBiasCandidate | None:
+    """`Add(Mul(x, s), b)`, `Mul(x, s)` or `Add(x, b)` with constant scalars feeding a clip's input."""
+    p = g.producers.get(x)
+    if p is None or p.op not in (mul_op, add_op):
+        return None
+    first = _split(g, p)
+    if first is None:
+        return None
+    if p.op == mul_op:
+        return ScaleBiasCandidate(first[1].value, None, (p.name,), first[0])
+    q = g.producers.get(first[0])
+    if q is not None and q.op == mul_op:
+        second = _split(g, q)
+        if second is not None:
+            return ScaleBiasCandidate(second[1].value, first[1].value, (q.name, p.name), second[0])
+    return ScaleBiasCandidate(None, first[1].value, (p.name,), first[0])

@@ -1,0 +1,179 @@
+"""Every clip in an OpenVINO IR: Clamp layers and Minimum/Maximum pairs, in the net and in nested bodies
+(TensorIterator, Loop, If). Const values come from the .bin when one is given, by offset and size."""
+
+from __future__ import annotations
+
+from xml.etree.ElementTree import Element
+
+import numpy as np
+
+from app.dialects import openvino as ov
+from app.dtypes import BY_OPENVINO, DType
+from app.errors import ArtifactError, ClipBridgeError
+from app.meaning import same_outputs
+from app.scan.graph import Const, Graph, Node, check_acyclic, min_max_pairs, scale_bias_candidate
+from app.scan.sites import NOTE_MINMAX_NAN_OPENVINO, Site, minmax_resolved, scale_bias_info
+from app.translate import Resolved
+
+
+def _dims(port: Element) -> list | None:
+    out: list = []
+    for d in port.findall("dim"):
+        try:
+            v = int((d.text or "").strip())
+        except ValueError:
+            return None
+        out.append(v if v >= 0 else None)
+    return out
+
+
+class IrScan:
+    def __init__(self, root: Element, weights) -> None:
+        self.root = root
+        self.weights = weights  # bytes-like or None
+        self.sites: list[Site] = []
+
+    def const_value(self, layer: Element) -> Const:
+        data = layer.find("data")
+        name = layer.get("name") or layer.get("id")
+        if data is None:
+            return Const(None, f"Const {name!r} has no <data>")
+        et = data.get("element_type", "")
+        dt = BY_OPENVINO.get(et)
+        if dt is None:
+            return Const(None, f"Const {name!r} has element type {et[:16]!r}, which the scan does not read")
+        shape_text = (data.get("shape") or "").strip()
+        try:
+            shape = [int(s) for s in shape_text.split(",")] if shape_text else []
+            offset, size = int(data.get("offset", "")), int(data.get("size", ""))
+        except ValueError:
+            raise ArtifactError(f"Const {name!r} has a malformed shape, offset or size", "model") from None
+        count = int(np.prod(shape, dtype=object)) if shape else 1
+        if count != 1:
+            return Const(np.zeros(0, dt.np_dtype), f"Const {name!r} has {count} elements, not one")
+        if self.weights is None:
+            return Const(None, f"Const {name!r} lives in the IR's .bin, which was not given", unread_scalar=True)
+        if offset < 0 or size != dt.itemsize or offset + size > len(self.weights):
+            raise ArtifactError(f"Const {name!r} points outside the .bin (offset {offset}, size {size}, "
+                                f".bin has {len(self.weights)} bytes)", "weights")
+        return Const(np.frombuffer(self.weights, dtype=dt.np_dtype, count=1, offset=offset).reshape(()).copy())
+
+    def run(self) -> list[Site]:
+        self._body(self.root, "net")
+        return self.sites
+
+    def _body(self, holder: Element, path: str) -> None:
+        layers_el = holder.find("layers")
+        if layers_el is None:
+            return
+        layers = {l.get("id", ""): l for l in layers_el.findall("layer")}
+        source: dict[tuple[str, str], str] = {}
+        edges = holder.find("edges")
+        for e in (edges.findall("edge") if edges is not None else []):
+            source[(e.get("to-layer", ""), e.get("to-port", ""))] = f"{e.get('from-layer')}:{e.get('from-port')}"
+        port_types: dict[str, tuple[str, list | None]] = {}
+        nodes: list[Node] = []
+        for i, (lid, l) in enumerate(layers.items()):
+            outs = []
+            for p in l.findall("output/port"):
+                name = f"{lid}:{p.get('id')}"
+                outs.append(name)
+                port_types[name] = ((p.get("precision") or "").upper(), _dims(p))
+            ins = [source.get((lid, p.get("id", "")), "") for p in l.findall("input/port")]
+            nodes.append(Node(l.get("type", ""), l.get("name") or lid, ins, outs, {"el": l}, i))
+        consts = {n.outputs[0]: n for n in nodes if n.op == "Const" and n.outputs}
+        converts = {n.outputs[0]: n for n in nodes if n.op == "Convert" and n.outputs and n.inputs}
+
+        def const(name: str, depth: int = 0) -> Const:
+            n = consts.get(name)
+            if n is not None:
+                return self.const_value(n.attrs["el"])
+            c = converts.get(name)
+            if c is not None and depth < 16:  # save_model's default compress_to_fp16: f16 Const -> Convert
+                return _converted(const(c.inputs[0], depth + 1), c)
+            return Const(None, f"{name} is computed at run time")
+
+        def dtype_of(name: str) -> tuple[DType | None, list | None]:
+            prec, dims = port_types.get(name, ("", None))
+            et = ov.FROM_PRECISION.get(prec)
+            return (BY_OPENVINO.get(et) if et else None), dims
+
+        g = Graph(path, nodes, const, dtype_of)
+        check_acyclic(g)
+        for n in nodes:
+            if n.op == "Clamp":
+                self.sites.append(self._clamp(g, n))
+        for mm in min_max_pairs(g, "Minimum", "Maximum"):
+            dt, shape = dtype_of(mm.x)
+            site = Site(path, mm.outer.name, mm.pattern, (mm.inner.name, mm.outer.name), mm.x,
+                        mm.outer.outputs[0] if mm.outer.outputs else "", dt, shape)
+            if dt is None:
+                site.error = f"the port feeding {mm.inner.name!r} has no known precision"
+            else:
+                try:
+                    site.resolved, site.findings = minmax_resolved(
+                        mm, dt, shape, (NOTE_MINMAX_NAN_OPENVINO,) if dt.is_float else ())
+                except ClipBridgeError as exc:
+                    site.error = exc.message
+            self._scale_bias(g, site)
+            self.sites.append(site)
+        for n in nodes:
+            for child in n.attrs["el"]:
+                if child.find("layers") is not None:
+                    self._body(child, f"{path}/{n.name}.{child.tag}")
+
+    def _clamp(self, g: Graph, n: Node) -> Site:
+        x = n.inputs[0] if n.inputs else ""
+        site = Site(g.path, n.name, ov.CLAMP_VERSION, (n.name,), x, n.outputs[0] if n.outputs else "")
+        try:
+            parsed = ov.clamp_layer_openvino(n.attrs["el"])
+            site.dtype = BY_OPENVINO[parsed.spec.element_type]
+            site.shape = parsed.spec.shape
+            site.resolved = Resolved("openvino", ov.resolve(parsed), ov.normalize(parsed), parsed.spec.shape)
+        except ClipBridgeError as exc:
+            site.error = exc.message
+        self._scale_bias(g, site)
+        return site
+
+    def _scale_bias(self, g: Graph, site: Site) -> None:
+        c = scale_bias_candidate(g, site.input, "Multiply", "Add")
+        if c is not None:
+            site.scale_bias, f = scale_bias_info(c, site.dtype, g)
+            if f is not None:
+                site.findings.append(f)
+
+
+def _converted(c: Const, n: Node) -> Const:
+    """A Convert of a constant, as a constant when the conversion keeps every value (f16 -> f32, i8 -> i32);
+    a lossy one (rounding, truncation, saturation) is a constant whose value the scan does not read."""
+    if c.value is None:
+        if c.unread_scalar:
+            return Const(None, f"{c.why} (through Convert {n.name!r})", unread_scalar=True)
+        return Const(None, f"{n.outputs[0]} is computed at run time")
+    data = n.attrs["el"].find("data")
+    dst = BY_OPENVINO.get(data.get("destination_type", "") if data is not None else "")
+    if dst is None:
+        return Const(None, f"Convert {n.name!r} has an element type the scan does not read")
+    with np.errstate(all="ignore"):
+        out = c.value.astype(dst.np_dtype)
+        back = out.astype(c.value.dtype)
+    if not bool(np.all(same_outputs(back, c.value))):
+        return Const(None, f"Convert {n.name!r} to {dst.name} changes the constant's value (the scan does not "
+                     "model Convert's rounding)", unread_scalar=c.value.size == 1)
+    return Const(out)
+
+
+def scan_ir(xml: bytes, weights) -> list[Site]:
+    """The clip sites of an IR (XML parsed by defusedxml; DTDs and entities refused)."""
+    try:
+        text = xml.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ArtifactError("the IR XML is not UTF-8", "model") from None
+    try:
+        root = ov.read_ir(text)
+    except ArtifactError as exc:
+        raise ArtifactError(exc.message, "model") from None
+    if root.get("version") not in ("10", "11"):
+        raise ArtifactError(f"IR version {str(root.get('version'))[:8]!r} is not supported; expected 11 (or 10)",
+                            "model")
+    return IrScan(root, weights).run()

@@ -1,0 +1,135 @@
+"""Scan a model: find its clips, translate each to every target as /v1/translate does, summarize."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.dialects.common import Mode
+from app.errors import ArtifactError, UnsupportedTarget
+from app.findings import Severity
+from app.meaning import State
+from app.scan.ir_scan import scan_ir
+from app.scan.onnx_scan import scan_onnx
+from app.scan.sites import Site
+from app.scan.wire import load_light
+from app.specs import AnyTarget, DirectMLTarget, OnnxTarget, OpenVinoTarget
+from app.translate import DIALECTS, Translation, translate_one
+
+DEFAULT_TARGETS = ("onnx", "openvino", "directml")
+STATUSES = ("exact", "drift", "unsupported")
+SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def target_from_text(text: str, loc: str = "target") -> AnyTarget:
+    """'onnx', 'onnx:11', 'openvino', 'openvino:opset13', 'directml', 'directml:5_0' -> a target."""
+    name, _, version = text.strip().partition(":")
+    name = name.strip().lower()
+    try:
+        if name == "onnx":
+            return OnnxTarget(dialect="onnx", opset=int(version) if version else None)
+        if name == "openvino":
+            return OpenVinoTarget(dialect="openvino", version=version or None)
+        if name == "directml":
+            return DirectMLTarget(dialect="directml", feature_level=version or None)
+    except ValueError as exc:
+        msg = str(exc).splitlines()[-1].strip() if "validation error" in str(exc) else str(exc)
+        raise UnsupportedTarget(f"target {text[:40]!r}: {msg[:200]}", loc) from None
+    raise UnsupportedTarget(f"target {text[:40]!r}: unknown dialect; expected {', '.join(DIALECTS)} with an "
+                            "optional :version (onnx:13, openvino:opset16, directml:5_0)", loc)
+
+
+@dataclass
+class ScanResult:
+    format: str
+    model: dict[str, Any]
+    targets: list[tuple[str, AnyTarget]]
+    sites: list[Site]
+    translations: list[list[tuple[str, Translation]]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        clips = []
+        counts = {label: dict.fromkeys(STATUSES, 0) for label, _ in self.targets}
+        worst: tuple[int, dict] | None = None
+        for i, (site, trs) in enumerate(zip(self.sites, self.translations)):
+            m = site.resolved.meaning if site.resolved else None
+            clips.append({
+                "id": i, "path": site.path, "node": site.node, "pattern": site.pattern,
+                "nodes": [n for n in site.nodes if n], "input": site.input, "output": site.output,
+                "dtype": site.dtype.name if site.dtype else None, "shape": site.shape,
+                "spec": site.resolved.normalized if site.resolved else None,
+                "meaning": m.to_json() if m else None, "scale_bias": _wire_sb(site.scale_bias),
+                "findings": [f.to_json() for f in site.findings], "error": site.error,
+                "translations": [{"label": label, "target": t.target, "status": t.status,
+                                  "findings": [f.to_json() for f in t.findings]} for label, t in trs]})
+            for label, t in trs:
+                counts[label][t.status] += 1
+                for f in t.findings:
+                    rank = SEVERITY_RANK[f.severity]
+                    if worst is None or rank > worst[0]:
+                        worst = (rank, {**f.to_json(), "clip": i, "label": label})
+        unresolved = sum(1 for s in self.sites if s.error)
+        return {"format": self.format, "model": self.model,
+                "targets": [{"label": label, "target": t.model_dump(mode="json", exclude_none=True)}
+                            for label, t in self.targets],
+                "clips": clips,
+                "summary": {"clips": len(self.sites), "unresolved": unresolved,
+                            "targets": [{"label": label, **counts[label]} for label, _ in self.targets],
+                            "worst": worst[1] if worst else None}}
+
+
+def _wire_sb(sb: dict | None) -> dict | None:
+    if sb is None:
+        return None
+    from app.numbers import wire_number
+    return {"scale": wire_number(sb["scale"]), "bias": wire_number(sb["bias"]), "nodes": sb["nodes"]}
+
+
+def sniff(data) -> str:
+    """'openvino-ir' for XML, else 'onnx' (protobuf has no magic number; a failed parse says so)."""
+    head = bytes(data[:64]).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return "openvino-ir" if head.startswith(b"<") else "onnx"
+
+
+def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode.PRESERVE) -> ScanResult:
+    """Every clip of an ONNX model or OpenVINO IR (bytes-like; an mmap keeps weights out of memory)."""
+    labels = list(targets) if targets else list(DEFAULT_TARGETS)
+    tlist = [(label.strip(), target_from_text(label, f"target[{i}]")) for i, label in enumerate(labels)]
+    fmt = sniff(data)
+    if fmt == "onnx":
+        if weights is not None:
+            raise ArtifactError("'weights' is for an OpenVINO IR's .bin; an ONNX model carries its own", "weights")
+        light = load_light(data)
+        sites = scan_onnx(light)
+        m = light.model
+        info: dict[str, Any] = {
+            "bytes": len(data), "ir_version": int(m.ir_version), "producer": m.producer_name or None,
+            "opsets": {(i.domain or "ai.onnx"): int(i.version) for i in m.opset_import},
+            "graph": m.graph.name, "nodes": len(m.graph.node), "functions": len(m.functions),
+            "tensors_not_read": len(light.stubbed), "external_tensors": sorted(light.external)[:100]}
+    else:
+        sites = scan_ir(bytes(data), weights)
+        info = {"bytes": len(data), "weights_bytes": len(weights) if weights is not None else None}
+    result = ScanResult(fmt, info, tlist, sites)
+    memo: dict[Any, Translation] = {}
+    for site in sites:
+        row: list[tuple[str, Translation]] = []
+        r = site.resolved
+        if r is not None and r.meaning.state is State.REJECTED:
+            site.error = f"{r.dialect} refuses to build this clip: {r.meaning.reason}"
+        elif r is not None and site.error is None:
+            for label, target in tlist:
+                key = (r.meaning, tuple(r.shape) if r.shape is not None else None, label, mode)
+                if key not in memo:
+                    memo[key] = translate_one(r, target, mode)
+                row.append((label, memo[key]))
+        result.translations.append(row)
+    return result
+
+
+def worst_status(result: ScanResult) -> str:
+    """'unsupported' when any clip cannot be translated (or read), else 'drift' if any drifts, else 'exact'."""
+    statuses = {t.status for row in result.translations for _, t in row}
+    if "unsupported" in statuses or any(s.error for s in result.sites):
+        return "unsupported"
+    return "drift" if "drift" in statuses else "exact"

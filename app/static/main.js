@@ -1,0 +1,268 @@
+// The inspector: wires the source editor, the live translation panels, the transfer plot, the model
+// drop zone and the permalink (the whole view lives in the URL fragment).
+
+import { ApiError, api } from './api.js';
+import { byId, copyText, fill, h } from './dom.js';
+import { SourceEditor } from './editor.js';
+import { EXAMPLES, TEMPLATES, copy } from './examples.js';
+import { parseJsonExact, samplesFor } from './numbers.js';
+import { clearPlot, renderPlot } from './plot.js';
+import { initScan } from './scan.js';
+import { TargetPanel, VERSION_KEY, refLabel, targetRef } from './targets.js';
+
+const DIALECTS = ['onnx', 'openvino', 'directml'];
+const state = { spec: null, mode: 'preserve', versions: {}, last: null, lastKey: '' };
+let caps;
+let editor;
+let panels = [];
+let seq = 0;
+let timer = null;
+
+const setStatus = (text) => { byId('status').textContent = text; };
+const refs = () => panels.map((p) => targetRef(p.dialect, state.versions[p.dialect]));
+const plotEls = () => [byId('plot'), byId('plot-legend'), byId('plot-notes')];
+
+/** Selector options per dialect from /v1/dialects: ONNX opsets, OpenVINO opsetN, DirectML feature levels. */
+function versionOptions(d) {
+  if (d.dialect === 'onnx') {
+    return d.versions.map((v) => {
+      const opset = Number((v.selects.match(/\d+/) || ['0'])[0]);
+      return { value: opset, label: `opset ${opset} (${v.version})` };
+    });
+  }
+  if (d.dialect === 'openvino') {
+    const m = d.versions.map((v) => v.selects.match(/opset(\d+)\.\.opset(\d+)/)).find(Boolean);
+    const [lo, hi] = m ? [Number(m[1]), Number(m[2])] : [1, 1];
+    const out = [];
+    for (let n = lo; n <= hi; n++) out.push({ value: `opset${n}`, label: `opset${n}` });
+    return out;
+  }
+  return d.versions.map((v) => ({ value: v.version, label: `FL ${v.version.replace('_', '.')}` }));
+}
+
+async function loadCaps() {
+  const res = await api('/v1/dialects');
+  const out = { editor: {}, targets: {}, defaults: {} };
+  for (const d of res.dialects) {
+    const options = versionOptions(d);
+    out.targets[d.dialect] = options;
+    out.defaults[d.dialect] = d.default_target[VERSION_KEY[d.dialect]];
+    out.editor[d.dialect] = {
+      dtypes: [...new Set(d.versions.flatMap((v) => v.dtypes))],
+      versions: options.map((o) => String(o.value)),
+    };
+  }
+  return out;
+}
+
+// --- permalink ---------------------------------------------------------------------------------------
+
+function writeHash() {
+  const params = new URLSearchParams({ spec: JSON.stringify(state.spec), mode: state.mode });
+  for (const d of DIALECTS) params.set(d, String(state.versions[d]));
+  const hash = `#${params}`;
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+function readHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (!params.has('spec')) return false;
+  let spec;
+  try {
+    spec = parseJsonExact(params.get('spec'));
+    if (!spec || typeof spec !== 'object' || Array.isArray(spec)) throw new Error('not a JSON object');
+  } catch (exc) {
+    setStatus(`The link's spec is not usable: ${exc.message}`);
+    return false;
+  }
+  for (const d of DIALECTS) if (params.get(d)) state.versions[d] = params.get(d);
+  setMode(params.get('mode') === 'literal' ? 'literal' : 'preserve');
+  setSpec(spec);
+  return true;
+}
+
+// --- state changes -----------------------------------------------------------------------------------
+
+function setMode(mode) {
+  state.mode = mode;
+  for (const radio of document.querySelectorAll('input[name="mode"]')) radio.checked = radio.value === mode;
+}
+
+function buildPanels() {
+  const wanted = DIALECTS.filter((d) => d !== state.spec.dialect);
+  if (panels.map((p) => p.dialect).join() !== wanted.join()) {
+    panels = wanted.map((d) => new TargetPanel(d, caps.targets[d], state.versions[d], onVersion));
+    byId('targets').replaceChildren(...panels.map((p) => p.el));
+  }
+  for (const p of panels) p.setVersion(state.versions[p.dialect]);
+}
+
+function setSpec(spec) {
+  state.spec = spec;
+  editor.set(spec);
+  buildPanels();
+  schedule(0);
+}
+
+function onEdit(spec) {
+  state.spec = spec;
+  if (DIALECTS.includes(spec.dialect)) buildPanels();
+  schedule(300);
+}
+
+function onVersion(dialect, version) {
+  state.versions[dialect] = version;
+  schedule(0);
+}
+
+/** A new source dialect: the current translation into it when there is one, else a starting spec. */
+function switchDialect(dialect) {
+  const fresh = state.last && state.lastKey === JSON.stringify(state.spec) &&
+    state.last.translations.find((t) => t.target && t.target.dialect === dialect);
+  setSpec(fresh ? copy(fresh.target) : copy(TEMPLATES[dialect]));
+}
+
+function schedule(delay) {
+  clearTimeout(timer);
+  writeHash();
+  timer = setTimeout(update, delay);
+}
+
+// --- translation and plot ----------------------------------------------------------------------------
+
+function showMeaning(m) {
+  const steps = [m.lower, m.upper].filter(Boolean).flatMap((b) => b.steps);
+  const extra = [m.reason, ...m.readings].filter(Boolean);
+  fill(byId('meaning'), h('strong', { text: m.version }), ` · ${m.summary}`,
+    steps.length ? h('span', { class: 'steps', text: ` (${steps.join('; ')})` }) : null,
+    extra.length ? h('span', { class: 'steps', text: ` ${extra.join('; ')}` }) : null);
+}
+
+function showFailure(exc) {
+  const errors = exc instanceof ApiError ? exc.errors : [];
+  const detail = exc instanceof ApiError ? `${exc.problem.title || 'Error'}: ${exc.message}` : String(exc);
+  const own = errors.filter((e) => !String(e.loc).startsWith('targets'));
+  editor.showErrors(own, detail);
+  panels.forEach((p, i) => {
+    const mine = errors.filter((e) => String(e.loc).startsWith(`targets[${i}]`));
+    p.error(mine.length ? mine.map((e) => `${e.loc}: ${e.msg}`).join('; ') : 'No translation: fix the source spec.');
+  });
+  byId('meaning').replaceChildren();
+  clearPlot(...plotEls(), 'No plot: the spec has errors.');
+  setStatus(`Error: ${detail}`);
+}
+
+async function update() {
+  const my = ++seq;
+  const spec = state.spec;
+  const targets = refs();
+  const mode = state.mode;
+  panels.forEach((p) => p.busy());
+  setStatus('Translating…');
+  let res;
+  try {
+    res = await api('/v1/translate', { json: { source: spec, targets, mode } });
+  } catch (exc) {
+    if (my === seq) showFailure(exc);
+    return;
+  }
+  if (my !== seq) return;
+  state.last = res;
+  state.lastKey = JSON.stringify(spec);
+  editor.showErrors([]);
+  showMeaning(res.meaning);
+  const ctx = { source: spec, mode, dtype: res.meaning.dtype };
+  res.translations.forEach((t, i) => panels[i].show(t, ctx, targets[i]));
+  const counts = res.translations.map((t, i) => `${refLabel(targets[i])} ${t.status}`).join(', ');
+  setStatus(`Translated (${mode}): ${counts}`);
+  await updatePlot(res, spec, targets, mode, my);
+}
+
+async function updatePlot(res, spec, targets, mode, my) {
+  const sample = samplesFor(res.meaning);
+  if (!sample.xs.length) {
+    clearPlot(...plotEls(), `No plot for dtype ${res.meaning.dtype}.`);
+    return;
+  }
+  try {
+    const cmp = await api('/v1/compare', { json: {
+      spec, mode, backend: 'numpy', semantics: [spec.dialect, ...targets],
+      input: { dtype: res.meaning.dtype, shape: [sample.xs.length], data: sample.xs },
+    } });
+    if (my === seq) renderPlot(...plotEls(), sample, cmp.outputs);
+  } catch (exc) {
+    if (my === seq) clearPlot(...plotEls(), `No plot: ${exc.message}`);
+  }
+}
+
+// --- hooks for the editor's view switches ------------------------------------------------------------
+
+async function toCompact(spec) {
+  try {
+    return (await api('/v1/translate', { json: { source: spec, targets: [spec.dialect] } })).source;
+  } catch {
+    return null;
+  }
+}
+
+async function toIr(spec) {
+  try {
+    const res = await api('/v1/translate', { json: { source: spec, targets: [targetRef('openvino', state.versions.openvino)] } });
+    return res.translations[0].artifacts.ir_xml;
+  } catch {
+    return null;
+  }
+}
+
+// --- start -------------------------------------------------------------------------------------------
+
+function exampleButtons() {
+  byId('example-buttons').replaceChildren(...EXAMPLES.map((ex) => h('button', {
+    type: 'button', class: 'example', 'data-example': ex.id,
+    onclick: () => {
+      setMode(ex.mode || 'preserve');
+      setSpec(copy(ex.spec));
+    },
+  }, ex.label)));
+}
+
+async function start() {
+  try {
+    caps = await loadCaps();
+  } catch (exc) {
+    setStatus(`The service did not answer /v1/dialects: ${exc.message}`);
+    return;
+  }
+  state.versions = { ...caps.defaults };
+  editor = new SourceEditor(caps.editor, onEdit, { toCompact, toIr });
+  exampleButtons();
+  byId('dialect').addEventListener('change', (event) => switchDialect(event.target.value));
+  for (const radio of document.querySelectorAll('input[name="mode"]')) {
+    radio.addEventListener('change', () => {
+      if (!radio.checked) return;
+      state.mode = radio.value;
+      schedule(0);
+    });
+  }
+  byId('copy-link').addEventListener('click', async () => {
+    const done = byId('copy-link-done');
+    done.textContent = (await copyText(location.href)) ? 'Link copied' : 'Copy failed: use the address bar';
+    setTimeout(() => { done.textContent = ''; }, 2000);
+  });
+  window.addEventListener('hashchange', () => readHash());
+  initScan({
+    targets: () => DIALECTS.map((d) => refLabel(targetRef(d, state.versions[d]))),
+    mode: () => state.mode,
+    onOpen: (spec) => {
+      setSpec(copy(spec));
+      byId('source').scrollIntoView();
+      byId('dialect').focus();
+    },
+  });
+  if (!readHash()) {
+    setMode(EXAMPLES[0].mode || 'preserve');
+    setSpec(copy(EXAMPLES[0].spec));
+  }
+}
+
+start();

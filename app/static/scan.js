@@ -1,0 +1,99 @@
+// The model drop zone: an .onnx model or an IR .xml (+ .bin) goes to /v1/models/inspect; every clip found
+// comes back as a row with its status per target, and a button that opens its spec in the editor.
+
+import { ApiError, api } from './api.js';
+import { byId, h } from './dom.js';
+
+function pickFiles(files) {
+  const list = [...files];
+  const model = list.find((f) => /\.(onnx|xml)$/i.test(f.name)) || list.find((f) => !/\.bin$/i.test(f.name));
+  const weights = list.find((f) => /\.bin$/i.test(f.name));
+  return { model, weights };
+}
+
+function statusCell(t) {
+  if (!t) return h('td', { text: '—' });
+  const worst = t.findings.find((f) => f.severity === 'error') || t.findings.find((f) => f.severity === 'warning');
+  return h('td', {}, h('span', { class: `badge badge-${t.status}`, text: t.status }),
+    worst ? h('small', { class: 'cell-note', text: ` ${worst.code}` }) : null);
+}
+
+function table(res, onOpen) {
+  const labels = res.targets.map((t) => t.label);
+  const head = h('tr', {}, ['#', 'Path', 'Node', 'Pattern', 'dtype', ...labels, 'Notes', ''].map(
+    (c) => h('th', { scope: 'col', text: c })));
+  const rows = res.clips.map((clip) => {
+    const byLabel = Object.fromEntries(clip.translations.map((t) => [t.label, t]));
+    const notes = [clip.error, ...clip.findings.map((f) => `${f.severity} ${f.code}: ${f.message}`)].filter(Boolean);
+    const open = clip.spec
+      ? h('button', { type: 'button', class: 'open-clip', 'aria-label': `Inspect clip ${clip.id} (${clip.node})`,
+        onclick: () => onOpen(clip.spec) }, 'Inspect')
+      : null;
+    return h('tr', { class: 'clip-row' },
+      h('td', { text: clip.id }), h('td', { text: clip.path }), h('td', {}, h('code', { text: clip.node })),
+      h('td', { text: clip.pattern }), h('td', { text: clip.dtype ?? '?' }),
+      labels.map((l) => statusCell(byLabel[l])),
+      h('td', { class: 'notes-cell', text: notes.join('; ') }), h('td', {}, open));
+  });
+  return h('table', { class: 'scan-table' },
+    h('caption', { text: `${res.format} model: ${res.summary.clips} clip${res.summary.clips === 1 ? '' : 's'}` }),
+    h('thead', {}, head), h('tbody', {}, rows));
+}
+
+function summary(res) {
+  const counts = res.summary.targets.map((t) => `${t.label}: ${t.exact} exact, ${t.drift} drift, ${t.unsupported} unsupported`);
+  const worst = res.summary.worst;
+  return h('div', { class: 'scan-summary' },
+    h('p', { text: counts.join(' · ') }),
+    worst ? h('p', {}, 'Worst: ', h('span', { class: `sev sev-${worst.severity}`, text: worst.severity }), ' ',
+      h('code', { text: worst.code }), ` (clip ${worst.clip}, ${worst.label}): ${worst.message}`) : null);
+}
+
+/** Wire the drop zone. targets(): labels such as 'directml:6_4'; mode(): 'preserve'|'literal'. */
+export function initScan({ targets, mode, onOpen }) {
+  const zone = byId('dropzone');
+  const input = byId('model-file');
+  const out = byId('scan-out');
+  const errors = byId('scan-errors');
+
+  async function upload(files) {
+    const { model, weights } = pickFiles(files);
+    errors.replaceChildren();
+    if (!model) {
+      errors.textContent = 'Choose an .onnx model or an IR .xml file.';
+      return;
+    }
+    const form = new FormData();
+    form.append('model', model, model.name);
+    if (weights && /\.xml$/i.test(model.name)) form.append('weights', weights, weights.name);
+    const query = new URLSearchParams(targets().map((t) => ['target', t]));
+    query.append('mode', mode());
+    out.replaceChildren(h('p', { text: `Scanning ${model.name}…` }));
+    try {
+      const res = await api('/v1/models/inspect', { body: form, query });
+      out.replaceChildren(h('p', { class: 'scan-file', text: model.name }), summary(res), table(res, onOpen));
+    } catch (exc) {
+      out.replaceChildren();
+      const items = exc instanceof ApiError
+        ? [`${exc.status} ${exc.problem.title || ''}: ${exc.message}`, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)]
+        : [String(exc)];
+      errors.replaceChildren(h('ul', {}, items.map((t) => h('li', { text: t }))));
+    }
+  }
+
+  input.addEventListener('change', async () => {
+    if (!input.files.length) return;
+    await upload(input.files);
+    input.value = ''; // the same file again is a new upload
+  });
+  zone.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    zone.classList.add('over');
+  });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', (event) => {
+    event.preventDefault();
+    zone.classList.remove('over');
+    if (event.dataTransfer && event.dataTransfer.files.length) upload(event.dataTransfer.files);
+  });
+}
