@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -108,6 +109,37 @@ def fused_kernel_numba() -> Any:
     return fused
 
 
+# numba's fallback threading layer (workqueue, used where neither OpenMP nor TBB is installed) aborts the process
+# on concurrent launches; each launch already uses every core, so launches are serialized.
+_NUMBA_LOCK = threading.Lock()
+
+NUMBA_PLAIN = frozenset(np.dtype(n) for n in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+                                               "uint16", "uint32", "uint64"))  # numba has no float16 arithmetic
+
+
+@lru_cache(maxsize=1)
+def clip_kernel_numba() -> Any:
+    """The plain clip compiled by numba: one parallel pass; None when numba is absent.
+
+    `if v < lo: v = lo; if v > hi: v = hi` is np.clip for lo <= hi: a NaN fails both compares and propagates.
+    """
+    try:
+        from numba import njit, prange  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+
+    @njit(parallel=True, fastmath=False, nogil=True, cache=False)
+    def clip(x, out, lo, hi):  # pragma: no cover - compiled
+        for i in prange(x.size):
+            v = x[i]
+            if v < lo:
+                v = lo
+            if v > hi:
+                v = hi
+            out[i] = v
+    return clip
+
+
 @lru_cache(maxsize=1)
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="clip")
@@ -169,7 +201,13 @@ def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading
     n = flat_x.size
     if scale is not None and dt.np_dtype == np.float32 and not p.all_nan and n >= CHUNK_FUSED \
             and fused_kernel_numba() is not None:
-        fused_kernel_numba()(flat_x, flat_o, scale, bias, lo, hi)  # lo <= hi here (crossed collapsed above)
+        with _NUMBA_LOCK:
+            fused_kernel_numba()(flat_x, flat_o, scale, bias, lo, hi)  # lo <= hi here (crossed collapsed above)
+        return out
+    if scale is None and dt.np_dtype in NUMBA_PLAIN and not p.all_nan and n >= CHUNK_FUSED \
+            and clip_kernel_numba() is not None:
+        with _NUMBA_LOCK:
+            clip_kernel_numba()(flat_x, flat_o, lo, hi)
         return out
     sub = CHUNK_FUSED if scale is not None else CHUNK
 

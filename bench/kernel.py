@@ -23,6 +23,17 @@ def best(fn, repeat: int) -> float:
     return out
 
 
+def interleaved(fns, repeat: int) -> list[float]:
+    """Best time of each function over `repeat` rounds, each round running every function once."""
+    out = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            out[i] = min(out[i], time.perf_counter() - t)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--elements", type=int, default=64 * 1024 * 1024)
@@ -46,7 +57,10 @@ def main() -> None:
                           [numpy_helper.from_array(np.array(0, np.float32), "lo"),
                            numpy_helper.from_array(np.array(6, np.float32), "hi")])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    # Without this, onnxruntime's pool spins on both cores after each run and slows whatever is timed next.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     io = sess.io_binding()
     io.bind_ortvalue_input("x", ort.OrtValue.ortvalue_from_numpy(x))
     ort_out = np.empty_like(x)
@@ -56,14 +70,16 @@ def main() -> None:
 
     plain = Meaning("onnx", "Clip-13", FLOAT32, Bound(0.0), Bound(6.0))
     fused = Meaning("directml", "CLIP", FLOAT32, Bound(0.0), Bound(6.0), scale_bias=ScaleBias(0.5, 1.0))
-    t_ort = best(lambda: sess.run_with_iobinding(io), args.repeat)
-    t_np = best(lambda: np.clip(x, np.float32(0), np.float32(6), out=out), args.repeat)
-    t_ours = best(lambda: clip_numpy(plain, x, out=out), args.repeat)
-    t_fused = best(lambda: clip_numpy(fused, x, out=out), args.repeat)
+    clip_numpy(fused, x, out=out)  # compile the numba kernel (when installed) outside the timings
+    # Interleaved: each repetition runs every contender once, so a change in machine load hits all of them.
+    t_ort, t_np, t_ours, t_fused = interleaved([
+        lambda: sess.run_with_iobinding(io),
+        lambda: np.clip(x, np.float32(0), np.float32(6), out=out),
+        lambda: clip_numpy(plain, x, out=out),
+        lambda: clip_numpy(fused, x, out=out)], args.repeat)
     # The other like-for-like pairing: each side allocates its output, as sess.run() and a plain call do.
-    t_ort_run = best(lambda: sess.run(None, {"x": x}), args.repeat)
-    t_ours_alloc = best(lambda: clip_numpy(plain, x), args.repeat)
-    t_fused_alloc = best(lambda: clip_numpy(fused, x), args.repeat)
+    t_ort_run, t_ours_alloc, t_fused_alloc = interleaved([
+        lambda: sess.run(None, {"x": x}), lambda: clip_numpy(plain, x), lambda: clip_numpy(fused, x)], args.repeat)
     assert np.array_equal(ort_out, clip_numpy(plain, x))
     from app.kernels import fused_kernel_numba
     from app.meaning import evaluate

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from app import kernels
-from app.dtypes import FLOAT16, FLOAT32, INT8
+from app.dtypes import FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT16
 from app.meaning import Bound, Meaning, NanBound, Order, ScaleBias, evaluate, same_outputs
 
 N = (1 << 18) + 7  # past CHUNK_FUSED, not a multiple of it: the numba path and the chunk tails both run
@@ -41,6 +41,12 @@ CASES = [
                  id="f16-scale-bias"),
     pytest.param(Meaning("directml", "CLIP", INT8, Bound(-3), Bound(100), scale_bias=ScaleBias(1.5, 0.25)),
                  id="i8-scale-bias"),
+    pytest.param(Meaning("onnx", "Clip-13", INT8, Bound(-3), Bound(100)), id="i8-plain"),
+    pytest.param(Meaning("onnx", "Clip-13", INT8, Bound(9), Bound(-9)), id="i8-crossed-max-wins"),
+    pytest.param(Meaning("onnx", "Clip-13", UINT16, Bound(7), Bound(60000)), id="u16-plain"),
+    pytest.param(Meaning("onnx", "Clip-13", INT64, Bound(-(2**62) - 1), Bound(2**53 + 1)), id="i64-beyond-2^53"),
+    pytest.param(Meaning("onnx", "Clip-13", FLOAT64, Bound(-1e300), Bound(5e-324)), id="f64-plain"),
+    pytest.param(Meaning("onnx", "Clip-13", FLOAT16, Bound(-2.0), Bound(65504.0)), id="f16-plain"),
 ]
 
 
@@ -49,6 +55,7 @@ CASES = [
 def test_clip_numpy_equals_evaluate(m: Meaning, numba: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if not numba:
         monkeypatch.setattr(kernels, "fused_kernel_numba", lambda: None)
+        monkeypatch.setattr(kernels, "clip_kernel_numba", lambda: None)
     x = _x(m.dtype)
     want = evaluate(m, x.copy())
     got = kernels.clip_numpy(m, x)
@@ -62,5 +69,18 @@ def test_clip_numpy_equals_evaluate(m: Meaning, numba: bool, monkeypatch: pytest
 
 
 def test_numba_kernel_is_installed_for_dev() -> None:
-    """The [dev] extra installs numba, so the suite above really runs the compiled kernel."""
+    """The [dev] extra installs numba, so the suite above really runs the compiled kernels."""
     assert kernels.fused_kernel_numba() is not None
+    assert kernels.clip_kernel_numba() is not None
+
+
+def test_concurrent_launches_are_safe() -> None:
+    """Execution slots run kernels from several threads at once; every result stays exact."""
+    from concurrent.futures import ThreadPoolExecutor
+    m = Meaning("directml", "CLIP", FLOAT32, Bound(0.0), Bound(6.0), scale_bias=ScaleBias(0.5, 1.0))
+    plain = Meaning("onnx", "Clip-13", FLOAT32, Bound(0.0), Bound(6.0))
+    x = _x(FLOAT32)
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda i: kernels.clip_numpy(m if i % 2 else plain, x), range(16)))
+    for i, y in enumerate(outs):
+        assert same_outputs(y, evaluate(m if i % 2 else plain, x.copy())).all()

@@ -111,6 +111,9 @@ def test_witness_runs_under_the_chosen_target_version(page, server):
     expect(badge(page, "openvino")).to_have_text("unsupported")
     page.get_by_label("DirectML feature level").select_option("2_1")
     expect(page).to_have_url(re.compile(r"directml=2_1"))
+    # The URL moves at once; the panel re-renders when the new translation lands: wait for it, so the click
+    # does not hit the FL 6.4 panel's button while it is being replaced.
+    expect(panel(page, "directml").locator(".target-spec pre")).to_contain_text('"feature_level": "2_1"')
     finding = panel(page, "directml").locator(".finding", has_text="min-greater-than-max")
     finding.get_by_role("button", name="Run witness").click()
     expect(finding.locator(".witness-result")).to_have_text("onnx: 2 · directml:2_1: 5 (outputs differ)")
