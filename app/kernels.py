@@ -86,42 +86,12 @@ def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
 
 
 @lru_cache(maxsize=1)
-def fused_kernel_numba() -> Any:
-    """The float32 scale-bias + clip loop compiled by numba (extra [fast]); None when numba is absent.
+def _numba_kernels() -> tuple[Any, Any] | None:
+    """(plain clip, float32 scale-bias + clip) compiled by numba (extra [fast]); None when numba is absent.
 
-    One pass over memory instead of three. Exactness: numba compiles without fastmath, so LLVM may not
-    contract x*s+b into an FMA (two roundings, as np.multiply then np.add); NaN survives both compares.
-    """
-    try:
-        from numba import njit, prange  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-
-    @njit(parallel=True, fastmath=False, nogil=True, cache=False)
-    def fused(x, out, s, b, lo, hi):  # pragma: no cover - compiled
-        for i in prange(x.size):
-            v = x[i] * s + b
-            if v < lo:
-                v = lo
-            if v > hi:
-                v = hi
-            out[i] = v
-    return fused
-
-
-# numba's fallback threading layer (workqueue, used where neither OpenMP nor TBB is installed) aborts the process
-# on concurrent launches; each launch already uses every core, so launches are serialized.
-_NUMBA_LOCK = threading.Lock()
-
-NUMBA_PLAIN = frozenset(np.dtype(n) for n in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-                                               "uint16", "uint32", "uint64"))  # numba has no float16 arithmetic
-
-
-@lru_cache(maxsize=1)
-def clip_kernel_numba() -> Any:
-    """The plain clip compiled by numba: one parallel pass; None when numba is absent.
-
-    `if v < lo: v = lo; if v > hi: v = hi` is np.clip for lo <= hi: a NaN fails both compares and propagates.
+    One parallel pass over memory each. `if v < lo: v = lo; if v > hi: v = hi` is np.clip for lo <= hi: a NaN
+    fails both compares and propagates. No fastmath, so LLVM may not contract x*s+b into an FMA (two
+    roundings, as np.multiply then np.add).
     """
     try:
         from numba import njit, prange  # type: ignore[import-not-found]
@@ -137,7 +107,37 @@ def clip_kernel_numba() -> Any:
             if v > hi:
                 v = hi
             out[i] = v
-    return clip
+
+    @njit(parallel=True, fastmath=False, nogil=True, cache=False)
+    def fused(x, out, s, b, lo, hi):  # pragma: no cover - compiled
+        for i in prange(x.size):
+            v = x[i] * s + b
+            if v < lo:
+                v = lo
+            if v > hi:
+                v = hi
+            out[i] = v
+    return clip, fused
+
+
+def clip_kernel_numba() -> Any:
+    """The compiled plain clip, or None without numba."""
+    k = _numba_kernels()
+    return k[0] if k else None
+
+
+def fused_kernel_numba() -> Any:
+    """The compiled float32 scale-bias + clip, or None without numba."""
+    k = _numba_kernels()
+    return k[1] if k else None
+
+
+# numba's fallback threading layer (workqueue, used where neither OpenMP nor TBB is installed) aborts the process
+# on concurrent launches; each launch already uses every core, so launches are serialized.
+_NUMBA_LOCK = threading.Lock()
+
+NUMBA_PLAIN = frozenset(np.dtype(n) for n in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+                                               "uint16", "uint32", "uint64"))  # numba has no float16 arithmetic
 
 
 @lru_cache(maxsize=1)

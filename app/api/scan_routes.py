@@ -12,20 +12,19 @@ import mmap
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import IO, Any, Literal
+from typing import IO, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app.api.models import Problem, ScanResponse
+from app.api.execute_routes import PROBLEMS, slots
+from app.api.models import ScanResponse
 from app.dialects.common import Mode
-from app.errors import ArtifactError, ClipBridgeError
+from app.errors import ArtifactError, UnsupportedMediaType
 from app.scan.report import scan
 from app.scan.rewrite import rewrite
 
-PROBLEMS: dict[int | str, dict[str, Any]] = {
-    status: {"model": Problem, "content": {"application/problem+json": {}}} for status in (400, 413, 415, 422, 503)}
 RAW_TYPES = ("application/octet-stream", "application/onnx", "application/x-protobuf", "application/xml",
              "text/xml")
 UPLOAD_BODY = {"requestBody": {"required": True, "content": {
@@ -74,7 +73,7 @@ async def upload(request: Request) -> AsyncIterator[tuple[mmap.mmap, mmap.mmap |
                 maps.append(_map(tmp, "model"))
                 yield maps[0], None, ""
         else:
-            raise UnsupportedMedia(f"send the model as multipart/form-data (fields 'model', 'weights') or as a raw "
+            raise UnsupportedMediaType(f"send the model as multipart/form-data (fields 'model', 'weights') or as a raw "
                                    f"application/octet-stream body (got {ctype or 'no content type'})")
     finally:
         for m in maps:
@@ -82,15 +81,6 @@ async def upload(request: Request) -> AsyncIterator[tuple[mmap.mmap, mmap.mmap |
                 m.close()
             except BufferError:  # a timed-out scan still reading it holds a view: the GC unmaps it later
                 pass
-
-
-class UnsupportedMedia(ClipBridgeError):
-    status = 415
-    title = "Unsupported media type"
-
-
-def _slots(request: Request):
-    return request.app.state.slots
 
 
 @router.post("/v1/models/inspect", response_model=ScanResponse, responses=PROBLEMS, tags=["models"],
@@ -103,7 +93,7 @@ async def inspect(request: Request, target: list[str] | None = TargetQuery,
             result = scan(model, weights, target, Mode(mode)).to_json()
             return json.dumps(result, allow_nan=False, separators=(",", ":"))
         # In an execution slot, bounded by CLIPBRIDGE_MAX_EXECUTION_SECONDS like /v1/execute.
-        text = await run_in_threadpool(_slots(request).run, work)
+        text = await run_in_threadpool(slots(request).run, work)
     return Response(text, media_type="application/json")
 
 
@@ -122,5 +112,5 @@ async def rewrite_model(request: Request, target: str = Query(description="the t
         def work() -> tuple[bytes, dict[str, str]]:
             out = rewrite(model, target, opset)
             return out.model_bytes, out.headers()
-        body, headers = await run_in_threadpool(_slots(request).run, work)
+        body, headers = await run_in_threadpool(slots(request).run, work)
     return Response(body, media_type="application/octet-stream", headers=headers)

@@ -11,8 +11,8 @@ from app.dialects import openvino as ov
 from app.dtypes import BY_OPENVINO, DType
 from app.errors import ArtifactError, ClipBridgeError
 from app.meaning import same_outputs
-from app.scan.graph import Const, Graph, Node, check_acyclic, min_max_pairs, scale_bias_candidate
-from app.scan.sites import NOTE_MINMAX_NAN_OPENVINO, Site, minmax_resolved, scale_bias_info
+from app.scan.graph import Const, Graph, Node, check_acyclic, min_max_pairs
+from app.scan.sites import NOTE_MINMAX_NAN_OPENVINO, Site, attach_scale_bias, minmax_resolved
 from app.translate import Resolved
 
 
@@ -115,7 +115,7 @@ class IrScan:
                         mm, dt, shape, (NOTE_MINMAX_NAN_OPENVINO,) if dt.is_float else ())
                 except ClipBridgeError as exc:
                     site.error = exc.message
-            self._scale_bias(g, site)
+            attach_scale_bias(g, site, "Multiply", "Add")
             self.sites.append(site)
         for n in nodes:
             for child in n.attrs["el"]:
@@ -132,15 +132,8 @@ class IrScan:
             site.resolved = Resolved("openvino", ov.resolve(parsed), ov.normalize(parsed), parsed.spec.shape)
         except ClipBridgeError as exc:
             site.error = exc.message
-        self._scale_bias(g, site)
+        attach_scale_bias(g, site, "Multiply", "Add")
         return site
-
-    def _scale_bias(self, g: Graph, site: Site) -> None:
-        c = scale_bias_candidate(g, site.input, "Multiply", "Add")
-        if c is not None:
-            site.scale_bias, f = scale_bias_info(c, site.dtype, g)
-            if f is not None:
-                site.findings.append(f)
 
 
 def _converted(c: Const, n: Node) -> Const:

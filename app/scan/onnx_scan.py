@@ -13,8 +13,9 @@ from app.dialects import onnx as onnx_dialect
 from app.dtypes import DType, from_onnx_elem_type
 from app.errors import ClipBridgeError
 from app.findings import Code, Finding, Severity
-from app.scan.graph import Const, Graph, Node, check_acyclic, min_max_pairs, scale_bias_candidate
-from app.scan.sites import Site, bound_value, dynamic_finding, minmax_resolved, onnx_spec, scale_bias_info
+from app.scan.graph import Const, Graph, Node, check_acyclic, min_max_pairs
+from app.scan.sites import (Site, attach_scale_bias, bound_value, dynamic_finding, minmax_resolved,
+                            onnx_spec)
 from app.scan.wire import Light
 from app.translate import Resolved
 
@@ -183,7 +184,7 @@ class OnnxScan:
                     site.resolved, site.findings = minmax_resolved(mm, dt, shape)
                 except ClipBridgeError as exc:
                     site.error = exc.message
-            self._scale_bias(g, site)
+            attach_scale_bias(g, site, "Mul", "Add")
             self.sites.append(site)
 
     def _input_type(self, g: Graph, s: Scope, x: str, function: onnx.FunctionProto | None,
@@ -260,15 +261,8 @@ class OnnxScan:
                                      site.shape)
         except ClipBridgeError as exc:
             site.error = exc.message
-        self._scale_bias(g, site)
+        attach_scale_bias(g, site, "Mul", "Add")
         return site
-
-    def _scale_bias(self, g: Graph, site: Site) -> None:
-        c = scale_bias_candidate(g, site.input, "Mul", "Add")
-        if c is not None:
-            site.scale_bias, f = scale_bias_info(c, site.dtype, g)
-            if f is not None:
-                site.findings.append(f)
 
 
 def _shape(tt: onnx.TypeProto.Tensor) -> list | None:

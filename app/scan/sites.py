@@ -14,7 +14,7 @@ from app.errors import ClipBridgeError
 from app.findings import Code, Finding, Severity
 from app.meaning import EngineNote, Order
 from app.numbers import format_number
-from app.scan.graph import Const, Graph, MinMax, ScaleBiasCandidate
+from app.scan.graph import Const, Graph, MinMax, ScaleBiasCandidate, scale_bias_candidate
 from app.specs import OnnxSpec
 from app.translate import Resolved
 
@@ -84,6 +84,15 @@ def minmax_resolved(mm: MinMax, dt: DType, shape: list | None,
 NOTE_MINMAX_NAN_OPENVINO = EngineNote("openvino CPU plugin", "A NaN input of a Minimum/Maximum pair becomes the "
                                       "lower bound a (the pair is fused into a clamp), where the formula "
                                       "propagates NaN")
+
+
+def attach_scale_bias(g: Graph, site: Site, mul_op: str, add_op: str) -> None:
+    """Record a Mul/Add (Multiply/Add) ScaleBias candidate feeding the site's input, with its finding."""
+    c = scale_bias_candidate(g, site.input, mul_op, add_op)
+    if c is not None:
+        site.scale_bias, f = scale_bias_info(c, site.dtype, g)
+        if f is not None:
+            site.findings.append(f)
 
 
 def scale_bias_info(c: ScaleBiasCandidate, dt: DType | None, g: Graph) -> tuple[dict, Finding | None]:

@@ -90,10 +90,10 @@ def _fields(buf, start: int, end: int):
 
 
 def _key(num: int, wt: int) -> bytes:
-    return _encode_varint(num << 3 | wt)
+    return encode_varint(num << 3 | wt)
 
 
-def _encode_varint(v: int) -> bytes:
+def encode_varint(v: int) -> bytes:
     out = bytearray()
     while True:
         b = v & 0x7F
@@ -105,8 +105,9 @@ def _encode_varint(v: int) -> bytes:
             return bytes(out)
 
 
-def _wrap(num: int, payload: bytes) -> bytes:
-    return _key(num, 2) + _encode_varint(len(payload)) + payload
+def length_delimited(num: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2) with its key."""
+    return _key(num, 2) + encode_varint(len(payload)) + payload
 
 
 class _Walk:
@@ -141,7 +142,7 @@ class _Walk:
         out = []
         for num, wt, a, b, f in _fields(self.buf, vs, ve):
             if num == SPARSE_VALUES and wt == 2:
-                out.append(_wrap(num, self.tensor(a, b)))
+                out.append(length_delimited(num, self.tensor(a, b)))
             elif num == 2:  # indices: not needed to find a clip
                 continue
             else:
@@ -154,11 +155,11 @@ class _Walk:
         out = []
         for num, wt, a, b, f in _fields(self.buf, vs, ve):
             if wt == 2 and num == GRAPH_INITIALIZER:
-                out.append(_wrap(num, self.tensor(a, b)))
+                out.append(length_delimited(num, self.tensor(a, b)))
             elif wt == 2 and num == GRAPH_SPARSE_INITIALIZER:
-                out.append(_wrap(num, self.sparse(a, b)))
+                out.append(length_delimited(num, self.sparse(a, b)))
             elif wt == 2 and num == GRAPH_NODE and b - a > STUB_OVER:
-                out.append(_wrap(num, self.node(a, b, depth)))
+                out.append(length_delimited(num, self.node(a, b, depth)))
             else:
                 out.append(self.raw(f, b))
         return b"".join(out)
@@ -167,7 +168,7 @@ class _Walk:
         out = []
         for num, wt, a, b, f in _fields(self.buf, vs, ve):
             if wt == 2 and num == NODE_ATTRIBUTE and b - a > STUB_OVER:
-                out.append(_wrap(num, self.attribute(a, b, depth)))
+                out.append(length_delimited(num, self.attribute(a, b, depth)))
             else:
                 out.append(self.raw(f, b))
         return b"".join(out)
@@ -176,11 +177,11 @@ class _Walk:
         out = []
         for num, wt, a, b, f in _fields(self.buf, vs, ve):
             if wt == 2 and num in (ATTR_T, ATTR_TENSORS):
-                out.append(_wrap(num, self.tensor(a, b)))
+                out.append(length_delimited(num, self.tensor(a, b)))
             elif wt == 2 and num in (ATTR_SPARSE_TENSOR, ATTR_SPARSE_TENSORS):
-                out.append(_wrap(num, self.sparse(a, b)))
+                out.append(length_delimited(num, self.sparse(a, b)))
             elif wt == 2 and num in (ATTR_G, ATTR_GRAPHS):
-                out.append(_wrap(num, self.graph(a, b, depth + 1)))
+                out.append(length_delimited(num, self.graph(a, b, depth + 1)))
             else:
                 out.append(self.raw(f, b))
         return b"".join(out)
@@ -189,7 +190,7 @@ class _Walk:
         out = []
         for num, wt, a, b, f in _fields(self.buf, vs, ve):
             if wt == 2 and num == FUNCTION_NODE and b - a > STUB_OVER:
-                out.append(_wrap(num, self.node(a, b, 1)))
+                out.append(length_delimited(num, self.node(a, b, 1)))
             else:
                 out.append(self.raw(f, b))
         return b"".join(out)
@@ -203,9 +204,9 @@ def load_light(buf) -> Light:
     out = []
     for num, wt, a, b, f in _fields(buf, 0, len(buf)):
         if wt == 2 and num == MODEL_GRAPH:
-            out.append(_wrap(num, walk.graph(a, b, 0)))
+            out.append(length_delimited(num, walk.graph(a, b, 0)))
         elif wt == 2 and num == MODEL_FUNCTIONS and b - a > STUB_OVER:
-            out.append(_wrap(num, walk.function(a, b)))
+            out.append(length_delimited(num, walk.function(a, b)))
         else:
             out.append(walk.raw(f, b))
     model = onnx.ModelProto()

@@ -9,6 +9,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from app.scan.wire import encode_varint, length_delimited
+
 F32, F16, BF16 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16
 I8, U8, I32, I64 = TensorProto.INT8, TensorProto.UINT8, TensorProto.INT32, TensorProto.INT64
 IR_FOR_ORT = 8  # onnxruntime 1.31 reads IR <= 13; 8 carries every opset used here
@@ -87,21 +89,9 @@ def relu6_f32() -> onnx.ModelProto:
 
 # --- the wire format, for bytes protobuf would not build -----------------------------------------------------
 
-def varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def field(num: int, payload: bytes) -> bytes:
-    """A length-delimited field."""
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
+# The app's encoder writes the framing; what these bytes test is the decoder's handling of them.
+varint = encode_varint
+field = length_delimited
 
 
 def nested_if_model(levels: int, pad: int = 0) -> bytes:
