@@ -21,7 +21,7 @@ import numpy as np
 from app.dialects import onnx as onnx_dialect
 from app.dialects import openvino as ov_dialect
 from app.dialects.common import Mode
-from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut
+from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
 from app.specs import AnyTarget, OnnxSpec, OpenVinoSpec
@@ -45,10 +45,12 @@ def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) 
     """The meaning whose rules apply: the source's own, or its translation into another dialect."""
     if semantics is None or (isinstance(semantics, str) and semantics == src.dialect):
         return Semantics(src.dialect, src.meaning, src.normalized)
-    target = target_from(semantics)
+    with located("semantics"):
+        target = target_from(semantics)
     if src.meaning.state is State.REJECTED:
         raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "spec")
-    tr = translate_one(src, target, mode)
+    with located("semantics"):
+        tr = translate_one(src, target, mode)
     if tr.meaning is None or tr.status == "unsupported":
         reason = "; ".join(f.message for f in tr.findings if f.severity.value == "error") or "unsupported"
         raise RejectedSpec(f"{target.dialect} cannot compute this clip: {reason}", "semantics")
