@@ -29,6 +29,8 @@ from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
 BACKENDS = ("numpy", "cupy", "onnxruntime", "openvino", "auto")
+# The install commands the README gives (from a checkout); tests/test_readme.py holds the two to the same words.
+INSTALL_HINT = {"gpu": 'pip install -e ".[gpu]"', "engines": 'pip install -e ".[engines]"'}
 T = TypeVar("T")
 
 
@@ -144,8 +146,8 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
         return clip_numpy(m, x, out=x if inplace and x.flags.writeable else None, reading=reading)
     if backend == "cupy":
         if not cupy_available():
-            raise BackendUnavailable("backend 'cupy' needs CuPy and a CUDA device (pip install "
-                                     "'clipbridge[gpu]'); none is available here", "backend")
+            raise BackendUnavailable(f"backend 'cupy' needs CuPy and a CUDA device ({INSTALL_HINT['gpu']}); "
+                                     "none is available here", "backend")
         import cupy
         if m.dtype.name == "bfloat16":
             raise BackendUnavailable("CuPy has no bfloat16 arrays", "backend")
@@ -175,7 +177,7 @@ def _run_onnxruntime(sem: Semantics, x: np.ndarray) -> np.ndarray:
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
-        raise BackendUnavailable("backend 'onnxruntime' needs pip install 'clipbridge[engines]'", "backend") from None
+        raise BackendUnavailable(f"backend 'onnxruntime' needs {INSTALL_HINT['engines']}", "backend") from None
     spec = _engine_spec(sem, x, "onnx")
     assert isinstance(spec, OnnxSpec)
     raw = onnx_dialect.build_model(spec, sem.meaning.scale_bias).SerializeToString()
@@ -199,7 +201,7 @@ def _run_openvino(sem: Semantics, x: np.ndarray) -> np.ndarray:
     try:
         import openvino  # noqa: F401
     except ImportError:
-        raise BackendUnavailable("backend 'openvino' needs pip install 'clipbridge[engines]'", "backend") from None
+        raise BackendUnavailable(f"backend 'openvino' needs {INSTALL_HINT['engines']}", "backend") from None
     spec = _engine_spec(sem, x, "openvino")
     assert isinstance(spec, OpenVinoSpec)
     if sem.meaning.dtype.name == "bfloat16":
