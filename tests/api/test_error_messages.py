@@ -93,3 +93,22 @@ def test_capability_rules_use_the_specs_words_not_function_names(client):
     body = client.get("/v1/dialects").json()
     rules = [r for d in body["dialects"] for v in d["versions"] for r in v["rules"]]
     assert rules and not [r for r in rules if r.split(":")[0].isidentifier() and "_" in r.split(":")[0]], rules
+
+
+@pytest.mark.parametrize("query,loc,has", [
+    pytest.param("target=directml:9_9", "target[0]", ["Got: '9_9'", "6_4"], id="fl"),
+    pytest.param("target=onnx&target=openvin", "target[1]", ["Did you mean 'openvino'?"], id="dialect-typo"),
+    pytest.param("target=onnx:0", "target[0]", ["Got: 0"], id="opset-zero"),
+    pytest.param("target=openvino:opset99", "target[0]", ["Got: 'opset99'"], id="ov-version"),
+    pytest.param("mode=literl", "query.mode", ["Did you mean 'literal'?"], id="mode-typo"),
+])
+def test_scan_query_errors_name_the_parameter(client, query, loc, has):
+    from pathlib import Path
+    data = (Path(__file__).resolve().parents[2] / "docs" / "example.onnx").read_bytes()
+    r = client.post(f"/v1/models/inspect?{query}", content=data, headers={"content-type": "application/octet-stream"})
+    assert r.status_code == 422, r.text
+    errors = r.json()["errors"]
+    assert [e["loc"] for e in errors] == [loc]
+    for frag in has:
+        assert frag in errors[0]["msg"], errors
+    assert "pydantic" not in r.text
