@@ -247,7 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # inside the try: a reader that left shows up here, not at interpreter exit
+        return code
     except BrokenPipeError:
         # The reader left (`clipbridge scan ... | head`): not an error of ours. Point stdout at /dev/null so the
         # interpreter's final flush does not fail again, and exit as a shell does on SIGPIPE.

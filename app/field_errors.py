@@ -68,8 +68,7 @@ def _tag_of(member: Any, disc: str) -> list[str]:
 def _member_matches(member: Any, name: str) -> bool:
     m, disc = _unwrap(member)
     if name.startswith("tagged-union["):
-        return disc is not None or (_is_union(m) and name[13:].startswith(
-            getattr(_unwrap(_members(m)[0])[0], "__name__", "?")))
+        return disc is not None
     if name.startswith("literal["):
         return typing.get_origin(m) is Literal
     if isinstance(m, type) and issubclass(m, BaseModel):

@@ -4,7 +4,8 @@ Every fenced block that holds shell commands is run (in a scratch folder with `d
 server on a free port in place of localhost:8000, this checkout's `clipbridge` first on PATH). A command
 shown after `$ ` must print what the README shows below it: whitespace aside, and `...` in the README
 standing for any text (an abridged part). A command shown without a prompt shows no output: it must exit
-0 or 1 (1 is drift) without an error. stderr is shown interleaved with stdout, as in a terminal. Only the commands in SKIPPED are not run, each for its reason.
+0 or 1 (1 is drift) without an error. stderr is shown interleaved with stdout, as in a terminal. Only the
+commands in SKIPPED are not run, each for its reason.
 """
 
 from __future__ import annotations
