@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -153,6 +154,8 @@ def test_matches_reads_dots_as_an_abridged_part():
 
 
 def test_readme_commands_run_and_print_what_the_readme_shows(live_server, tmp_path):
+    assert shutil.which("curl") and shutil.which("bash"), "the README's examples need bash and curl (.ci/run " \
+                                                          "installs curl)"
     (tmp_path / "docs").symlink_to(ROOT / "docs")
     cmds = [c for c in commands(README.read_text()) if not any(p in c.text for p in SKIPPED)]
     script = []
