@@ -112,3 +112,22 @@ def test_scan_query_errors_name_the_parameter(client, query, loc, has):
     for frag in has:
         assert frag in errors[0]["msg"], errors
     assert "pydantic" not in r.text
+
+
+@pytest.mark.parametrize("options,loc", [
+    pytest.param({"spec": {**GOOD, "elem_type": "FLAOT"}}, "request.spec.elem_type", id="spec-rule"),
+    pytest.param({"spec": GOOD, "semantics": {"dialect": "directml", "feature_level": "9_9"}},
+                 "request.semantics.feature_level", id="semantics-version"),
+])
+def test_execute_npy_domain_errors_name_the_query_field(client, options, loc):
+    import io
+    import json
+    import urllib.parse
+
+    import numpy as np
+    buf = io.BytesIO()
+    np.save(buf, np.zeros(2, np.float32))
+    r = client.post(f"/v1/execute.npy?request={urllib.parse.quote(json.dumps(options))}", content=buf.getvalue(),
+                    headers={"content-type": "application/x-npy"})
+    assert r.status_code == 422, r.text
+    assert [e["loc"] for e in r.json()["errors"]] == [loc]
