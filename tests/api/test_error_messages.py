@@ -37,6 +37,13 @@ CASES = [
      "source.max", ["Clamp-1 requires max"], []),
     ("elem-type-near-miss", "/v1/translate", {"source": {**GOOD, "elem_type": "FLAOT"}},
      "source.elem_type", ["Got: 'FLAOT'", "Did you mean 'FLOAT'?"], []),
+    ("shape-dim-negative", "/v1/translate", {"source": {**GOOD, "shape": [1, -1]}},
+     "source.shape[1]", ["Got: -1"], ["constrained", "str"]),
+    ("shape-dim-object", "/v1/translate", {"source": {**GOOD, "shape": [1, {}]}},
+     "source.shape[1]", ["Expected an integer or a string. Got: an object"], []),
+    ("dml-missing-max", "/v1/translate", {"source": {"dialect": "directml", "desc": {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [1]}, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1]},
+        "Min": 0}}}, "source.desc.Max", ["Field required"], []),
     ("mode-typo", "/v1/translate", {"source": GOOD, "mode": "literl"},
      "mode", ["Got: 'literl'", "preserve, literal", "Did you mean 'literal'?"], []),
     ("execute-semantics-fl", "/v1/execute",
