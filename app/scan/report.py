@@ -110,7 +110,7 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
     if fmt == "onnx":
         if weights is not None:
             raise ArtifactError("'weights' is for an OpenVINO IR's .bin; an ONNX model carries its own", "weights")
-        light = load_light(data)
+        light = _load_onnx(data)
         sites = scan_onnx(light)
         m = light.model
         info: dict[str, Any] = {
@@ -136,6 +136,20 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
                 row.append((label, memo[key]))
         result.translations.append(row)
     return result
+
+
+def _load_onnx(data: Any) -> Any:
+    """load_light, with what to send instead when the upload is no model at all (a JSON spec, an image, text)."""
+    if bytes(data[:64]).lstrip()[:1] in (b"{", b"["):  # never the first byte of a ModelProto (wire type 3)
+        raise ArtifactError("the model is JSON (a clip spec?), not an ONNX model or an OpenVINO IR: send a spec to "
+                            "/v1/translate (clipbridge translate)", "model")
+    try:
+        return load_light(data)
+    except ArtifactError as exc:
+        if exc.message.startswith("the model is not"):  # the framing is wrong from the start: not a model file
+            raise ArtifactError(f"{exc.message}: send an ONNX model (.onnx) or an OpenVINO IR (.xml, with its "
+                                ".bin as 'weights')", exc.loc) from None
+        raise
 
 
 def worst_status(result: ScanResult) -> str:

@@ -138,3 +138,17 @@ def test_execute_npy_domain_errors_name_the_query_field(client, options, loc):
                     headers={"content-type": "application/x-npy"})
     assert r.status_code == 422, r.text
     assert [e["loc"] for e in r.json()["errors"]] == [loc]
+
+
+@pytest.mark.parametrize("name,data,has", [
+    pytest.param("spec.json", b'{"dialect": "onnx"}', ["is JSON", "/v1/translate"], id="json-spec"),
+    pytest.param("README.md", b"# clipbridge\n\nTranslates the Clip operator", ["send an ONNX model (.onnx)"],
+                 id="text"),
+])
+def test_a_file_that_is_no_model_says_what_to_send(client, name, data, has):
+    r = client.post("/v1/models/inspect", files={"model": (name, data)})
+    assert r.status_code == 400, r.text
+    errors = r.json()["errors"]
+    assert [e["loc"] for e in errors] == ["model"]
+    for frag in has:
+        assert frag in errors[0]["msg"], errors
