@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import BY_OPENVINO, FLOAT32, FLOAT64, DType
 from app.errors import ArtifactError, SpecError
+from app.suggest import one_of, shown
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app.numbers import Number, format_number, to_double
@@ -73,7 +74,10 @@ def version_openvino(version: str, loc: str = "version") -> str:
     """Every opsetN (1..LATEST_OPSET) maps Clamp to Clamp-1, the only Clamp version."""
     v = version.strip().lower()
     if not v.startswith("opset") or not v[5:].isdigit() or not 1 <= int(v[5:]) <= LATEST_OPSET:
-        raise SpecError(f"Unknown OpenVINO version {version!r}: expected opset1 .. opset{LATEST_OPSET}", loc)
+        digits = "".join(c for c in v if c.isdigit())[:4]
+        hint = f". Did you mean 'opset{int(digits)}'?" if digits and 1 <= int(digits) <= LATEST_OPSET else ""
+        raise SpecError(f"Unknown OpenVINO version. Got: {shown(version)}. Expected opset1 .. opset{LATEST_OPSET}"
+                        + hint, loc)
     return v
 
 
@@ -81,7 +85,7 @@ def element_type_openvino(name: str, loc: str = "element_type") -> DType:
     """Element type names (f32, f16, bf16, f64, i8..i64, u8..u64); Clamp's T is 'any numeric type'."""
     key = name.strip().lower()
     if key not in BY_OPENVINO:
-        raise SpecError(f"Unknown element_type {name!r}. Known: {', '.join(BY_OPENVINO)}", loc)
+        raise SpecError(one_of("Unknown element_type", name, BY_OPENVINO), loc)
     return BY_OPENVINO[key]
 
 
