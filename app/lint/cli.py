@@ -125,8 +125,72 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spec_and_semantics(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list[str] | None]:
+    from pydantic import TypeAdapter
+
+    from app.specs import Spec
+    data = read_json_file(args.spec)
+    if isinstance(data, dict) and "source" in data:
+        data = data["source"]
+    if isinstance(data, dict) and "spec" in data:
+        data = data["spec"]
+    return TypeAdapter(Spec).validate_python(data), data, args.semantics
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from app.dialects.common import Mode
+    from app.lint.bundle import _npy, safe
+    from app.lint.probe import probe
+    spec, _, sems = _spec_and_semantics(args)
+    p = probe(spec, sems, Mode(args.mode))  # type: ignore[arg-type]
+    body = p.to_json()
+    if args.npy:
+        out = Path(args.npy)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "inputs.npy").write_bytes(_npy(p.inputs))
+        for s in p.semantics:
+            if s.outputs is not None:
+                (out / f"expected_{safe(s.label)}.npy").write_bytes(_npy(np.asarray(s.outputs)))
+        (out / "probes.json").write_text(json.dumps(body, indent=2, allow_nan=False) + "\n")
+        print(f"wrote {len(p.inputs)} probes to {out}/inputs.npy and expected_<semantics>.npy", file=sys.stderr)
+    else:
+        json.dump(body, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    return 1 if p.differing() else 0
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from app.dialects.common import Mode
+    from app.lint.bundle import build
+    spec, source, sems = _spec_and_semantics(args)
+    data = build(spec, source, sems, Mode(args.mode))  # type: ignore[arg-type]
+    Path(args.output).write_bytes(data)
+    print(f"wrote {args.output} ({len(data)} bytes); unzip it and run: python run_bundle.py", file=sys.stderr)
+    return 0
+
+
+def _probe_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("spec", nargs="?", default="-", help="a spec as JSON (file or - for stdin)")
+    p.add_argument("--semantics", action="append", metavar="DIALECT", help="onnx[:OPSET], openvino[:opsetN], "
+                   "directml[:FL]; repeatable; default onnx, openvino, directml")
+    p.add_argument("--mode", choices=["literal", "preserve"], default="literal",
+                   help="how the spec becomes another dialect's op (default literal: the same numbers)")
+
+
 def add_subcommands(sub: Any) -> None:
     """explain, probe, bundle."""
+    pr = sub.add_parser("probe", help="the inputs that matter for a spec and each dialect's expected output; "
+                                      "exit 1 when the dialects disagree on one")
+    _probe_args(pr)
+    pr.add_argument("--npy", metavar="DIR", help="write inputs.npy and expected_<semantics>.npy to DIR")
+    pr.set_defaults(func=cmd_probe)
+    b = sub.add_parser("bundle", help="a repro zip: spec, ONNX model, OpenVINO IR, DxDispatch model, probes, "
+                                      "expected outputs, run_bundle.py")
+    _probe_args(b)
+    b.add_argument("--output", "-o", default="clipbridge-bundle.zip")
+    b.set_defaults(func=cmd_bundle)
     e = sub.add_parser("explain", help="what a finding code means, each dialect's rule and source, a witness")
     e.add_argument("code", nargs="?", help=f"a finding code, or 'all' (default); one of {', '.join(RULE_IDS)}")
     e.add_argument("--format", choices=["text", "json"], default="text")
