@@ -74,9 +74,9 @@ def finish(report: LintReport, body: dict[str, Any], args: argparse.Namespace, s
         n = baseline_file.write(report, Path(args.write_baseline))
         print(f"wrote {n} finding(s) to {args.write_baseline}", file=sys.stderr)
         return 0
+    if report.kind == "scan" and args.format in ("json", "table"):
+        body = filter_scan(body, check_codes(args.select, "--select"), check_codes(args.ignore, "--ignore"))
     if args.format == "json":
-        if report.kind == "scan":
-            body = filter_scan(body, check_codes(args.select, "--select"), check_codes(args.ignore, "--ignore"))
         _write(json.dumps(body, indent=2, allow_nan=False) + "\n", args)
     elif args.format == "table":
         buf = io.StringIO()
@@ -179,8 +179,37 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
                    help="how the spec becomes another dialect's op (default literal: the same numbers)")
 
 
+def cmd_lint(args: argparse.Namespace) -> int:
+    """`clipbridge scan` on each model (what the pre-commit hook runs); the worst exit code."""
+    from app.cli import cmd_scan
+    worst = 0
+    for path in args.models:
+        ns = argparse.Namespace(**{**vars(args), "model": path, "weights": None, "rewrite": None,
+                                   "rewrite_for": None, "opset": None, "baseline": None, "write_baseline": None,
+                                   "output": None})
+        if args.format == "table":
+            print(f"== {path}")
+        try:
+            code = cmd_scan(ns)
+        except (ClipBridgeError, OSError, ValueError) as exc:
+            print(f"error: {path}: {exc}", file=sys.stderr)
+            code = 2
+        worst = max(worst, code)
+    return worst
+
+
 def add_subcommands(sub: Any) -> None:
-    """explain, probe, bundle."""
+    """explain, probe, bundle, lint."""
+    lt = sub.add_parser("lint", help="scan several models (the pre-commit hook); exit code: the worst of them")
+    lt.add_argument("models", nargs="+", help=".onnx files or IR .xml files (with their .bin beside them)")
+    lt.add_argument("--target", action="append", help="onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
+                    "repeatable; default: onnx, openvino, directml")
+    lt.add_argument("--mode", choices=["preserve", "literal"], default="preserve")
+    lt.add_argument("--format", choices=["table", "github", "markdown"], default="table")
+    lt.add_argument("--select", action="append", metavar="CODE")
+    lt.add_argument("--ignore", action="append", metavar="CODE")
+    lt.add_argument("--fail-on", choices=LEVELS)
+    lt.set_defaults(func=cmd_lint)
     pr = sub.add_parser("probe", help="the inputs that matter for a spec and each dialect's expected output; "
                                       "exit 1 when the dialects disagree on one")
     _probe_args(pr)
