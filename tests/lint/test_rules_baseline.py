@@ -14,7 +14,7 @@ from onnx import helper
 from app.cli import main
 from app.findings import CODE_DOCS, Code
 from app.lint.report import fingerprint
-from app.lint.rules import RULE_IDS, RULES, UNRESOLVED, example_finding
+from app.lint.rules import CATALOGUED, RULE_IDS, RULES, UNRESOLVED, example_finding
 from tests.scan.models import F32, I32, clip_model, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +29,7 @@ def run(argv, capsys):
 
 def test_every_code_is_a_rule():
     assert set(RULE_IDS) == {c.value for c in Code} | {UNRESOLVED}
+    assert CATALOGUED == set(RULE_IDS), f"codes without a catalogue entry: {set(RULE_IDS) - CATALOGUED}"
     assert set(CODE_DOCS) == set(Code)
 
 
