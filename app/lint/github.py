@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.lint.report import LintReport
+from app.lint.report import RANK, LintReport
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -20,7 +20,8 @@ def escape_property(text: str) -> str:
 def render(report: LintReport) -> str:
     """Annotations for unsuppressed findings, then a notice with the summary (and what the baseline held)."""
     lines = []
-    for i in report.items:
+    # Errors first: GitHub shows only the first annotations of each kind per step (10 at the time of writing).
+    for i in sorted(report.items, key=lambda i: -RANK[i.severity]):
         if i.suppressed:
             continue
         title = f"clipbridge {i.code}" + (f" ({i.target})" if i.target else "") + f" at {i.where}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.lint.report import LintReport
 
+MAX_ROWS = 200  # a GitHub comment holds 65536 characters
 ICON = {"exact": "exact", "drift": "**drift**", "unsupported": "**unsupported**"}
 
 
@@ -25,13 +26,17 @@ def render(report: LintReport) -> str:
         cells = [ICON.get(status.get((cid, t), ""), status.get((cid, t), "")) for t in report.targets]
         out.append(f"| {cid} | `{cell(where)}` | {cell(pattern)} | " + " | ".join(cells) + " |")
     shown = [i for i in report.items if not i.suppressed]
+    cut = len(shown) - MAX_ROWS
+    shown = sorted(shown, key=lambda i: (-["info", "warning", "error"].index(i.severity), i.clip))[:MAX_ROWS]
     if shown:
         out += ["", "| severity | code | clip | target | message | witness |", "|---|---|---|---|---|---|"]
-        for i in sorted(shown, key=lambda i: (-["info", "warning", "error"].index(i.severity), i.clip)):
+        for i in shown:
             w = i.finding.get("witness")
             wit = f"{w['input']} → {w['source_output']} / {w['target_output']}" if w else ""
             out.append(f"| {i.severity} | `{i.code}` | `{cell(i.where)}` | {cell(i.target or 'any')} | "
                        f"{cell(i.message)} | {cell(wit)} |")
+    if cut > 0:
+        out += ["", f"... and {cut} more finding(s) (the full list: `--format sarif` or `json`)."]
     if report.suppressed:
         out += ["", f"{report.suppressed} finding(s) suppressed by the baseline."]
     out += ["", "Each code: `clipbridge explain CODE`."]

@@ -185,3 +185,17 @@ def test_translate_table_and_output_file(tmp_path, capsys, monkeypatch):
     assert out.splitlines()[1].split()[:2] == ["target", "status"]
     assert out.splitlines()[2].split(None, 2) == ["directml:5_0", "drift",
                                                   "shape-unknown (info), min-greater-than-max (error)"]
+
+
+def test_github_puts_errors_first(capsys):
+    _, out, _ = run(["scan", str(EXAMPLE), "--format", "github"], capsys)
+    kinds = [ln.split(" ", 1)[0] for ln in out.splitlines()[:-1]]
+    assert kinds == sorted(kinds, key=["::error", "::warning", "::notice"].index) and kinds[0] == "::error"
+
+
+def test_markdown_caps_the_findings_table(monkeypatch, capsys):
+    monkeypatch.setattr("app.lint.markdown.MAX_ROWS", 3)
+    _, out, _ = run(["scan", str(EXAMPLE), "--format", "markdown"], capsys)
+    rows = [ln for ln in out.splitlines() if ln.startswith(("| error", "| warning", "| info"))]
+    assert len(rows) == 3 and all(r.startswith("| error") for r in rows)
+    assert "... and 13 more finding(s)" in out
