@@ -22,6 +22,7 @@ from app.dialects import openvino as ov_dialect
 from app.dialects.common import Mode
 from app.execute import _engine_spec
 from app.lint.probe import Probe, ProbeSemantics, probe
+from app.numbers import wire_number
 from app.specs import AnySpec, AnyTarget, OnnxSpec, OpenVinoSpec
 
 RUNNER = Path(__file__).with_name("bundle_runner.py")
@@ -39,28 +40,26 @@ def _npy(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _dxdispatch(s: ProbeSemantics, n: int, name: str) -> dict[str, Any]:
-    """A DxDispatch JSON model: the operator's desc with a [1, 1, 1, n] tensor, inputs.npy in, output to a .npy."""
+def _dxdispatch(s: ProbeSemantics, x: np.ndarray, name: str) -> dict[str, Any]:
+    """A DxDispatch JSON model (the documented format: array initializer, dispatch, print): the operator's desc
+    on a [1, 1, 1, n] tensor of the probes; `print` writes "Resource 'output': ..." for run_bundle.py to read."""
     assert s.sem is not None and s.sem.spec is not None
     spec = s.sem.spec
     desc = json.loads(json.dumps(spec["desc"]))
     dtype = desc["InputTensor"]["DataType"]
     for t in ("InputTensor", "OutputTensor"):
-        desc[t] = {"DataType": f"DML_TENSOR_DATA_TYPE_{desc[t]['DataType']}", "Sizes": [1, 1, 1, n]}
-    if "MinMaxDataType" in desc:
-        desc["MinMaxDataType"] = f"DML_TENSOR_DATA_TYPE_{desc['MinMaxDataType']}"
-    op = "DML_OPERATOR_" + spec.get("operator", "ELEMENT_WISE_CLIP")
+        desc[t] = {"DataType": desc[t]["DataType"], "Sizes": [1, 1, 1, len(x)]}
+    dt = s.sem.meaning.dtype
+    values = [wire_number(dt.to_python(v)) for v in x]  # "nan", "inf", "-inf" as DxDispatch reads them
     return {
         "resources": {
-            "input": {"initialValuesDataType": f"DML_TENSOR_DATA_TYPE_{dtype}",
-                      "initialValues": {"sourcePath": "inputs.npy"}},
-            "output": {"initialValuesDataType": f"DML_TENSOR_DATA_TYPE_{dtype}",
-                       "initialValues": {"valueCount": n, "value": 0}},
+            "input": {"initialValuesDataType": dtype, "initialValues": values},
+            "output": {"initialValuesDataType": dtype, "initialValues": {"valueCount": len(x), "value": 0}},
         },
-        "dispatchables": {"clip": {"type": op, "desc": desc}},
+        "dispatchables": {"clip": {"type": "DML_OPERATOR_" + spec.get("operator", "ELEMENT_WISE_CLIP"),
+                                   "desc": desc}},
         "commands": [
             {"type": "dispatch", "dispatchable": "clip", "bindings": {"InputTensor": "input", "OutputTensor": "output"}},
-            {"type": "writeFile", "resource": "output", "targetPath": f"{name}.output.npy"},
             {"type": "print", "resource": "output"},
         ],
     }
@@ -83,10 +82,10 @@ def _artifacts(s: ProbeSemantics, x: np.ndarray, name: str) -> tuple[dict[str, b
         if weights:
             files[f"{name}.bin"] = weights
         return files, {"engine": "openvino", "model": f"{name}.xml", "weights": f"{name}.bin" if weights else None}
-    model = _dxdispatch(s, len(x), name)
-    return ({f"{name}.dxdispatch.json": (json.dumps(model, indent=2) + "\n").encode()},
+    model = _dxdispatch(s, x, name)
+    return ({f"{name}.dxdispatch.json": (json.dumps(model, indent=2, allow_nan=False) + "\n").encode()},
             {"engine": "directml (DxDispatch, Windows)", "model": f"{name}.dxdispatch.json",
-             "device_output": f"{name}.output.npy"})
+             "device_output": f"{name}.dxdispatch.txt"})
 
 
 def build(spec: AnySpec, source: dict[str, Any], semantics: list[str | AnyTarget] | None = None,
@@ -136,7 +135,7 @@ specification gives (`expected/<dialect>.npy`), and the op under each dialect:
 
 Run `python run_bundle.py` (needs numpy; runs onnxruntime and openvino when installed) for a per-dialect
 diff against the expectations; exit 0 when everything that ran matches, 1 on a mismatch, 2 when no engine
-could run. For DirectML, run `dxdispatch <label>.dxdispatch.json` on a Windows machine (DxDispatch from
-microsoft/DirectML) in this directory; it writes `<label>.output.npy`, which `run_bundle.py` then compares.
+could run. For DirectML, run `dxdispatch <label>.dxdispatch.json > <label>.dxdispatch.txt` on a Windows machine
+(DxDispatch from microsoft/DirectML) and copy the .txt here: `run_bundle.py` reads the printed output from it.
 A mismatch listed beside an engine note is a known engine deviation from its specification.
 """

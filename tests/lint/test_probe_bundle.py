@@ -148,8 +148,10 @@ def test_bundle_contents(client, tmp_path):
     dx = json.loads((d / "directml.dxdispatch.json").read_text())
     assert dx["dispatchables"]["clip"]["type"] == "DML_OPERATOR_ELEMENT_WISE_CLIP"
     n = len(np.load(d / "inputs.npy"))
-    assert dx["dispatchables"]["clip"]["desc"]["InputTensor"]["Sizes"] == [1, 1, 1, n]
-    assert dx["resources"]["input"]["initialValues"] == {"sourcePath": "inputs.npy"}
+    assert dx["dispatchables"]["clip"]["desc"]["InputTensor"] == {"DataType": "FLOAT32", "Sizes": [1, 1, 1, n]}
+    values = dx["resources"]["input"]["initialValues"]
+    assert len(values) == n and {"nan", "inf", "-inf"} <= set(v for v in values if isinstance(v, str))
+    assert dx["commands"][-1] == {"type": "print", "resource": "output"}
     assert json.loads((d / "spec.json").read_text())["elem_type"] == "FLOAT"
 
 
@@ -181,13 +183,27 @@ def test_runner_compares_a_device_output(client, tmp_path):
     d = unpack(client, {"spec": I32, "semantics": ["directml"]}, tmp_path)
     assert run_bundle(d).returncode == 2  # nothing could run yet
     expected = np.load(d / "expected" / "directml.npy")
-    np.save(d / "directml.output.npy", expected)  # what DxDispatch's writeFile would leave on a matching device
+
+    def printed(values) -> str:  # what `dxdispatch directml.dxdispatch.json > directml.dxdispatch.txt` leaves
+        return "Running on 'Some GPU'\nResource 'output': " + ", ".join(str(v) for v in values) + "\n"
+    (d / "directml.dxdispatch.txt").write_text(printed(expected.tolist()))
     r = run_bundle(d)
-    assert r.returncode == 0 and "directml (device output directml.output.npy)" in r.stdout
-    wrong = expected.copy()
-    wrong[0] += 1
-    np.save(d / "directml.output.npy", wrong)
+    assert r.returncode == 0 and "directml (device output directml.dxdispatch.txt)" in r.stdout, r.stdout
+    (d / "directml.dxdispatch.txt").write_text(printed([v + 1 for v in expected.tolist()]))
     assert run_bundle(d).returncode == 1
+    (d / "directml.dxdispatch.txt").write_text("ERROR: failed to execute the model.\n")
+    r = run_bundle(d)
+    assert r.returncode == 1 and "no \"Resource 'output':\" line" in r.stdout
+
+
+def test_runner_reads_printed_floats(client, tmp_path):
+    d = unpack(client, {"spec": F32, "semantics": ["directml"]}, tmp_path)
+    expected = np.load(d / "expected" / "directml.npy")
+    spelled = {"nan": "-nan(ind)", "inf": "inf", "-inf": "-inf"}
+    text = ", ".join(spelled.get(repr(float(v)), repr(float(v))) for v in expected)
+    (d / "directml.dxdispatch.txt").write_text(f"Resource 'output': {text}\n")
+    r = run_bundle(d)
+    assert r.returncode == 0, r.stdout
 
 
 def test_runner_without_engines_exits_2(client, tmp_path):
