@@ -31,6 +31,22 @@ def probe(body: ProbeRequest, request: Request) -> Response:
     return Response(slots(request).run(work), media_type="application/json")
 
 
+NPZ_DOC: dict[int | str, dict[str, Any]] = {
+    200: {"description": "An .npz (a zip of .npy files): inputs.npy and expected_<semantics>.npy (bfloat16 as "
+                         "uint16 bits); np.load reads it",
+          "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}}
+
+
+@router.post("/v1/probe.npz", responses={**NPZ_DOC, **PROBLEMS}, tags=["lint"], response_class=Response)
+def probe_npz(body: ProbeRequest, request: Request) -> Response:
+    """The same probes as .npy arrays (in one .npz): for tooling that feeds them to a device."""
+    def work() -> bytes:
+        p = make_probe(body.spec, body.semantics, Mode(body.mode))  # type: ignore[arg-type]
+        return bundle_mod.npz(p)
+    return Response(slots(request).run(work), media_type="application/octet-stream",
+                    headers={"Content-Disposition": 'attachment; filename="probes.npz"'})
+
+
 @router.post("/v1/bundle", responses={**ZIP_DOC, **PROBLEMS}, tags=["lint"], response_class=Response)
 def bundle(body: ProbeRequest, request: Request) -> Response:
     """A repro bundle (zip) whose run_bundle.py checks the expected outputs on the engines installed."""

@@ -40,6 +40,17 @@ def _npy(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def npz(p: Probe) -> bytes:
+    """inputs.npy and expected_<semantics>.npy in one .npz (a zip of .npy files, as np.savez writes it)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("inputs.npy", _npy(p.inputs))
+        for s in p.semantics:
+            if s.outputs is not None:
+                z.writestr(f"expected_{safe(s.label)}.npy", _npy(s.outputs))
+    return buf.getvalue()
+
+
 def _dxdispatch(s: ProbeSemantics, x: np.ndarray, name: str) -> dict[str, Any]:
     """A DxDispatch JSON model (the documented format: array initializer, dispatch, print): the operator's desc
     on a [1, 1, 1, n] tensor of the probes; `print` writes "Resource 'output': ..." for run_bundle.py to read."""

@@ -100,6 +100,16 @@ def test_probe_api(client):
     assert body.differing == []
 
 
+def test_probe_npz(client):
+    r = client.post("/v1/probe.npz", json={"spec": CROSSED, "semantics": [
+        "onnx", {"dialect": "directml", "feature_level": "5_0"}]})
+    assert r.status_code == 200, r.text
+    arrays = np.load(io.BytesIO(r.content), allow_pickle=False)
+    assert sorted(arrays.files) == ["expected_directml_5_0", "expected_onnx", "inputs"]
+    assert arrays["inputs"].dtype == np.int8 and set(arrays["expected_onnx"].tolist()) == {2}
+    assert len(arrays["inputs"]) == len(client.post("/v1/probe", json={"spec": CROSSED}).json()["inputs"])
+
+
 @pytest.mark.parametrize("payload,status,loc", [
     pytest.param({"spec": {**F32, "min": "zero"}}, 422, "spec.min", id="bad-bound"),
     pytest.param({"spec": {**I16, "min": 40000}}, 422, "spec.min", id="bound-outside-dtype"),
