@@ -96,12 +96,20 @@ def scan_output(body: dict[str, Any], args: argparse.Namespace, status_code: int
     return finish(from_scan(body, args.model), body, args, status_code, table)
 
 
-def translate_table(body: dict[str, Any]) -> None:
+def translate_labels(body: dict[str, Any], to: list[str] | None) -> list[str]:
+    """The targets as asked (--to), else the default ones translate() used: every other dialect, newest."""
+    if to:
+        return list(to)
+    from app.translate import default_targets
+    return [t.dialect for t in default_targets(body["source"].get("dialect", ""))]
+
+
+def translate_table(body: dict[str, Any], labels: list[str]) -> None:
     from app.lint.report import target_label
     rows = [["target", "status", "findings"]]
     for i, t in enumerate(body["translations"]):
         codes = ", ".join(f"{f['code']} ({f['severity']})" for f in t["findings"]) or "-"
-        rows.append([target_label(t["target"], f"target{i}"), t["status"], codes])
+        rows.append([target_label(t["target"], labels[i] if i < len(labels) else f"target{i}"), t["status"], codes])
     widths = [max(len(r[k]) for r in rows) for k in range(2)]
     lines = [f"source: {body['meaning']['summary']}"]
     lines += ["  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2]]).rstrip() for r in rows]
@@ -109,8 +117,9 @@ def translate_table(body: dict[str, Any]) -> None:
 
 
 def translate_output(body: dict[str, Any], args: argparse.Namespace, status_code: int) -> int:
-    report = from_translate(body, args.spec if args.spec != "-" else "stdin", args.to)
-    return finish(report, body, args, status_code, translate_table)
+    labels = translate_labels(body, args.to)
+    report = from_translate(body, args.spec if args.spec != "-" else "stdin", labels)
+    return finish(report, body, args, status_code, lambda b: translate_table(b, labels))
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -199,3 +199,16 @@ def test_markdown_caps_the_findings_table(monkeypatch, capsys):
     rows = [ln for ln in out.splitlines() if ln.startswith(("| error", "| warning", "| info"))]
     assert len(rows) == 3 and all(r.startswith("| error") for r in rows)
     assert "... and 13 more finding(s)" in out
+
+
+@pytest.mark.parametrize("to,expected", [
+    pytest.param([], ["openvino:opset16", "directml"], id="default-targets"),
+    pytest.param(["--to", "onnx:11"], ["onnx:11"], id="as-asked"),
+])
+def test_an_unsupported_target_keeps_its_name(capsys, monkeypatch, to, expected):
+    """An unsupported translation has no target spec: its label comes from what was asked."""
+    code, out, _ = run(["translate", *to, "--format", "table"], capsys,
+                       '{"dialect":"onnx","opset":13,"elem_type":"DOUBLE","min":0,"max":6}'
+                       if not to else '{"dialect":"onnx","opset":13,"elem_type":"BFLOAT16","min":0,"max":6}',
+                       monkeypatch)
+    assert [ln.split()[0] for ln in out.splitlines()[2:]] == expected and code == 2
