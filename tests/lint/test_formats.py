@@ -212,3 +212,21 @@ def test_an_unsupported_target_keeps_its_name(capsys, monkeypatch, to, expected)
                        if not to else '{"dialect":"onnx","opset":13,"elem_type":"BFLOAT16","min":0,"max":6}',
                        monkeypatch)
     assert [ln.split()[0] for ln in out.splitlines()[2:]] == expected and code == 2
+
+
+def test_ir_sarif_and_junit(tmp_path, capsys):
+    """An OpenVINO IR (its .bin beside it): SARIF validates and names each layer; JUnit has a case per clip."""
+    import openvino as ov
+    import openvino.opset13 as ops
+    x = ops.parameter([1, 4], np.float32, name="x")
+    mx = ops.maximum(ops.clamp(x, 0.0, 6.0, name="relu6"), ops.constant(np.float32(-1.0)), name="mx")
+    mn = ops.minimum(mx, ops.constant(np.float32(4.0)), name="mn")
+    path = tmp_path / "net.xml"
+    ov.save_model(ov.Model([ops.result(mn)], [x], "m"), str(path))
+    code, out, _ = run(["scan", str(path), "--target", "directml:5_0", "--format", "sarif"], capsys)
+    log = json.loads(out)
+    validate_sarif(log)
+    names = {r["locations"][0]["logicalLocations"][0]["name"] for r in log["runs"][0]["results"]}
+    assert {"relu6"} <= names and code == 1
+    _, out, _ = run(["scan", str(path), "--target", "directml:5_0", "--format", "junit"], capsys)
+    assert ET.fromstring(out).get("tests") == "2"
