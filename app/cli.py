@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from app.errors import ClipBridgeError
+from app.lint import cli as lint_cli
 from app.suggest import one_of
 
 
@@ -47,12 +48,9 @@ def cmd_translate(args: argparse.Namespace) -> int:
     spec = TypeAdapter(Spec).validate_python(data)
     targets = [_target(t) for t in args.to] if args.to else None
     result = translate(spec, targets, Mode(args.mode)).to_json()  # type: ignore[arg-type]
-    json.dump(result, sys.stdout, indent=2, allow_nan=False)
-    sys.stdout.write("\n")
     statuses = {t["status"] for t in result["translations"]}
-    if "unsupported" in statuses:
-        return 2
-    return 1 if "drift" in statuses else 0
+    code = 2 if "unsupported" in statuses else 1 if "drift" in statuses else 0
+    return lint_cli.translate_output(result, args, code)
 
 
 def _read_spec(where: str) -> object:
@@ -120,13 +118,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
             print(f"wrote {args.rewrite} (opset {out.opset})")
             return _rewrite_status(out.done, out.skipped)
         result = scan(data, weights, args.target, Mode(args.mode))
-    body = result.to_json()
-    if args.format == "json":
-        json.dump(body, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        print_scan_table(body)
-    return {"exact": 0, "drift": 1}.get(worst_status(result), 2)
+    return lint_cli.scan_output(result.to_json(), args, {"exact": 0, "drift": 1}.get(worst_status(result), 2),
+                                print_scan_table)
 
 
 def print_scan_table(body: dict) -> None:
@@ -217,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--to", action="append", help="target: onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
                                                  "repeatable; default: every other dialect")
     t.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
+    lint_cli.add_lint_options(t, "json")
     t.set_defaults(func=cmd_translate)
     m = sub.add_parser("scan", help="every clip of an ONNX model or OpenVINO IR with drift per target; exit 0 "
                                     "all exact, 1 drift, 2 unsupported or error")
@@ -224,8 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--weights", help="the IR's .bin, when not beside the .xml")
     m.add_argument("--target", action="append", help="onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
                                                      "repeatable; default: onnx, openvino, directml")
-    m.add_argument("--format", choices=["table", "json"], default="table",
-                   help="table: one row per clip and a summary (default); json: the /v1/models/inspect body")
+    lint_cli.add_lint_options(m, "table")
     m.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     m.add_argument("--rewrite", metavar="OUT.onnx", help="write the model with every Clip given explicit typed "
                                                          "bounds (needs --for); exit 0 if every clip of the "
@@ -234,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--for", dest="rewrite_for", metavar="TARGET", help="the target the rewrite is checked against")
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
     m.set_defaults(func=cmd_scan)
+    lint_cli.add_subcommands(sub)
     d = sub.add_parser("dialects", help="print the capability matrix (versions, dtypes, ranks)")
     d.add_argument("--format", choices=["table", "json"], default="table",
                    help="table: one row per version (default); json: the /v1/dialects body, rules included")

@@ -85,7 +85,7 @@ def _prefixed(request: Request, loc: str) -> str:
     path = request.url.path
     if path.endswith("/translate"):
         return loc if loc.startswith(("source", "targets")) else f"source.{loc}"
-    if path.endswith(("/execute", "/compare")):
+    if path.endswith(("/execute", "/compare", "/probe", "/bundle")):
         return loc if loc.startswith(("spec", "input", "semantics", "backend", "body")) else f"spec.{loc}"
     if path.endswith("/execute.npy"):  # the options travel in the `request` query parameter
         if loc.startswith(("body", "request")):
