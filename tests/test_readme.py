@@ -30,6 +30,7 @@ README = ROOT / "README.md"
 SKIPPED = {
     "python3 -m venv": "creates a virtualenv and installs (what CI itself does), then serves or runs this suite",
     "clipbridge serve": "the server itself: the test starts one on a free port",
+    "pip install .": "installs the package into the running environment (what CI itself does)",
 }
 MARK = "@@clipbridge-readme-command-end@@"
 
@@ -79,7 +80,7 @@ def commands(markdown: str) -> list[Command]:
                     output.append(lines[i])
                     i += 1
                 shown = "\n".join(output)
-            if text.strip():
+            if text.strip() and not text.lstrip().startswith("#"):  # a comment line is no command
                 out.append(Command(text, shown, first + start))
     return out
 
