@@ -14,6 +14,7 @@ from app.api.routes import router
 from app.api.security import ApiKeyGuard, cors_options, document_api_key
 from app.api.inspector import router as inspector_router
 from app.execute import Slots
+from app.memo import Memo
 from app.observability import Metrics, Observe, metrics_endpoint
 from app.settings import Settings
 
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(scan_routes.router)
     problems.install(app)
     app.state.settings = settings
+    app.state.memo = Memo(settings.memo_bytes, settings.memo_entries)
     app.state.slots = Slots(settings.max_concurrent_executions, settings.max_execution_seconds)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, npy_limit=settings.max_npy_bytes,
                        model_limit=settings.max_model_bytes)
