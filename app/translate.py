@@ -182,4 +182,4 @@ def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, mem
                       "targets": None if targets is None else
                       [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
                       "mode": mode.value}, sort_keys=True)
-    return (memo or DEFAULT_MEMO).get_or_compute(key, _translate_key)
+    return (DEFAULT_MEMO if memo is None else memo).get_or_compute(key, _translate_key)

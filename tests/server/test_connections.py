@@ -1,0 +1,185 @@
+"""Connection timeouts and memory committed per connection, against `clipbridge serve` on real sockets.
+
+The server runs with short timeouts (head 1 s, body grace 3 s at >= 1000 B/s) so the test is quick; the
+defaults (30 s, 10 s, 1024 B/s) are the same code with other numbers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAD_TIMEOUT, GRACE, RATE = 1.0, 3.0, 1000
+SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
+NPY_PATH = "/v1/execute.npy?request=" + urllib.parse.quote(json.dumps({"spec": SPEC}))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise KeyError("VmRSS")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "0",
+           "CLIPBRIDGE_HEADER_TIMEOUT_SECONDS": str(HEAD_TIMEOUT), "CLIPBRIDGE_BODY_GRACE_SECONDS": str(GRACE),
+           "CLIPBRIDGE_MIN_BODY_BYTES_PER_SECOND": str(RATE)}
+    env.pop("CLIPBRIDGE_API_KEY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            break
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                pytest.fail(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
+            time.sleep(0.2)
+    yield port, proc
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def connect(port: int) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def closed_after(s: socket.socket, limit: float) -> float:
+    """Seconds until the server closes `s` (reading and discarding anything it sends first)."""
+    t = time.monotonic()
+    s.settimeout(limit)
+    try:
+        while s.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        pytest.fail(f"the server kept the connection open for {limit} s")
+    return time.monotonic() - t
+
+
+def head(path: str, length: int, ctype: str = "application/x-npy") -> bytes:
+    return (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\n"
+            f"Content-Length: {length}\r\n\r\n").encode()
+
+
+def test_a_connection_that_sends_nothing_is_closed(server):
+    port, _ = server
+    with connect(port) as s:
+        took = closed_after(s, HEAD_TIMEOUT + 5)
+    assert HEAD_TIMEOUT * 0.9 <= took <= HEAD_TIMEOUT + 3
+
+
+def test_a_head_that_never_completes_is_closed(server):
+    """Bytes keep arriving (which cancels uvicorn's own keep-alive timer), but the head is never complete."""
+    port, _ = server
+    with connect(port) as s:
+        t = time.monotonic()
+        s.sendall(b"GET /healthz HTTP/1.1\r\n")
+        for i in range(40):
+            try:
+                s.sendall(f"X-Drip-{i}: 1\r\n".encode())
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            time.sleep(0.1)
+        took = time.monotonic() - t + closed_after(s, 5)
+    assert took <= HEAD_TIMEOUT + 3
+
+
+def test_a_trickled_body_is_closed(server):
+    port, _ = server
+    with connect(port) as s:
+        s.sendall(head(NPY_PATH, 1 << 20))
+        t = time.monotonic()
+        cut = False
+        for _ in range(100):  # 10 bytes every 0.1 s: 100 B/s, a tenth of the minimum
+            try:
+                s.sendall(b"\0" * 10)
+            except (BrokenPipeError, ConnectionResetError):
+                cut = True
+                break
+            s.settimeout(0.1)
+            try:
+                if s.recv(65536) == b"":
+                    cut = True
+                    break
+            except TimeoutError:
+                pass
+        assert cut, "the server kept reading a 100 B/s body for 10 s"
+        took = time.monotonic() - t
+    assert GRACE * 0.9 <= took <= GRACE + 3
+
+
+def test_normal_requests_still_work_on_a_kept_alive_connection(server):
+    """Two requests on one connection, a pause between them shorter than the head timeout, and a body sent
+    in pieces but faster than the minimum rate: both answered 200."""
+    port, _ = server
+    x = np.linspace(-10, 10, 50_000, dtype=np.float32)
+    buf = io.BytesIO()
+    np.save(buf, x, allow_pickle=False)
+    body = buf.getvalue()
+    with connect(port) as s:
+        for _ in range(2):
+            s.sendall(head(NPY_PATH, len(body)))
+            for i in range(0, len(body), 50_000):  # 4 pieces, 0.2 s apart: ~200 kB/s
+                s.sendall(body[i:i + 50_000])
+                time.sleep(0.2)
+            reply = b""
+            s.settimeout(10)
+            while b"\r\n\r\n" not in reply:
+                reply += s.recv(65536)
+            status_line, _, rest = reply.partition(b"\r\n")
+            assert b" 200 " in status_line, reply[:500]
+            headers = rest.split(b"\r\n\r\n", 1)[0].lower()
+            length = int(headers.split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+            data = reply.split(b"\r\n\r\n", 1)[1]
+            while len(data) < length:
+                data += s.recv(65536)
+            assert np.array_equal(np.load(io.BytesIO(data)), np.clip(x, 0, 6))
+            time.sleep(HEAD_TIMEOUT / 2)
+
+
+def test_declared_sizes_commit_no_memory(server):
+    """Two .npy uploads that declare 256 MiB each, send 6 bytes and wait: the server holds what arrived, not what
+    was declared (it once grew by 512 MiB here)."""
+    port, proc = server
+    before = rss_kib(proc.pid)
+    socks = [connect(port) for _ in range(2)]
+    try:
+        for s in socks:
+            s.sendall(head(NPY_PATH, 256 << 20) + b"\x93NUMPY")
+        time.sleep(1.0)  # inside the body grace: both connections are still open and waiting
+        grown = rss_kib(proc.pid) - before
+        for s in socks:
+            s.settimeout(0.05)
+            with pytest.raises(TimeoutError):  # still open: nothing answered yet
+                s.recv(1)
+    finally:
+        for s in socks:
+            s.close()
+    assert grown < 16 * 1024, f"server RSS grew {grown / 1024:.1f} MiB for 12 bytes received"
