@@ -13,6 +13,7 @@ from app.api import execute_routes, scan_routes
 from app.api.routes import router
 from app.api.security import ApiKeyGuard, cors_options, document_api_key
 from app.api.inspector import router as inspector_router
+from app.api.openapi_doc import document_headers
 from app.execute import Slots
 from app.memo import Memo
 from app.observability import Metrics, Observe, metrics_endpoint
@@ -103,6 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = Metrics()
     app.add_api_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False, tags=["ops"])
     app.add_middleware(Observe, metrics=app.state.metrics, log=settings.access_log)
+    document_headers(app)
     return app
 
 
