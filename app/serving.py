@@ -17,10 +17,12 @@ for a head; SEND_BODY: receiving a body), so no parser callback is copied from u
 from __future__ import annotations
 
 import asyncio
+import json
+import uuid
 from typing import Any
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H11Protocol
 
 from app.settings import Settings
 
@@ -44,6 +46,7 @@ class TimedH11Protocol(H11Protocol):
         self._body_bytes = 0  # body bytes received for the current request
         self._body_time = 0.0  # seconds spent receiving it while the server was reading
         self._last = 0.0
+        self.head_limit = self.config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
         self.closed_for: str | None = None  # "head" or "body" once a timeout closed the connection
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -72,6 +75,22 @@ class TimedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         self._head_since = self.loop.time()  # the next head's clock starts when this response is done
         super().on_response_complete()
+
+    def send_400_response(self, msg: str) -> None:
+        """h11 refused the request (malformed, or a head past h11_max_incomplete_event_size): answer like every
+        other error, problem+json with an X-Request-ID, instead of uvicorn's text/plain; then close."""
+        if self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):  # a response is already under way
+            self.transport.close()
+            return
+        body = json.dumps({"type": "about:blank", "title": "Bad request", "status": 400,
+                           "detail": f"{msg.rstrip('.')}: malformed HTTP, or a request head (request line and "
+                                     f"headers) over {self.head_limit} bytes"}).encode()
+        headers = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode()),
+                   (b"connection", b"close"), (b"x-request-id", uuid.uuid4().hex.encode())]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
+                      h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
 
     def _check(self) -> None:
         self._timer = None

@@ -8,59 +8,27 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
 import urllib.parse
-import urllib.request
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.server.conftest import rss_kib, start_server, stop_server
+
 HEAD_TIMEOUT, GRACE, RATE = 1.0, 3.0, 1000
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
 NPY_PATH = "/v1/execute.npy?request=" + urllib.parse.quote(json.dumps({"spec": SPEC}))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise KeyError("VmRSS")
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "0",
-           "CLIPBRIDGE_HEADER_TIMEOUT_SECONDS": str(HEAD_TIMEOUT), "CLIPBRIDGE_BODY_GRACE_SECONDS": str(GRACE),
-           "CLIPBRIDGE_MIN_BODY_BYTES_PER_SECOND": str(RATE)}
-    env.pop("CLIPBRIDGE_API_KEY", None)
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.time() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                proc.kill()
-                pytest.fail(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
-            time.sleep(0.2)
+    proc, port = start_server({"CLIPBRIDGE_HEADER_TIMEOUT_SECONDS": str(HEAD_TIMEOUT),
+                               "CLIPBRIDGE_BODY_GRACE_SECONDS": str(GRACE),
+                               "CLIPBRIDGE_MIN_BODY_BYTES_PER_SECOND": str(RATE)})
     yield port, proc
-    proc.terminate()
-    proc.wait(timeout=30)
+    stop_server(proc)
 
 
 def connect(port: int) -> socket.socket:
