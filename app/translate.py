@@ -14,7 +14,7 @@ from app.drift import UNSUPPORTED, compare, source_findings, status_of
 from app.errors import RejectedSpec, UnsupportedTarget
 from app.findings import Code, Finding, Severity
 from app.meaning import Meaning, State
-from app.memo import Memo
+from app.memo import MEMO_MAX_KEY_BYTES, Memo
 from app.settings import Settings
 from app.specs import (AnySpec, AnyTarget, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec,
                        OpenVinoTarget)
@@ -166,8 +166,11 @@ def _translate_key(key: str) -> str:
     source = TypeAdapter(Spec).validate_python(payload["source"])
     targets = [t if isinstance(t, str) else TypeAdapter(TargetSpec).validate_python(t)
                for t in payload["targets"]] if payload["targets"] is not None else None
-    return json.dumps(translate(source, targets, Mode(payload["mode"])).to_json(), allow_nan=False,
-                      separators=(",", ":"))
+    return _dumps(translate(source, targets, Mode(payload["mode"])))
+
+
+def _dumps(result: TranslateResult) -> str:
+    return json.dumps(result.to_json(), allow_nan=False, separators=(",", ":"))
 
 
 DEFAULT_MEMO = Memo(Settings.memo_bytes, Settings.memo_entries)
@@ -178,8 +181,12 @@ def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, mem
 
     Requests whose normalized form passes MEMO_MAX_KEY_BYTES (model-form sources carry the model) are
     translated every time: holding them would keep megabytes per request after the answer."""
+    memo = DEFAULT_MEMO if memo is None else memo
+    if sum(len(getattr(source, f, None) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
+        memo.skipped += 1  # a model or IR source: not memoized, so not even its key (another copy) is built
+        return _dumps(translate(source, targets, mode))  # type: ignore[arg-type]
     key = json.dumps({"source": source.model_dump(mode="json"),
                       "targets": None if targets is None else
                       [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
                       "mode": mode.value}, sort_keys=True)
-    return (DEFAULT_MEMO if memo is None else memo).get_or_compute(key, _translate_key)
+    return memo.get_or_compute(key, _translate_key)
