@@ -15,7 +15,7 @@ import urllib.parse
 import numpy as np
 import pytest
 
-from tests.server.conftest import rss_kib, start_server, stop_server
+from tests.server.conftest import rss_kib, server_log, start_server, stop_server
 
 HEAD_TIMEOUT, GRACE, RATE = 1.0, 3.0, 1000
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
@@ -101,6 +101,9 @@ def test_a_trickled_body_is_closed(server):
         assert cut, "the server kept reading a 100 B/s body for 10 s"
         took = time.monotonic() - t
     assert GRACE * 0.9 <= took <= GRACE + 3
+    time.sleep(0.3)
+    log = server_log(server[1])
+    assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]  # a cut body is not a server error
 
 
 def test_normal_requests_still_work_on_a_kept_alive_connection(server):
