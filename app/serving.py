@@ -121,7 +121,8 @@ class TimedH11Protocol(H11Protocol):
             if now - self._head_since > self.head_timeout:
                 return self._close("head")
         elif state is h11.SEND_BODY and self.min_rate > 0:
-            if not self.flow.read_paused:  # paused: the app has not taken what arrived; not the client's delay
+            waiting = self.cycle is not None and self.cycle.waiting_for_100_continue  # the client waits for us
+            if not self.flow.read_paused and not waiting:  # paused: the app has not taken what arrived
                 self._body_time += elapsed
             if self._body_time > self.grace and self._body_bytes < self.min_rate * self._body_time:
                 return self._close("body")
