@@ -7,12 +7,15 @@ import base64
 import gc
 import io
 import json
+import os
 import tracemalloc
 import urllib.parse
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
 
@@ -169,3 +172,57 @@ def test_a_growing_body_buffer_costs_about_its_size():
     if out[0] != "True":
         pytest.skip("not glibc: the allocator is left as it is")
     assert int(out[1]) <= 70, f"a 64 MiB growing buffer holds +{out[1]} MiB"
+
+
+NPY_CLIENT: dict[str, TestClient] = {}
+
+
+def npy_client() -> TestClient:
+    if "c" not in NPY_CLIENT:
+        NPY_CLIENT["c"] = TestClient(create_app(Settings()))
+    return NPY_CLIENT["c"]
+
+
+@st.composite
+def npy_upload(draw: st.DrawFn) -> tuple[bytes, int]:
+    """(body, declared Content-Length): a real .npy, truncated or padded, under a declared length that may be the
+    truth, a lie either way, or absurd."""
+    n = draw(st.integers(0, 64 * 1024))
+    body = npy_body(n) if n else npy_body(1)
+    cut = draw(st.sampled_from(["whole", "truncated", "padded", "header-only"]))
+    if cut == "truncated":
+        body = body[:draw(st.integers(0, len(body)))]
+    elif cut == "padded":
+        body = body + b"\0" * draw(st.integers(1, 4096))
+    elif cut == "header-only":
+        body = body[:128]
+    declared = draw(st.sampled_from([len(body), len(body) + 1, max(len(body) - 1, 0), 256 * MiB, 1 << 30]))
+    return body, declared
+
+
+@settings(max_examples=int(os.environ.get("CLIPBRIDGE_MEMORY_EXAMPLES", "40")), derandomize=True, deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(upload=npy_upload())
+def test_npy_memory_is_bounded_by_what_arrived(upload):
+    """Property: whatever the declared length, a .npy request's Python heap peak is a small multiple of the bytes
+    actually sent (client and server share this process: both are counted), nothing is kept, and the answer is
+    2xx or a 4xx problem."""
+    body, declared = upload
+    spec = {"spec": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}}
+    path = "/v1/execute.npy?request=" + urllib.parse.quote(json.dumps(spec))
+    c = npy_client()
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    r = c.post(path, content=body, headers={"content-type": "application/x-npy", "content-length": str(declared)})
+    status = r.status_code
+    problem = r.headers.get("content-type", "")
+    del r
+    peak = tracemalloc.get_traced_memory()[1] - base
+    gc.collect()
+    kept = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    assert status < 500
+    assert status == 200 or problem.startswith("application/problem+json")
+    assert peak < 6 * len(body) + 2 * MiB, (len(body), declared, peak)
+    assert kept < 256 * 1024, kept
