@@ -193,3 +193,26 @@ def test_a_model_upload_is_spooled_not_held(server):
     peak = next(int(line.split()[1]) for line in open(f"/proc/{proc.pid}/status") if line.startswith("VmHWM"))
     assert reply.startswith(b"HTTP/1.1 4"), reply[:200]
     assert (peak - before) < 16 * 1024, f"server peak RSS grew {(peak - before) / 1024:.0f} MiB for a 64 MiB upload"
+
+
+@pytest.mark.parametrize("path,ctype", [("/v1/translate", "application/json"),
+                                        (NPY_PATH, "application/x-npy"),
+                                        ("/v1/models/inspect", "application/octet-stream")],
+                         ids=["translate", "execute.npy", "models-inspect"])
+def test_a_broken_chunked_body_is_a_problem_and_no_server_error(server, path, ctype):
+    """Bad chunk framing in the middle of a body: h11 refuses it while the app is reading; the answer is a 4xx
+    problem (the app's, or the protocol's problem+json 400), the connection closes, nothing is logged as an error."""
+    port, proc = server
+    with connect(port) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "5\r\nhello\r\n".encode())
+        time.sleep(0.2)
+        s.sendall(b"zz-not-a-size\r\n")
+        s.settimeout(10)
+        reply = b""
+        while chunk := s.recv(65536):
+            reply += chunk
+    head_, _, _ = reply.partition(b"\r\n\r\n")
+    assert head_.startswith(b"HTTP/1.1 4") and b"application/problem+json" in head_, reply[:300]
+    time.sleep(0.3)
+    assert "Traceback" not in server_log(proc)
