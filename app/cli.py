@@ -176,8 +176,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.observability import log_config
+    from app.serving import PROTOCOL
     from app.settings import Settings
-    s = Settings.from_env()
+    s = Settings.from_env()  # fail closed: a blank or malformed setting stops here (exit 2, naming the variable)
 
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(0)  # SIGTERM is the normal way to stop a server: a clean exit, not death by signal
@@ -187,9 +188,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, terminated)
     # JSON log lines (the app writes its own access log, with request ids; uvicorn's is off). On SIGTERM uvicorn
     # stops accepting, lets requests in flight finish for up to graceful_shutdown_seconds, then exits 0.
+    # http=: uvicorn's h11 protocol plus the head timeout and the minimum body rate (app/serving.py).
     uvicorn.run("app.main:app", host=args.host or s.host, port=args.port or s.port,
                 workers=args.workers or s.workers, log_level=args.log_level, log_config=log_config(args.log_level),
-                access_log=False, timeout_graceful_shutdown=s.graceful_shutdown_seconds)
+                access_log=False, timeout_graceful_shutdown=s.graceful_shutdown_seconds, http=PROTOCOL)
     return 0
 
 

@@ -14,7 +14,9 @@ from app.api.routes import router
 from app.api.security import ApiKeyGuard, cors_options, document_api_key
 from app.api.docs import router as docs_router
 from app.api.inspector import router as inspector_router
+from app.api.openapi_doc import document_headers
 from app.execute import Slots
+from app.memo import Memo
 from app.observability import Metrics, Observe, metrics_endpoint
 from app.settings import Settings
 
@@ -94,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lint_routes.router)
     problems.install(app)
     app.state.settings = settings
+    app.state.memo = Memo(settings.memo_bytes, settings.memo_entries)
     app.state.slots = Slots(settings.max_concurrent_executions, settings.max_execution_seconds)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, npy_limit=settings.max_npy_bytes,
                        model_limit=settings.max_model_bytes)
@@ -106,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = Metrics()
     app.add_api_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False, tags=["ops"])
     app.add_middleware(Observe, metrics=app.state.metrics, log=settings.access_log)
+    document_headers(app)
     return app
 
 

@@ -26,6 +26,7 @@ access_log = logging.getLogger("clipbridge.access")
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")  # an incoming X-Request-ID is echoed only if it matches
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED = "<unmatched>"  # one label for every path no route matched (404s), so labels stay bounded
+FINDINGS_CACHE_MAX_TEXT = 64 * 1024  # finding_codes keeps at most 256 of these: 16 MiB at worst
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -56,8 +57,11 @@ class Metrics:
         pair[1].observe(seconds)
 
     def count_findings(self, translate_json: str) -> None:
-        """Count the findings of a /v1/translate response (its codes are read once per distinct response)."""
-        for code, n in finding_codes(translate_json):
+        """Count the findings of a /v1/translate response (its codes are read once per distinct response; a
+        large one, which the memo does not keep either, is parsed every time rather than held by the cache)."""
+        codes = finding_codes(translate_json) if len(translate_json) <= FINDINGS_CACHE_MAX_TEXT else \
+            finding_codes.__wrapped__(translate_json)
+        for code, n in codes:
             child = self._finding_children.get(code)
             if child is None:
                 child = self._finding_children[code] = self.findings.labels(code)

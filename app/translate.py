@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -15,6 +14,8 @@ from app.drift import UNSUPPORTED, compare, source_findings, status_of
 from app.errors import RejectedSpec, UnsupportedTarget, located
 from app.findings import Code, Finding, Severity
 from app.meaning import Meaning, State
+from app.memo import MEMO_MAX_KEY_BYTES, Memo
+from app.settings import Settings
 from app.suggest import one_of
 from app.specs import (AnySpec, AnyTarget, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec,
                        OpenVinoTarget)
@@ -163,8 +164,7 @@ def translate(source: AnySpec, targets: list[str | AnyTarget] | None = None,
     return TranslateResult(src.normalized, src.meaning, out)
 
 
-@lru_cache(maxsize=4096)
-def _translate_cached(key: str) -> str:
+def _translate_key(key: str) -> str:
     from pydantic import TypeAdapter
 
     from app.specs import Spec, TargetSpec
@@ -172,14 +172,27 @@ def _translate_cached(key: str) -> str:
     source = TypeAdapter(Spec).validate_python(payload["source"])
     targets = [t if isinstance(t, str) else TypeAdapter(TargetSpec).validate_python(t)
                for t in payload["targets"]] if payload["targets"] is not None else None
-    return json.dumps(translate(source, targets, Mode(payload["mode"])).to_json(), allow_nan=False,
-                      separators=(",", ":"))
+    return _dumps(translate(source, targets, Mode(payload["mode"])))
 
 
-def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode) -> str:
-    """translate() as a JSON document, memoized on the normalized request (translation is pure)."""
+def _dumps(result: TranslateResult) -> str:
+    return json.dumps(result.to_json(), allow_nan=False, separators=(",", ":"))
+
+
+DEFAULT_MEMO = Memo(Settings.memo_bytes, Settings.memo_entries)
+
+
+def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, memo: Memo | None = None) -> str:
+    """translate() as a JSON document, memoized on a digest of the normalized request (translation is pure).
+
+    Requests whose normalized form passes MEMO_MAX_KEY_BYTES (model-form sources carry the model) are
+    translated every time: holding them would keep megabytes per request after the answer."""
+    memo = DEFAULT_MEMO if memo is None else memo
+    if sum(len(getattr(source, f, None) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
+        memo.skipped += 1  # a model or IR source: not memoized, so not even its key (another copy) is built
+        return _dumps(translate(source, targets, mode))  # type: ignore[arg-type]
     key = json.dumps({"source": source.model_dump(mode="json"),
                       "targets": None if targets is None else
                       [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
                       "mode": mode.value}, sort_keys=True)
-    return _translate_cached(key)
+    return memo.get_or_compute(key, _translate_key)

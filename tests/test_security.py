@@ -14,7 +14,7 @@ from app.errors import ClipBridgeError
 from app.main import create_app
 from app.settings import Settings
 
-KEY = "k3y-for-tests"
+KEY = "k3y-for-tests-0123456789"
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
 TRANSLATE = {"source": SPEC}
 
@@ -97,13 +97,14 @@ def test_the_schema_declares_the_key_only_when_set(client, keyed):
 
 
 def test_the_key_is_read_from_the_environment_and_never_printed(monkeypatch):
-    monkeypatch.setenv("CLIPBRIDGE_API_KEY", " from-env ")
+    monkeypatch.setenv("CLIPBRIDGE_API_KEY", " from-env-0123456789\n")  # a secret file's newline is trimmed
     monkeypatch.setenv("CLIPBRIDGE_CORS_ORIGINS", "https://a.example, https://b.example,")
     s = Settings.from_env()
-    assert s.api_key == "from-env" and "from-env" not in repr(s)
+    assert s.api_key == "from-env-0123456789" and "from-env" not in repr(s)
     assert s.cors_origins == ("https://a.example", "https://b.example")
-    monkeypatch.setenv("CLIPBRIDGE_API_KEY", "  ")
-    assert Settings.from_env().api_key is None
+    monkeypatch.setenv("CLIPBRIDGE_API_KEY", "  ")  # set but blank: refuses to start (it once meant: no auth)
+    with pytest.raises(ClipBridgeError, match="CLIPBRIDGE_API_KEY"):
+        Settings.from_env()
 
 
 # --- CORS ------------------------------------------------------------------------------------------------------

@@ -164,26 +164,21 @@ def _no_constants(name: str) -> Any:
 
 
 async def _read_body(request: Request, limit: int) -> bytearray:
-    """The body into one preallocated buffer (Content-Length known) so the tensor is never copied."""
+    """The body into one buffer that grows as bytes arrive, never from a declared size: a client that claims
+    256 MiB and sends 6 bytes holds 6 bytes. Growth is amortized (bytearray over-allocates; large blocks are
+    resized with mremap, not copied), so the tensor still lands in one buffer without a second copy. The limit
+    is enforced on what arrived; Content-Length only decides an early 413 and is checked against the bytes."""
     length = request.headers.get("content-length")
-    if length is not None and length.isdigit():
-        n = int(length)
-        if n > limit:
-            raise PayloadTooLarge(f"the body is {n} bytes; the limit is {limit} (CLIPBRIDGE_MAX_NPY_BYTES)")
-        buf = bytearray(n)
-        pos = 0
-        async for chunk in request.stream():
-            end = pos + len(chunk)
-            if end > n:
-                raise ClipBridgeError("the body is longer than its Content-Length")
-            buf[pos:end] = chunk
-            pos = end
-        if pos != n:
-            raise ClipBridgeError(f"the body ended after {pos} of {n} bytes")
-        return buf
+    declared = int(length) if length is not None and length.isdigit() else None
+    if declared is not None and declared > limit:
+        raise PayloadTooLarge(f"the body is {declared} bytes; the limit is {limit} (CLIPBRIDGE_MAX_NPY_BYTES)")
     buf = bytearray()
     async for chunk in request.stream():
         buf += chunk
         if len(buf) > limit:
             raise PayloadTooLarge(f"the body exceeds {limit} bytes (CLIPBRIDGE_MAX_NPY_BYTES)")
+        if declared is not None and len(buf) > declared:
+            raise ClipBridgeError("the body is longer than its Content-Length")
+    if declared is not None and len(buf) != declared:
+        raise ClipBridgeError(f"the body ended after {len(buf)} of {declared} bytes")
     return buf

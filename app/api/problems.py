@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from app.errors import ClipBridgeError, SpecError
 from app.field_errors import field_errors
@@ -65,6 +66,12 @@ def install(app: FastAPI) -> None:
         title = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 413: "Payload too large",
                  415: "Unsupported media type"}.get(exc.status_code, "Error")
         return problem(exc.status_code, title, str(exc.detail), headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
+        # The client (or a connection timeout, app/serving.py) closed the connection mid-body: nobody reads
+        # this answer, but it is not a server error either, so it is not logged or counted as one.
+        return problem(400, "Client disconnected", "The connection closed before the body was complete")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -96,8 +96,8 @@ def test_api_key_header(client):
 
     from app.main import create_app
     from app.settings import Settings
-    with TestClient(create_app(Settings(api_key="s3cret"))) as http:
+    with TestClient(create_app(Settings(api_key="s3cret-key-0123456789"))) as http:
         with pytest.raises(ApiError) as info:
             Client(http=http).dialects()
         assert info.value.status == 401
-        assert Client(http=http, api_key="s3cret").dialects().finding_codes
+        assert Client(http=http, api_key="s3cret-key-0123456789").dialects().finding_codes

@@ -1,0 +1,65 @@
+"""`clipbridge serve` (this checkout's code) on a free port, for tests that need real sockets."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise KeyError("VmRSS")
+
+
+def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CLIPBRIDGE_")}
+    full.update({"PYTHONPATH": str(ROOT), "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "0", **env})
+    log = tempfile.NamedTemporaryFile(prefix="clipbridge-serve-", suffix=".log", delete=False)  # not a pipe: a
+    # full pipe would block the server; server_log(proc) reads it
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
+                            cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT)
+    proc.log_path = log.name  # type: ignore[attr-defined]
+    log.close()
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            return proc, port
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                pytest.fail(f"server did not start: {server_log(proc)[-2000:]}")
+            time.sleep(0.2)
+
+
+def server_log(proc: subprocess.Popen) -> str:
+    return Path(proc.log_path).read_text(errors="replace")  # type: ignore[attr-defined]
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    Path(proc.log_path).unlink(missing_ok=True)  # type: ignore[attr-defined]
