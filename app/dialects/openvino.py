@@ -20,7 +20,8 @@ from app.dtypes import BY_OPENVINO, FLOAT32, FLOAT64, DType
 from app.errors import ArtifactError, SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app.numbers import Number, format_number, to_double
+from app import exact
+from app.numbers import Number, format_number, parse_number, to_double
 from app.specs import OpenVinoSpec, OpenVinoTarget, spec_json
 
 DIALECT = "openvino"
@@ -78,9 +79,9 @@ def element_type_openvino(name: str, loc: str = "element_type") -> DType:
 
 
 def attribute_double_openvino(value: Number, side: str) -> tuple[float, tuple[str, ...], bool]:
-    """Clamp-1 attributes 'min'/'max' are doubles: the given number as the nearest double."""
+    """Clamp-1 attributes 'min'/'max' are doubles: the given number's exact value rounded once to a double."""
     d = to_double(value)
-    loss = isinstance(value, int) and (math.isinf(d) or int(d) != value)
+    loss = not isinstance(value, float) and d != value  # an int beyond 2^53, or a decimal no double holds
     steps = (f"{side} {format_number(value)} stored as double {format_number(d)}",) if loss else ()
     return d, steps, loss
 
@@ -104,7 +105,8 @@ def _integral(fn, value: float, dt: DType) -> tuple[int, bool, bool]:
 
 
 def cast_bound_openvino(value: Number, dt: DType, side: str) -> Bound:
-    """One Clamp attribute as the effective bound of a `dt` tensor."""
+    """One Clamp attribute as the effective bound of a `dt` tensor: the double attribute, then cast to T (a second
+    rounding the dialect itself makes: the reference converts the double attribute to T)."""
     d, steps, loss = attribute_double_openvino(value, side)
     if math.isnan(d):
         return Bound(d, value, steps)
@@ -224,9 +226,9 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
             lo_want = hi_want = pick
         vals = []
         for side, want in (("min", lo_want), ("max", hi_want)):
-            carrier, got, exact = pick_carrier(want, carrier_neighbours(want, FLOAT64),
+            carrier, got, hit = pick_carrier(want, carrier_neighbours(want, FLOAT64),
                                                lambda c, s=side: cast_bound_openvino(c, dt, s))
-            if not exact:
+            if not hit:
                 notes.add(Code.BOUND_PRECISION, Severity.ERROR, f"No double attribute gives {side} = "
                           f"{format_number(want)} on {dt.openvino}; nearest: {format_number(carrier)}")
             vals.append(carrier)
@@ -345,11 +347,12 @@ def read_ir(xml: str) -> Element:
 
 
 def _ir_attr_number(text: str | None, what: str) -> float:
+    """An IR attribute as OpenVINO reads it: the double nearest the decimal text."""
     if text is None:
         raise ArtifactError(f"Clamp layer has no {what} attribute", "ir_xml")
     try:
-        return float(text)
-    except ValueError:
+        return to_double(parse_number(text))
+    except SpecError:
         raise ArtifactError(f"Clamp {what}={text[:40]!r} is not a number", "ir_xml") from None
 
 
