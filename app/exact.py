@@ -171,8 +171,10 @@ def _signed(negative: bool, digits: int, base: int, exp: int, size: int, limit: 
 
 
 def exact_text(value: Fraction) -> str:
-    """A string that parse_exact_text reads back as exactly `value`: decimal when short enough, else hex."""
+    """A string that parse_exact_text reads back as exactly `value`: plain decimal when short, else decimal with
+    an exponent, else a hex float (every value a wire string can carry has one of them within 400 characters)."""
     n, d = value.numerator, value.denominator
+    sign = "-" if n < 0 else ""
     twos, fives, rest = 0, 0, d
     while rest % 2 == 0:
         rest //= 2
@@ -180,15 +182,19 @@ def exact_text(value: Fraction) -> str:
     while rest % 5 == 0:
         rest //= 5
         fives += 1
-    if rest == 1:  # a terminating decimal: n/d = n * 2^(k-twos) * 5^(k-fives) / 10^k
-        k = max(twos, fives)
-        digits = str(abs(n) * 2 ** (k - twos) * 5 ** (k - fives)).rjust(k + 1, "0")
-        text = ("-" if n < 0 else "") + digits[:-k] + "." + digits[-k:] if k else str(n)
-        if len(text) <= 400:
-            return text
-    if rest == 1 and fives == 0:  # dyadic: n / 2^twos
-        return ("-" if n < 0 else "") + f"0x{abs(n):x}p-{twos}"
-    return f"{n}/{d}"  # not produced by any wire string; kept readable for messages
+    if rest != 1:
+        return f"{n}/{d}"  # not a wire value (no string yields it); readable in messages
+    k = max(twos, fives)  # n/d = digits / 10^k
+    digits = abs(n) * 2 ** (k - twos) * 5 ** (k - fives)
+    text = str(digits).rjust(k + 1, "0")
+    plain = sign + (text[:-k] + "." + text[-k:] if k else text)
+    if len(plain) <= 40:
+        return plain
+    stripped = str(digits).rstrip("0")
+    scientific = f"{sign}{stripped}e{len(str(digits)) - len(stripped) - k}"
+    if len(scientific) <= 400 or fives:
+        return scientific
+    return f"{sign}0x{abs(n):x}p-{twos}"  # dyadic: n / 2^twos
 
 
 def bits_of(value: float, np_dtype: np.dtype) -> int:
