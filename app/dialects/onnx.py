@@ -21,7 +21,7 @@ from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT1
 from app.errors import ArtifactError, SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
-from app import exact
+from app import exact, runtime_support
 from app.numbers import Number, format_number
 from app.specs import OnnxSpec, OnnxTarget, spec_json
 
@@ -199,6 +199,7 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
         notes += NOTE_NAN_BOUND_ORT
     if dt.is_float and any(b.default for b in bounds) and schema.since >= 11:
         notes += NOTE_DEFAULT_REFERENCE + (NOTE_F16_DEFAULT_ORT if dt is FLOAT16 else ())
+    notes += runtime_support.notes_onnx(schema.name, dt.name, s.min is not None, s.max is not None)
     return Meaning(DIALECT, schema.name, dt, bounds[0], bounds[1], order=order, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.PROPAGATE, dynamic=bool(parsed.dynamic), rules=tuple(rules),
                    engine_notes=notes)

@@ -20,7 +20,7 @@ from app.dtypes import BY_OPENVINO, FLOAT32, FLOAT64, DType
 from app.errors import ArtifactError, SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app import exact
+from app import exact, runtime_support
 from app.numbers import Number, format_number, parse_number, to_double
 from app.specs import OpenVinoSpec, OpenVinoTarget, spec_json
 
@@ -157,7 +157,7 @@ def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
         state, reason = State.REJECTED, REJECT_MIN_MAX
     if state is State.DEFINED and not dt.is_float and lo.value > hi.value:
         notes = notes + ENGINE_NOTES_CROSSED
-    notes = notes + cpu_notes_openvino(dt, dmin, dmax)
+    notes = notes + cpu_notes_openvino(dt, dmin, dmax) + runtime_support.notes_openvino(dt.name)
     return Meaning(DIALECT, CLAMP_VERSION, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.REJECTED, state=state, reason=reason, rules=rules, engine_notes=notes)
 
