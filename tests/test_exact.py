@@ -273,3 +273,45 @@ def test_parse_exact(text, want):
 ])
 def test_wire_writes_fractions_exactly(value, text):
     assert wire_number(value) == text and parse_number(text) == value
+
+
+# --- through the HTTP API ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def client():
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    return TestClient(create_app())
+
+
+def test_api_execute_bfloat16_json_double_rounds_once(client):
+    r = client.post("/v1/execute", json={
+        "spec": {"dialect": "onnx", "opset": 13, "elem_type": "BFLOAT16", "min": -10, "max": 10},
+        "input": {"dtype": "bfloat16", "shape": [2], "data": [1.0039062500000002, "1.00390625000000000000001"]}})
+    assert r.status_code == 200, r.text
+    assert r.json()["output"]["data"] == [1.0078125, 1.0078125]
+
+
+def test_api_decimal_string_bound_stays_exact_on_the_wire(client):
+    """'1.00048828125000001' as a float16 bound: exact value just above a float16 midpoint, so it rounds up;
+    the response gives the number back as the same exact string."""
+    r = client.post("/v1/translate", json={
+        "source": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT16", "min": "1.00048828125000001", "max": 6},
+        "targets": [{"dialect": "openvino"}], "mode": "literal"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["meaning"]["lower"]["given"] == "1.00048828125000001"
+    assert body["meaning"]["lower"]["value"] == 1.0009765625  # one rounding; via the double it would be 1.0
+    assert body["source"]["min"] == "1.00048828125000001"
+
+
+def test_api_int64_bound_into_directml_float_rounds_once(client):
+    r = client.post("/v1/translate", json={
+        "source": {"dialect": "onnx", "opset": 13, "elem_type": "INT64", "min": "1152921573326323713",
+                   "max": "2305843009213693952"},
+        "targets": [{"dialect": "directml", "feature_level": "5_0"}], "mode": "literal"})
+    assert r.status_code == 200, r.text
+    tr = r.json()["translations"][0]
+    assert tr["meaning"]["lower"]["value"] == str(2**60 + 2**37)
+    assert "0x1.0000020000000p+60f" in tr["artifacts"]["cpp"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from xml.etree.ElementTree import Element
 
 import defusedxml.ElementTree as SafeET
+import numpy as np
 from defusedxml import DefusedXmlException
 from pydantic import ValidationError
 
@@ -53,6 +54,13 @@ NOTE_F16_ROUNDING = EngineNote(CPU, "f16 bounds are rounded to float32 first, th
 NOTE_STATIC_TRUNC = EngineNote(CPU, "With a static input shape, i8/u8 Clamp truncates a fractional min toward "
                                     "zero instead of taking its ceil (observed; dynamic shapes follow the spec).")
 NOTE_BF16_FLUSH = EngineNote(CPU, "bf16 subnormal inputs are flushed to zero (observed).")
+NOTE_RANGE_WRAP = EngineNote(CPU, "i16, u16, u32 and u64 Clamp: a min/max outside the element type's range (after "
+                                 "ceil/floor) wraps instead of saturating: u16 with min -100.7, max -1 outputs 65535 "
+                                 "where the spec saturates both bounds to 0 (observed with openvino 2026.4; found by "
+                                 "the deviation miner).")
+NOTE_BF16_BOUND_TRUNC = EngineNote(CPU, "bf16 bounds are truncated toward zero (from their float32) instead of "
+                                        "rounded to nearest: max 2.7 acts as 2.6875 where the spec's nearest bf16 is "
+                                        "2.703125 (observed with openvino 2026.4; found by the deviation miner).")
 NOTE_FMA = EngineNote(CPU, "The CPU plugin fuses Multiply+Add into one FMA (one rounding), where the IR's "
                            "Multiply then Add rounds twice: outputs may differ by one ulp (observed).")
 ENGINE_NOTES_CROSSED = (
@@ -157,12 +165,13 @@ def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
         state, reason = State.REJECTED, REJECT_MIN_MAX
     if state is State.DEFINED and not dt.is_float and lo.value > hi.value:
         notes = notes + ENGINE_NOTES_CROSSED
-    notes = notes + cpu_notes_openvino(dt, dmin, dmax) + runtime_support.notes_openvino(dt.name)
+    notes = notes + cpu_notes_openvino(dt, dmin, dmax, lo.saturated or hi.saturated)
+    notes = notes + runtime_support.notes_openvino(dt.name)
     return Meaning(DIALECT, CLAMP_VERSION, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.REJECTED, state=state, reason=reason, rules=rules, engine_notes=notes)
 
 
-def cpu_notes_openvino(dt: DType, dmin: float, dmax: float) -> tuple[EngineNote, ...]:
+def cpu_notes_openvino(dt: DType, dmin: float, dmax: float, saturated: bool = False) -> tuple[EngineNote, ...]:
     """The CPU plugin's observed deviations that apply to this element type and these attributes."""
     notes: list[EngineNote] = []
     finite = [d for d in (dmin, dmax) if math.isfinite(d)]
@@ -170,10 +179,14 @@ def cpu_notes_openvino(dt: DType, dmin: float, dmax: float) -> tuple[EngineNote,
         notes.append(NOTE_F64)
     elif dt.name == "bfloat16":
         notes.append(NOTE_BF16_FLUSH)
+        if any(dt.round(d) != bf16_truncated_openvino(d) for d in finite):
+            notes.append(NOTE_BF16_BOUND_TRUNC)
     elif dt.name == "float16" and any(FLOAT32.round(d) != d for d in finite):
         notes.append(NOTE_F16_ROUNDING)
     if dt.name == "uint32":
         notes.append(NOTE_U32)
+    if saturated and dt.name in ("int16", "uint16", "uint32", "uint64"):
+        notes.append(NOTE_RANGE_WRAP)
     if not dt.is_float:
         if any(abs(d) > 2**24 and FLOAT32.round(d) != d for d in finite):
             notes.append(NOTE_INT_F32)
@@ -182,6 +195,15 @@ def cpu_notes_openvino(dt: DType, dmin: float, dmax: float) -> tuple[EngineNote,
         if dt.name in ("int8", "uint8") and math.isfinite(dmin) and dmin != math.floor(dmin):
             notes.append(NOTE_STATIC_TRUNC)
     return tuple(notes)
+
+
+def bf16_truncated_openvino(d: float) -> float:
+    """What the CPU plugin makes of a bf16 bound: the double's float32, truncated toward zero to bf16 (observed)."""
+    f32 = exact.to_float32(d)
+    if not math.isfinite(f32):
+        return f32
+    bits = exact.bits_of(f32, np.dtype(np.float32)) & 0xFFFF0000
+    return float(np.asarray(bits, dtype=np.uint32).view(np.float32))
 
 
 def normalize(spec: OpenVinoSpec | Parsed) -> dict:

@@ -233,6 +233,8 @@ class Deviation:
     expected: list[Any] = field(default_factory=list)
     got: list[Any] = field(default_factory=list)
     notes: tuple[str, ...] = ()  # the engine notes the meaning already carries for this runtime
+    artifact: Artifact | None = field(default=None, repr=False)
+    meaning: Meaning | None = field(default=None, repr=False)
 
     def line(self) -> str:
         pairs = ", ".join(f"{i!r}: {g!r} (spec {e!r})" for i, e, g in
@@ -300,7 +302,7 @@ def mine(full: bool = False) -> list[Deviation]:
                                                                                           exclude_none=True),
                              [dt.to_python(x[i]) for i in idx], [dt.to_python(want[i]) for i in idx],
                              [dt.to_python(got.reshape(-1)[i]) for i in idx],
-                             tuple(n.text for n in m.engine_notes if n.engine.startswith(a.runtime))))
+                             tuple(n.text for n in m.engine_notes if n.engine.startswith(a.runtime)), a, m))
     return out
 
 
@@ -319,8 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     if args.mine:
         devs = mine(full=args.full)
+        from tests.engines.test_deviation_miner import unexplained
         for d in devs:
-            print(("recorded  " if d.notes else "UNNOTED   ") + d.line())
+            print(("UNRECORDED " if unexplained(d) else "recorded   ") + d.line())
         print(f"{len(devs)} deviations")
     return 0
 
