@@ -73,8 +73,12 @@ def is_integral(value: Number) -> bool:
 
 def round_to_format(value: Number, fmt: FloatFormat) -> float:
     """IEEE conversion of the exact `value` to `fmt`: nearest, ties to even, overflow to inf, subnormals kept."""
-    if isinstance(value, float) and (not math.isfinite(value) or value == 0.0 or fmt is FLOAT64):
-        return value
+    if isinstance(value, float):
+        if not math.isfinite(value) or value == 0.0 or fmt is FLOAT64:
+            return value
+        fast = _from_double(value, fmt)
+        if fast is not None:
+            return fast
     exact = Fraction(value)
     if exact == 0:
         return 0.0
@@ -93,6 +97,22 @@ def round_to_format(value: Number, fmt: FloatFormat) -> float:
     else:
         out = math.ldexp(m, q)  # exact: every value of these formats is a double
     return -out if negative else out
+
+
+_NP_DIRECT = {"float32": np.float32, "float16": np.float16}  # NumPy converts a double to these in one rounding
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _from_double(value: float, fmt: FloatFormat) -> float | None:
+    """The fast path for a double: NumPy's direct conversion; bfloat16 only from a double float32 holds
+    exactly (float32 -> bfloat16 rounds once). None: take the exact path."""
+    with np.errstate(over="ignore"):
+        if fmt.name in _NP_DIRECT:
+            return float(_NP_DIRECT[fmt.name](value))
+        f32 = np.float32(value)
+        if float(f32) == value:
+            return float(np.asarray(f32).astype(_BF16))
+    return None
 
 
 def to_double(value: Number) -> float:

@@ -51,7 +51,13 @@ def wire_number(value: Number | None) -> int | float | str | None:
     if value is None:
         return None
     if isinstance(value, int):
-        return value if abs(value) <= JSON_SAFE_INT else str(value)
+        if abs(value) <= JSON_SAFE_INT:
+            return value
+        text = str(value)
+        if len(text) > MAX_NUMBER_STRING:  # read from an exponent literal ('9e999'): written back as one
+            digits = text.rstrip("0")
+            text = f"{digits}e{len(text) - len(digits)}"
+        return text
     if isinstance(value, Fraction):
         return exact_text(value)  # no double holds it: the exact value as a string
     if math.isnan(value):
