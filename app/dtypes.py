@@ -89,11 +89,15 @@ class DType:
     def _step(self, value: Number, direction: int) -> Number:
         if not self.is_float:
             return self.saturate(int(value) + direction)
-        v = self.round(value)  # a value of this type (`value` itself when it is one)
+        v = value if type(value) is float else self.round(value)
         if math.isnan(v) or (math.isinf(v) and (v > 0) == (direction > 0)):
             return v
         # Walk the bit pattern: exact for every IEEE-like type including bfloat16.
-        bits = exact.bits_of(v, self.np_dtype)
+        arr = np.asarray(v, dtype=np.float64).astype(self.np_dtype)
+        if float(arr) != v:  # not a value of this type: start from its rounding
+            v = self.round(v)
+            arr = np.asarray(v, dtype=np.float64).astype(self.np_dtype)
+        bits = int(arr.view(self.uint_view))
         sign = 1 << (self.bits - 1)
         if v == 0:
             bits = 1 if direction > 0 else sign | 1

@@ -103,15 +103,24 @@ _NP_DIRECT = {"float32": np.float32, "float16": np.float16}  # NumPy converts a 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
+def _overflow_midpoint(fmt: FloatFormat) -> float:
+    """Halfway between the largest finite value and 2^(emax+1): a double for the formats below float64."""
+    return math.ldexp(2 ** (fmt.precision + 1) - 1, fmt.emax - fmt.precision)
+
+
+_MIDPOINTS = {name: _overflow_midpoint(f) for name, f in FORMATS.items() if f is not FLOAT64}
+
+
 def _from_double(value: float, fmt: FloatFormat) -> float | None:
-    """The fast path for a double: NumPy's direct conversion; bfloat16 only from a double float32 holds
+    """The fast path for a finite double: NumPy's direct conversion; bfloat16 only from a double float32 holds
     exactly (float32 -> bfloat16 rounds once). None: take the exact path."""
-    with np.errstate(over="ignore"):
-        if fmt.name in _NP_DIRECT:
-            return float(_NP_DIRECT[fmt.name](value))
-        f32 = np.float32(value)
-        if float(f32) == value:
-            return float(np.asarray(f32).astype(_BF16))
+    if abs(value) >= _MIDPOINTS[fmt.name]:
+        return math.copysign(math.inf, value)
+    if fmt.name in _NP_DIRECT:
+        return float(_NP_DIRECT[fmt.name](value))
+    f32 = np.float32(value)
+    if float(f32) == value:
+        return float(np.asarray(f32).astype(_BF16))
     return None
 
 
