@@ -16,6 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -262,3 +263,17 @@ def exact_array(values: list[Number], fmt: FloatFormat, np_dtype: np.dtype) -> n
         else:  # beyond 2^53 or not a double: round exactly to the format, which a double then holds exactly
             plain[i] = round_to_format(v, fmt)
     return doubles_to(plain, np_dtype)
+
+
+def trunc_saturate(xp: Any, y64: Any, np_dtype: Any, lo: int, hi: int) -> Any:
+    """Float64 values to an integer type: truncate toward zero, saturate to [lo, hi], NaN -> 0 (any array API).
+
+    float(hi) of a 64-bit type rounds up to 2^63 or 2^64, so a plain clip-then-cast overflows (2^63 wraps to
+    the int64 minimum); values at or past float(hi) are replaced by the exact integer instead.
+    """
+    zero = xp.asarray(0.0, dtype=xp.float64)
+    y = xp.where(xp.isnan(y64), zero, xp.trunc(y64))
+    over, under = y >= float(hi), y <= float(lo)
+    out = xp.astype(xp.where(over | under, zero, y), np_dtype)
+    out = xp.where(over, xp.asarray(hi, dtype=np_dtype), out)
+    return xp.where(under, xp.asarray(lo, dtype=np_dtype), out)

@@ -328,3 +328,22 @@ def test_wire_writes_a_huge_integral_literal_back_within_the_string_limit():
     value = parse_number(text)
     assert value == -int("9" * 300) * 10**100
     assert wire_number(value) == text and parse_number(wire_number(value)) == value
+
+
+@pytest.mark.parametrize("dt_name, scale, want", [
+    pytest.param("int64", 1e30, [2**63 - 1, -(2**63), 2**63 - 1], id="int64-saturates-to-max-not-wrapping"),
+    pytest.param("int64", -1e30, [-(2**63), 2**63 - 1, -(2**63)], id="int64-saturates-to-min"),
+    pytest.param("uint64", 1e30, [2**64 - 1, 0, 2**64 - 1], id="uint64-saturates-to-max-not-zero"),
+    pytest.param("int32", 1e30, [2**31 - 1, -(2**31), 2**31 - 1], id="int32-saturates"),
+])
+def test_scale_bias_float_to_64bit_int_saturates_exactly(dt_name, scale, want):
+    """x*Scale+Bias then the float->int cast (truncate, saturate): float(2^63-1) is 2^63, which must not wrap."""
+    from app.dtypes import BY_NAME
+    from app.kernels import clip_numpy, clip_xp
+    from app.meaning import Bound, Meaning, ScaleBias, apply_scale_bias
+    dt = BY_NAME[dt_name]
+    x = dt.array([dt.highest(), dt.lowest(), 5])
+    assert apply_scale_bias(ScaleBias(scale, 0.0), x, dt).tolist() == want
+    m = Meaning("directml", "test", dt, Bound(dt.lowest()), Bound(dt.highest()), scale_bias=ScaleBias(scale, 0.0))
+    assert clip_numpy(m, x).tolist() == want
+    assert clip_xp(np, m, x).tolist() == want
