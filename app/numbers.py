@@ -54,9 +54,10 @@ def wire_number(value: Number | None) -> int | float | str | None:
         if abs(value) <= JSON_SAFE_INT:
             return value
         text = str(value)
-        if len(text) > MAX_NUMBER_STRING:  # read from an exponent literal ('9e999'): written back as one
+        if len(text) > MAX_NUMBER_STRING:  # read from an exponent or hex literal: written back as one
             digits = text.rstrip("0")
-            text = f"{digits}e{len(text) - len(digits)}"
+            sign = "-" if value < 0 else ""
+            text = min(f"{digits}e{len(text) - len(digits)}", f"{sign}0x{abs(value):x}", key=len)
         return text
     if isinstance(value, Fraction):
         return exact_text(value)  # no double holds it: the exact value as a string

@@ -347,3 +347,10 @@ def test_scale_bias_float_to_64bit_int_saturates_exactly(dt_name, scale, want):
     m = Meaning("directml", "test", dt, Bound(dt.lowest()), Bound(dt.highest()), scale_bias=ScaleBias(scale, 0.0))
     assert clip_numpy(m, x).tolist() == want
     assert clip_xp(np, m, x).tolist() == want
+
+
+def test_wire_writes_a_huge_hex_integer_back_within_the_string_limit():
+    text = "0x" + "f" * 300 + "p200"  # an integer of 1400 bits: 422 decimal digits
+    value = -parse_number(text)
+    assert isinstance(value, int) and len(str(value)) > 400
+    assert len(wire_number(value)) <= 400 and parse_number(wire_number(value)) == value
