@@ -17,8 +17,8 @@ def capabilities() -> dict[str, Any]:
     for i, s in enumerate(onnx.CLIP_VERSIONS):
         nxt = onnx.CLIP_VERSIONS[i + 1].since - 1 if i + 1 < len(onnx.CLIP_VERSIONS) else None
         order, order_rule = onnx.order_onnx(s)
-        defaults = ("default_bounds_clip_6: FLT_MAX literals cast to T (float16: +-inf)" if s.since == 6 else
-                    "default_bounds_onnx: numeric_limits<T>::lowest()/max()")
+        defaults = ("missing bound: the FLT_MAX literals -3.402823e+38 / 3.402823e+38 cast to T (float16: +-inf)"
+                    if s.since == 6 else "missing bound: numeric_limits<T>::lowest() / max()")
         onnx_versions.append({
             "version": s.name,
             "selects": f"opset {s.since}" + (f"..{nxt}" if nxt else "+") if nxt != s.since else f"opset {s.since}",

@@ -11,6 +11,13 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from app.errors import ClipBridgeError
+from app.lint import cli as lint_cli
+from app.suggest import one_of
+
+
+EXAMPLE_SPEC = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
+MODE_HELP = ("preserve (default): choose target numbers that compute what the source computes; literal: copy the "
+             "source's numbers and report what changes")
 
 
 def _target(text: str) -> object:
@@ -21,34 +28,67 @@ def _target(text: str) -> object:
     if not version:
         return name
     if name == "onnx":
-        try:
-            return OnnxTarget(dialect="onnx", opset=int(version))
-        except ValueError:
-            raise ClipBridgeError(f"--to onnx:N takes an opset number, got {version!r}") from None
+        if not version.strip().isdigit() or int(version) < 1:
+            raise ClipBridgeError(f"--to onnx:N takes an opset number from 1. Got: {version!r}")
+        return OnnxTarget(dialect="onnx", opset=min(int(version), 1000))
     if name == "openvino":
         return OpenVinoTarget(dialect="openvino", version=version)
     if name == "directml":
         return DirectMLTarget(dialect="directml", feature_level=version)
-    raise ClipBridgeError(f"Unknown target dialect {name!r} (onnx, openvino, directml)")
+    raise ClipBridgeError(one_of("Unknown target dialect", name, ("onnx", "openvino", "directml")))
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
     from app.dialects.common import Mode
     from app.specs import Spec
     from app.translate import translate
-    raw = sys.stdin.read() if args.spec == "-" else Path(args.spec).read_text()
-    data = json.loads(raw, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"bare {c} is not JSON")))
+    data = _read_spec(args.spec)
     if isinstance(data, dict) and "source" in data:
         data = data["source"]
     spec = TypeAdapter(Spec).validate_python(data)
     targets = [_target(t) for t in args.to] if args.to else None
     result = translate(spec, targets, Mode(args.mode)).to_json()  # type: ignore[arg-type]
-    json.dump(result, sys.stdout, indent=2, allow_nan=False)
-    sys.stdout.write("\n")
     statuses = {t["status"] for t in result["translations"]}
-    if "unsupported" in statuses:
+    code = 2 if "unsupported" in statuses else 1 if "drift" in statuses else 0
+    return lint_cli.translate_output(result, args, code)
+
+
+def _read_spec(where: str) -> object:
+    """The JSON spec from a file or stdin, with an error that says what to do for a model or an empty input."""
+    name = "stdin" if where == "-" else where
+    if where == "-":
+        stream = getattr(sys.stdin, "buffer", None)  # bytes, so that a piped model is recognised, not mis-decoded
+        raw = stream.read() if stream is not None else sys.stdin.read().encode()
+    else:
+        raw = Path(where).read_bytes()
+    if not raw.strip():
+        raise ClipBridgeError(f"{name} is empty: give a JSON clip spec, e.g. echo '{EXAMPLE_SPEC}' | "
+                              "clipbridge translate")
+    model_hint = f"use `clipbridge scan {where if where != '-' else 'MODEL'}` for the clips of a model"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        kind = "an ONNX model" if where.lower().endswith(".onnx") or raw[:1] == b"\x08" else "not text"
+        raise ClipBridgeError(f"{name} is {kind}, not a JSON clip spec: {model_hint}") from None
+    if text.lstrip().startswith("<"):
+        raise ClipBridgeError(f"{name} is XML (an OpenVINO IR?), not a JSON clip spec: {model_hint}, or send the "
+                              "XML as {\"dialect\": \"openvino\", \"ir_xml\": ...}")
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except ValueError as exc:
+        raise ClipBridgeError(f"{name} is not valid JSON ({exc}); a clip spec looks like {EXAMPLE_SPEC}") from None
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(f"bare {name} is not JSON; write it as a string, \"{name.lower()}\"")
+
+
+def _rewrite_status(done: list[dict], skipped: list[dict]) -> int:
+    """The rewritten model's exit code, as scan's: 2 if a clip was skipped or stays unsupported, 1 drift, 0 exact."""
+    after = {item["after"] for item in done}
+    if skipped or "unsupported" in after:
         return 2
-    return 1 if "drift" in statuses else 0
+    return 1 if "drift" in after else 0
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -76,15 +116,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
             for item in out.skipped:
                 print(f"skipped {item['path']}/{item['node']}: {item['reason']}")
             print(f"wrote {args.rewrite} (opset {out.opset})")
-            return 0
+            return _rewrite_status(out.done, out.skipped)
         result = scan(data, weights, args.target, Mode(args.mode))
-    body = result.to_json()
-    if args.format == "json":
-        json.dump(body, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        print_scan_table(body)
-    return {"exact": 0, "drift": 1}.get(worst_status(result), 2)
+    return lint_cli.scan_output(result.to_json(), args, {"exact": 0, "drift": 1}.get(worst_status(result), 2),
+                                print_scan_table)
 
 
 def print_scan_table(body: dict) -> None:
@@ -94,9 +129,7 @@ def print_scan_table(body: dict) -> None:
         where = f"{c['path']}/{c['node']}"
         cells = [t["status"] for t in c["translations"]] or [f"error: {c['error']}"[:60]] + [""] * (len(labels) - 1)
         rows.append([str(c["id"]), where, c["pattern"], c["dtype"] or "?", *cells])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    _print_rows(rows)
     s = body["summary"]
     counts = "; ".join(f"{t['label']}: {t['exact']} exact, {t['drift']} drift, {t['unsupported']} unsupported"
                        for t in s["targets"])
@@ -108,9 +141,26 @@ def print_scan_table(body: dict) -> None:
 
 def cmd_dialects(args: argparse.Namespace) -> int:
     from app.capabilities import capabilities
-    json.dump(capabilities(), sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    body = capabilities()
+    if args.format == "json":
+        json.dump(body, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    rows = [["dialect", "version", "selects", "ranks", "dtypes"]]
+    for d in body["dialects"]:
+        for v in d["versions"]:
+            rows.append([d["dialect"], v["version"], v["selects"], v["ranks"], " ".join(v["dtypes"])])
+    _print_rows(rows)
+    print("\nDefaults: " + ", ".join(" ".join(f"{k}={v}" for k, v in d["default_target"].items())
+                                    for d in body["dialects"]))
+    print("Rules per version and the finding codes: clipbridge dialects --format json (or GET /v1/dialects)")
     return 0
+
+
+def _print_rows(rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
@@ -151,14 +201,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default=None, help="default: CLIPBRIDGE_HOST or 127.0.0.1")
     s.add_argument("--port", type=int, default=None, help="default: CLIPBRIDGE_PORT or 8000")
     s.add_argument("--workers", type=int, default=None, help="default: CLIPBRIDGE_WORKERS or 1")
-    s.add_argument("--log-level", default="info")
+    s.add_argument("--log-level", default="info", help="uvicorn's log level (default: info)")
     s.set_defaults(func=cmd_serve)
     t = sub.add_parser("translate", help="translate a spec (JSON file or - for stdin); exit 0 exact, 1 drift, "
                                          "2 unsupported or error")
-    t.add_argument("spec", nargs="?", default="-")
+    t.add_argument("spec", nargs="?", default="-", help="a JSON clip spec file (or a /v1/translate body; its "
+                   "'source' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
     t.add_argument("--to", action="append", help="target: onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
                                                  "repeatable; default: every other dialect")
-    t.add_argument("--mode", choices=["preserve", "literal"], default="preserve")
+    t.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
+    lint_cli.add_lint_options(t, "json")
     t.set_defaults(func=cmd_translate)
     m = sub.add_parser("scan", help="every clip of an ONNX model or OpenVINO IR with drift per target; exit 0 "
                                     "all exact, 1 drift, 2 unsupported or error")
@@ -166,17 +218,22 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--weights", help="the IR's .bin, when not beside the .xml")
     m.add_argument("--target", action="append", help="onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
                                                      "repeatable; default: onnx, openvino, directml")
-    m.add_argument("--format", choices=["table", "json"], default="table")
-    m.add_argument("--mode", choices=["preserve", "literal"], default="preserve")
+    lint_cli.add_lint_options(m, "table")
+    m.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     m.add_argument("--rewrite", metavar="OUT.onnx", help="write the model with every Clip given explicit typed "
-                                                         "bounds (needs --for)")
+                                                         "bounds (needs --for); exit 0 if every clip of the "
+                                                         "result is exact for --for, 1 drift, 2 a clip skipped "
+                                                         "or unsupported")
     m.add_argument("--for", dest="rewrite_for", metavar="TARGET", help="the target the rewrite is checked against")
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
     m.set_defaults(func=cmd_scan)
-    d = sub.add_parser("dialects", help="print the capability matrix")
+    lint_cli.add_subcommands(sub)
+    d = sub.add_parser("dialects", help="print the capability matrix (versions, dtypes, ranks)")
+    d.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: one row per version (default); json: the /v1/dialects body, rules included")
     d.set_defaults(func=cmd_dialects)
     c = sub.add_parser("schemas", help="write JSON Schemas of the API bodies")
-    c.add_argument("--out", default="schemas")
+    c.add_argument("--out", default="schemas", help="the folder to write them to (default: schemas)")
     c.set_defaults(func=cmd_schemas)
     return p
 
@@ -184,14 +241,27 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # inside the try: a reader that left shows up here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # The reader left (`clipbridge scan ... | head`): not an error of ours. Point stdout at /dev/null so the
+        # interpreter's final flush does not fail again, and exit as a shell does on SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except ValidationError as exc:
-        for e in exc.errors():
-            loc = ".".join(str(x) for x in e["loc"] if "[" not in str(x))
-            print(f"error: {loc}: {e['msg']}", file=sys.stderr)
+        from app.field_errors import field_errors
+        from app.specs import Spec
+        for e in field_errors(exc.errors(), Spec):
+            print(f"error: {e['loc']}: {e['msg']}", file=sys.stderr)
         return 2
     except ClipBridgeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        where = exc.loc or ""
+        if where.startswith("targets[") and getattr(args, "to", None):  # name the option the user typed
+            i = int(where[8:where.index("]")])
+            where = f"--to {args.to[i]}" if i < len(args.to) else where
+        print(f"error: {exc.message}" + (f" ({where})" if where else ""), file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

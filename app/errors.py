@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class ClipBridgeError(Exception):
     """Base of every error a user can cause; `loc` names the offending field."""
@@ -16,6 +19,19 @@ class ClipBridgeError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message} ({self.loc})" if self.loc else self.message
+
+
+@contextmanager
+def located(prefix: str) -> Iterator[None]:
+    """Errors raised inside name fields under `prefix` (a target's `feature_level` is `targets[0].feature_level`)."""
+    try:
+        yield
+    except ClipBridgeError as exc:
+        if not exc.loc:
+            exc.loc = prefix
+        elif not exc.loc.startswith(prefix):
+            exc.loc = prefix + ("" if exc.loc.startswith("[") else ".") + exc.loc
+        raise
 
 
 class SpecError(ClipBridgeError):

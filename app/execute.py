@@ -21,7 +21,7 @@ import numpy as np
 from app.dialects import onnx as onnx_dialect
 from app.dialects import openvino as ov_dialect
 from app.dialects.common import Mode
-from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut
+from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
 from app.specs import AnyTarget, OnnxSpec, OpenVinoSpec
@@ -29,6 +29,8 @@ from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
 BACKENDS = ("numpy", "cupy", "onnxruntime", "openvino", "auto")
+# The install commands the README gives (from a checkout); tests/test_readme.py holds the two to the same words.
+INSTALL_HINT = {"gpu": 'pip install -e ".[gpu]"', "engines": 'pip install -e ".[engines]"'}
 T = TypeVar("T")
 
 
@@ -45,10 +47,12 @@ def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) 
     """The meaning whose rules apply: the source's own, or its translation into another dialect."""
     if semantics is None or (isinstance(semantics, str) and semantics == src.dialect):
         return Semantics(src.dialect, src.meaning, src.normalized)
-    target = target_from(semantics)
+    with located("semantics"):
+        target = target_from(semantics)
     if src.meaning.state is State.REJECTED:
         raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "spec")
-    tr = translate_one(src, target, mode)
+    with located("semantics"):
+        tr = translate_one(src, target, mode)
     if tr.meaning is None or tr.status == "unsupported":
         reason = "; ".join(f.message for f in tr.findings if f.severity.value == "error") or "unsupported"
         raise RejectedSpec(f"{target.dialect} cannot compute this clip: {reason}", "semantics")
@@ -142,8 +146,8 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
         return clip_numpy(m, x, out=x if inplace and x.flags.writeable else None, reading=reading)
     if backend == "cupy":
         if not cupy_available():
-            raise BackendUnavailable("backend 'cupy' needs CuPy and a CUDA device (pip install "
-                                     "'clipbridge[gpu]'); none is available here", "backend")
+            raise BackendUnavailable(f"backend 'cupy' needs CuPy and a CUDA device ({INSTALL_HINT['gpu']}); "
+                                     "none is available here", "backend")
         import cupy
         if m.dtype.name == "bfloat16":
             raise BackendUnavailable("CuPy has no bfloat16 arrays", "backend")
@@ -173,7 +177,7 @@ def _run_onnxruntime(sem: Semantics, x: np.ndarray) -> np.ndarray:
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
-        raise BackendUnavailable("backend 'onnxruntime' needs pip install 'clipbridge[engines]'", "backend") from None
+        raise BackendUnavailable(f"backend 'onnxruntime' needs {INSTALL_HINT['engines']}", "backend") from None
     spec = _engine_spec(sem, x, "onnx")
     assert isinstance(spec, OnnxSpec)
     raw = onnx_dialect.build_model(spec, sem.meaning.scale_bias).SerializeToString()
@@ -197,7 +201,7 @@ def _run_openvino(sem: Semantics, x: np.ndarray) -> np.ndarray:
     try:
         import openvino  # noqa: F401
     except ImportError:
-        raise BackendUnavailable("backend 'openvino' needs pip install 'clipbridge[engines]'", "backend") from None
+        raise BackendUnavailable(f"backend 'openvino' needs {INSTALL_HINT['engines']}", "backend") from None
     spec = _engine_spec(sem, x, "openvino")
     assert isinstance(spec, OpenVinoSpec)
     if sem.meaning.dtype.name == "bfloat16":

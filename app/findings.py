@@ -26,6 +26,7 @@ class Code(StrEnum):
     INFINITE_BOUND = "infinite-bound"
     FLOAT16_BOUND_OVERFLOW = "float16-bound-overflow"
     DTYPE_UNSUPPORTED = "dtype-unsupported"
+    VERSION_UNSUPPORTED = "version-unsupported"
     RANK_UNSUPPORTED = "rank-unsupported"
     SCALE_BIAS = "scale-bias"
     STRIDES = "strides"
@@ -55,6 +56,8 @@ CODE_DOCS: dict[Code, str] = {
     Code.FLOAT16_BOUND_OVERFLOW: "A bound beyond float16's range overflows to inf when cast (Clip-6 defaults, "
                                  "FLOAT Min/Max on a FLOAT16 tensor).",
     Code.DTYPE_UNSUPPORTED: "The target version cannot take the tensor's dtype.",
+    Code.VERSION_UNSUPPORTED: "The target version is valid but beyond what this installation can build and check "
+                              "(an ONNX opset newer than the installed onnx package knows).",
     Code.RANK_UNSUPPORTED: "The target cannot take the tensor's rank (DirectML FL < 3.0: exactly 4; else 1 to 8).",
     Code.SCALE_BIAS: "DirectML's ScaleBias (x*Scale+Bias before clipping) and how the target expresses it.",
     Code.STRIDES: "A strided or broadcast DirectML tensor; ONNX and OpenVINO tensors are dense.",

@@ -9,9 +9,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.api import problems
-from app.api import execute_routes, scan_routes
+from app.api import execute_routes, lint_routes, scan_routes
 from app.api.routes import router
 from app.api.security import ApiKeyGuard, cors_options, document_api_key
+from app.api.docs import router as docs_router
 from app.api.inspector import router as inspector_router
 from app.execute import Slots
 from app.observability import Metrics, Observe, metrics_endpoint
@@ -79,14 +80,18 @@ class BodyLimit:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
-    app = FastAPI(title="clipbridge", version=__version__,
+    # /docs and /redoc come from app.api.docs (offline, under the inspector's CSP), not FastAPI's CDN pages.
+    app = FastAPI(title="clipbridge", version=__version__, docs_url=None, redoc_url=None,
+                  swagger_ui_oauth2_redirect_url=None,
                   description="Translate the Clip/Clamp operator between DirectML, OpenVINO and ONNX, and say "
                               "exactly where the meaning drifts.")
     app.include_router(router)
     app.include_router(execute_routes.router)
     app.include_router(execute_routes.binary)
     app.include_router(inspector_router)
+    app.include_router(docs_router)
     app.include_router(scan_routes.router)
+    app.include_router(lint_routes.router)
     problems.install(app)
     app.state.settings = settings
     app.state.slots = Slots(settings.max_concurrent_executions, settings.max_execution_seconds)

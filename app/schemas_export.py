@@ -10,6 +10,7 @@ from pydantic import BaseModel, TypeAdapter
 from app.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteOptions, ExecuteRequest,
                             ExecuteResponse, Health, Problem, ScanResponse, TranslateRequest,
                             TranslateResponse)
+from app.api.lint_models import ProbeRequest, ProbeResponse
 from app.specs import Spec
 
 MODELS: dict[str, object] = {
@@ -25,6 +26,8 @@ MODELS: dict[str, object] = {
     "CompareResponse": CompareResponse,
     "ScanResponse": ScanResponse,
     "Spec": Spec,
+    "ProbeRequest": ProbeRequest,
+    "ProbeResponse": ProbeResponse,
 }
 
 

@@ -56,6 +56,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _field_rule(name: str, message: str) -> PydanticCustomError:
+    """A model-level rule about one field: `field` in the context lets app/field_errors.py name it in `loc`."""
+    return PydanticCustomError("spec_form", message.replace("{", "{{").replace("}", "}}"), {"field": name})
+
+
 class OnnxSpec(_Strict):
     """ONNX Clip: compact (`opset`, `elem_type`, `min`, `max`) or a whole model (`model`, `node`)."""
 
@@ -73,13 +78,14 @@ class OnnxSpec(_Strict):
         if self.model is not None:
             extra = [k for k in ("opset", "elem_type", "shape", "min", "max") if getattr(self, k) is not None]
             if extra:
-                raise ValueError(f"the model form takes only 'model' and 'node'; remove {', '.join(extra)}")
+                raise _field_rule(extra[0], "the model form takes only 'model' and 'node'; remove "
+                                  + ", ".join(extra))
         else:
             missing = [k for k in ("opset", "elem_type") if getattr(self, k) is None]
             if missing:
-                raise ValueError(f"the compact form needs {' and '.join(missing)} (or give 'model')")
+                raise _field_rule(missing[0], f"the compact form needs {' and '.join(missing)} (or give 'model')")
             if self.node is not None:
-                raise ValueError("'node' goes with 'model'")
+                raise _field_rule("node", "'node' goes with 'model'")
         return self
 
 
@@ -100,13 +106,14 @@ class OpenVinoSpec(_Strict):
         if self.ir_xml is not None:
             extra = [k for k in ("element_type", "shape", "min", "max") if getattr(self, k) is not None]
             if extra:
-                raise ValueError(f"the IR form takes only 'ir_xml' and 'layer'; remove {', '.join(extra)}")
+                raise _field_rule(extra[0], "the IR form takes only 'ir_xml' and 'layer'; remove " + ", ".join(extra))
         else:
             missing = [k for k in ("element_type", "min", "max") if getattr(self, k) is None]
             if missing:
-                raise ValueError(f"Clamp-1 requires {' and '.join(missing)} (attributes with no default)")
+                raise _field_rule(missing[0], f"Clamp-1 requires {' and '.join(missing)} "
+                                               "(attributes with no default)")
             if self.layer is not None:
-                raise ValueError("'layer' goes with 'ir_xml'")
+                raise _field_rule("layer", "'layer' goes with 'ir_xml'")
         return self
 
 

@@ -12,9 +12,10 @@ from pydantic import BaseModel
 from app.dialects import directml, onnx, openvino
 from app.dialects.common import Emitted, Mode
 from app.drift import UNSUPPORTED, compare, source_findings, status_of
-from app.errors import RejectedSpec, UnsupportedTarget
+from app.errors import RejectedSpec, UnsupportedTarget, located
 from app.findings import Code, Finding, Severity
 from app.meaning import Meaning, State
+from app.suggest import one_of
 from app.specs import (AnySpec, AnyTarget, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec,
                        OpenVinoTarget)
 
@@ -84,8 +85,7 @@ def target_from(item: str | AnyTarget) -> AnyTarget:
             return OpenVinoTarget(dialect="openvino")
         if name == "directml":
             return DirectMLTarget(dialect="directml")
-        raise UnsupportedTarget(f"Unknown target dialect {item[:40]!r}; expected one of {', '.join(DIALECTS)}",
-                                "targets")
+        raise UnsupportedTarget(one_of("Unknown target dialect", item, DIALECTS))
     return item
 
 
@@ -153,8 +153,14 @@ def translate(source: AnySpec, targets: list[str | AnyTarget] | None = None,
     src = resolve_spec(source)
     if src.meaning.state is State.REJECTED:
         raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "source")
-    tlist = [target_from(t) for t in targets] if targets else default_targets(src.dialect)
-    return TranslateResult(src.normalized, src.meaning, [translate_one(src, t, mode) for t in tlist])
+    if not targets:
+        return TranslateResult(src.normalized, src.meaning,
+                               [translate_one(src, t, mode) for t in default_targets(src.dialect)])
+    out = []
+    for i, item in enumerate(targets):
+        with located(f"targets[{i}]"):  # a target's bad version names that target, not the source
+            out.append(translate_one(src, target_from(item), mode))
+    return TranslateResult(src.normalized, src.meaning, out)
 
 
 @lru_cache(maxsize=4096)

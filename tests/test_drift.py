@@ -155,6 +155,9 @@ CASES = [
                  id="dtype-int64-directml-fl4.1"),
     pytest.param(ov("u8", 0, 1), D("1_0"), P, Code.DTYPE_UNSUPPORTED, UNSUPPORTED, Severity.ERROR, False,
                  id="dtype-uint8-directml-fl1.0"),
+    # version-unsupported
+    pytest.param(onnx(13, "FLOAT", 0, 1), O(99), P, Code.VERSION_UNSUPPORTED, UNSUPPORTED, Severity.ERROR, False,
+                 id="onnx-opset-beyond-installed-onnx"),
     # rank-unsupported
     pytest.param(onnx(13, "INT8", 0, 1, shape=[2, 3]), D("2_1"), P, Code.RANK_UNSUPPORTED, EXACT, Severity.INFO,
                  False, id="rank-2d-padded-for-fl2.1"),

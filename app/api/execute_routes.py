@@ -18,6 +18,7 @@ from app.api.strict import StrictJSONRoute
 from app.dialects.common import Mode
 from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
 from app.execute import Slots, compare_outputs, pick_backend, reading_for, run, semantics_for
+from app.field_errors import field_errors
 from app.numbers import wire_number
 from app.settings import Settings
 from app.tensors import json_values, npy_array, parse_json_tensor
@@ -130,9 +131,8 @@ async def execute_npy(request: Request, options: str = Query(
     try:
         opts = ExecuteOptions.model_validate(json.loads(options, parse_constant=_no_constants))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"] if "[" not in str(p))
-        raise SpecError(f"request.{loc}: {first['msg']}", "request") from None
+        first = field_errors(exc.errors(), ExecuteOptions)[0]
+        raise SpecError(first["msg"], f"request.{first['loc']}") from None
     except ValueError as exc:
         raise ClipBridgeError(f"the 'request' query parameter is not valid JSON: {exc}", "request") from None
     buf = await _read_body(request, settings.max_npy_bytes)

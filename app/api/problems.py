@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 import logging
+import typing
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.errors import ClipBridgeError
+from app.errors import ClipBridgeError, SpecError
+from app.field_errors import field_errors
 
 log = logging.getLogger("clipbridge")
 PROBLEM = "application/problem+json"
-DIALECT_TAGS = {"onnx", "openvino", "directml"}
 
 
 def problem(status: int, title: str, detail: str, errors: list[dict[str, str]] | None = None,
@@ -26,36 +28,24 @@ def problem(status: int, title: str, detail: str, errors: list[dict[str, str]] |
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def format_loc(loc: tuple | list) -> str:
-    """('body', 'source', 'directml', 'desc', 'Sizes', 2) -> 'source.desc.Sizes[2]'."""
-    out = ""
-    parts = list(loc)
-    if parts and parts[0] == "body":
-        parts = parts[1:]
-    prev: Any = None
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        elif "[" in str(p) or "(" in str(p):
-            continue  # pydantic's internal validator names (function-after[...], tagged-union[...])
-        elif p in DIALECT_TAGS and prev in ("source", "spec", "targets") or (isinstance(prev, int) and p in DIALECT_TAGS):
-            continue  # the discriminator tag: the dialect is already in the body
-        else:
-            out += ("." if out else "") + str(p)
-        prev = p
-    return out or "body"
-
-
-def _clean_msg(msg: str) -> str:
-    return msg.removeprefix("Value error, ")
+def _body_type(request: Request) -> Any:
+    """The pydantic model the route validates its body with (the root for app.field_errors' type walk)."""
+    endpoint = request.scope.get("endpoint")
+    try:
+        hints = typing.get_type_hints(endpoint) if endpoint is not None else {}
+    except (NameError, TypeError):
+        return None
+    return next((h for h in hints.values() if isinstance(h, type) and issubclass(h, BaseModel)), None)
 
 
 def install(app: FastAPI) -> None:
     @app.exception_handler(ClipBridgeError)
     async def domain_error(request: Request, exc: ClipBridgeError) -> JSONResponse:
-        errors = [{"loc": _prefixed(request, exc.loc), "msg": exc.message}] if exc.loc else None
+        loc = _prefixed(request, exc.loc) if exc.loc else None
+        errors = [{"loc": loc, "msg": exc.message}] if loc else None
         headers = {"Retry-After": str(exc.retry_after)} if hasattr(exc, "retry_after") else None
-        return problem(exc.status, exc.title, str(exc), errors, headers)
+        detail = f"{exc.message} ({loc})" if loc else exc.message
+        return problem(exc.status, _title(exc, loc), detail, errors, headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -63,7 +53,9 @@ def install(app: FastAPI) -> None:
         if any(e.get("type") == "json_invalid" for e in errs):
             detail = "; ".join(str(e.get("ctx", {}).get("error", e.get("msg"))) for e in errs)
             return problem(400, "Malformed JSON", f"The body is not valid JSON: {detail}")
-        items = [{"loc": format_loc(e.get("loc", ())), "msg": _clean_msg(str(e.get("msg", "")))} for e in errs]
+        body = [e for e in errs if tuple(e.get("loc", ()))[:1] == ("body",)]
+        items = field_errors(body, _body_type(request), drop=1) if body else []
+        items += field_errors([e for e in errs if e not in body])
         items = items[:50]
         detail = "; ".join(f"{i['loc']}: {i['msg']}" for i in items[:5])
         return problem(422, "Invalid request", detail, items)
@@ -81,13 +73,24 @@ def install(app: FastAPI) -> None:
         return problem(500, "Internal error", "An unexpected error occurred; it has been logged.")
 
 
+def _title(exc: ClipBridgeError, loc: str | None) -> str:
+    """A spec rule broken by the input tensor (JSON `input`, a .npy body) is about the data, not the spec."""
+    if isinstance(exc, SpecError) and loc and (loc == "body" or loc.startswith("input")):
+        return "Invalid input tensor"
+    return exc.title
+
+
 def _prefixed(request: Request, loc: str) -> str:
     """Domain errors name fields inside the spec; prefix the body field the spec came in."""
     path = request.url.path
     if path.endswith("/translate"):
         return loc if loc.startswith(("source", "targets")) else f"source.{loc}"
-    if path.endswith(("/execute", "/compare")):
+    if path.endswith(("/execute", "/compare", "/probe", "/bundle")):
         return loc if loc.startswith(("spec", "input", "semantics", "backend", "body")) else f"spec.{loc}"
+    if path.endswith("/execute.npy"):  # the options travel in the `request` query parameter
+        if loc.startswith(("body", "request")):
+            return loc
+        return f"request.{loc}" if loc.startswith("semantics") else f"request.spec.{loc}"
     return loc
 
 

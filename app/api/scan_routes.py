@@ -12,7 +12,7 @@ import mmap
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -22,6 +22,8 @@ from app.api.execute_routes import PROBLEMS, slots
 from app.api.models import ScanResponse
 from app.dialects.common import Mode
 from app.errors import ArtifactError, UnsupportedMediaType
+from app.lint.filters import filter_scan
+from app.lint.rules import RULE_IDS, check_codes
 from app.scan.report import scan
 from app.scan.rewrite import rewrite
 
@@ -36,6 +38,11 @@ UPLOAD_BODY = {"requestBody": {"required": True, "content": {
 TargetQuery = Query(default=None, max_length=16, description="Repeatable: onnx[:OPSET], openvino[:opsetN], "
                                                               "directml[:FL]; default: onnx, openvino, directml")
 router = APIRouter()
+
+
+def CodesQuery(what: str) -> Any:
+    return Query(default=None, max_length=32, description=f"Repeatable or comma-separated: {what} (findings, "
+                 "statuses and the summary are recomputed from what remains). Codes: " + ", ".join(RULE_IDS))
 
 
 def _map(f: IO[bytes], what: str) -> mmap.mmap:
@@ -86,11 +93,14 @@ async def upload(request: Request) -> AsyncIterator[tuple[mmap.mmap, mmap.mmap |
 @router.post("/v1/models/inspect", response_model=ScanResponse, responses=PROBLEMS, tags=["models"],
              openapi_extra=UPLOAD_BODY)
 async def inspect(request: Request, target: list[str] | None = TargetQuery,
-                  mode: Literal["preserve", "literal"] = "preserve") -> Response:
+                  mode: Literal["preserve", "literal"] = "preserve",
+                  select: list[str] | None = CodesQuery("report only these finding codes"),
+                  ignore: list[str] | None = CodesQuery("drop these finding codes")) -> Response:
     """Every clip of an ONNX model or OpenVINO IR, with its spec, meaning and per-target findings."""
+    chosen, dropped = check_codes(select, "select"), check_codes(ignore, "ignore")
     async with upload(request) as (model, weights, _name):
         def work() -> str:
-            result = scan(model, weights, target, Mode(mode)).to_json()
+            result = filter_scan(scan(model, weights, target, Mode(mode)).to_json(), chosen, dropped)
             return json.dumps(result, allow_nan=False, separators=(",", ":"))
         # In an execution slot, bounded by CLIPBRIDGE_MAX_EXECUTION_SECONDS like /v1/execute.
         text = await run_in_threadpool(slots(request).run, work)

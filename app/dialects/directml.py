@@ -10,6 +10,7 @@ import numpy as np
 from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import BY_DIRECTML, FLOAT16, FLOAT32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DType
 from app.errors import SpecError
+from app.suggest import one_of
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import (DEFAULT_READING, READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order,
                          ScaleBias, State)
@@ -33,7 +34,7 @@ def feature_level_directml(text: str, loc: str = "feature_level") -> str:
     if key.startswith("DML_FEATURE_LEVEL_"):
         key = key[len("DML_FEATURE_LEVEL_"):]
     if key not in FEATURE_LEVELS:
-        raise SpecError(f"Unknown DirectML feature level {text!r}. Known: {', '.join(FEATURE_LEVELS)}", loc)
+        raise SpecError(one_of("Unknown DirectML feature level", text, FEATURE_LEVELS), loc)
     return key
 
 
@@ -61,7 +62,7 @@ def first_level_for(dt: DType) -> str | None:
 def data_type_directml(name: str, loc: str) -> DType:
     key = name.strip().upper()
     if key not in ALL_DML_DTYPE_NAMES:
-        raise SpecError(f"Unknown DML_TENSOR_DATA_TYPE {name!r}. Known: {', '.join(ALL_DML_DTYPE_NAMES)}", loc)
+        raise SpecError(one_of("Unknown DML_TENSOR_DATA_TYPE", name, ALL_DML_DTYPE_NAMES), loc)
     return BY_DIRECTML[key]
 
 

@@ -19,6 +19,7 @@ from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
 from app.errors import ArtifactError, SpecError
+from app.suggest import one_of
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
 from app import exact, runtime_support
@@ -173,7 +174,7 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
     if name.startswith("TENSORPROTO."):
         name = name[len("TENSORPROTO."):]
     if name not in BY_ONNX:
-        raise SpecError(f"Unknown elem_type {s.elem_type!r}. Known: {', '.join(BY_ONNX)}", "elem_type")
+        raise SpecError(one_of("Unknown elem_type", s.elem_type, BY_ONNX), "elem_type")
     dt = BY_ONNX[name]
     check_dtype_onnx(schema, dt)
     if schema.since == 6:
@@ -248,7 +249,7 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
     dt = src.dtype
     if opset > newest_known_opset():
         return Emitted(None, None, [Finding(
-            Code.DTYPE_UNSUPPORTED, Severity.ERROR, f"opset {opset} is newer than this onnx package knows "
+            Code.VERSION_UNSUPPORTED, Severity.ERROR, f"opset {opset} is newer than this onnx package knows "
             f"({newest_known_opset()}); a model cannot be checked at it. Clip is Clip-{schema.since} there, so "
             f"opset {newest_known_opset()} computes the same")], unsupported=True)
     if dt not in schema.dtypes:

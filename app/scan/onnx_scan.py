@@ -174,7 +174,8 @@ class OnnxScan:
                 site.ref = (proto, container)
                 self.sites.append(site)
         for mm in min_max_pairs(g, "Min", "Max"):
-            dt, shape = self._input_type(g, s, mm.x, function, [mm.lo, mm.hi])
+            dt, shape = self._input_type(g, s, mm.x, function, [mm.lo, mm.hi],
+                                         mm.outer.outputs[0] if mm.outer.outputs else "")
             site = Site(path, mm.outer.name or f"#{mm.outer.index}", mm.pattern, (mm.inner.name, mm.outer.name),
                         mm.x, mm.outer.outputs[0] if mm.outer.outputs else "", dt, shape)
             if dt is None:
@@ -188,8 +189,11 @@ class OnnxScan:
             self.sites.append(site)
 
     def _input_type(self, g: Graph, s: Scope, x: str, function: onnx.FunctionProto | None,
-                    bounds: list[Const]) -> tuple[DType | None, list | None]:
+                    bounds: list[Const], output: str = "") -> tuple[DType | None, list | None]:
         dt, shape = g.dtype_of(x)
+        if shape is None and output:
+            # Clip is elementwise and Min/Max with scalar bounds broadcast to x: the output's shape is x's.
+            shape = g.dtype_of(output)[1]
         if dt is None and function is not None and x in function.input:
             pos = list(function.input).index(x)
             found = {c[pos][0] for c in self.call_types.get((function.domain, function.name), [])
@@ -225,7 +229,8 @@ class OnnxScan:
         site.pattern = schema.name
         bounds_c = [g.const(proto.input[i]) if len(proto.input) > i and proto.input[i] else Const(None, "absent")
                     for i in (1, 2)]
-        site.dtype, site.shape = self._input_type(g, s, x, function, [] if schema.attributes else bounds_c)
+        site.dtype, site.shape = self._input_type(g, s, x, function, [] if schema.attributes else bounds_c,
+                                                  site.output)
         if not x:
             site.error = "the Clip node has no input"
             return site
@@ -292,8 +297,9 @@ def _constant_node_value(n: onnx.NodeProto) -> TensorProto | np.ndarray | None:
 
 def needs_inference(sites: list[Site]) -> bool:
     # Function sites too: inference does not type a function body, but it types the call sites' arguments
-    # in the graphs, which is where a function's input type comes from (OnnxScan._input_type).
-    return any(s.dtype is None for s in sites)
+    # in the graphs, which is where a function's input type comes from (OnnxScan._input_type). A graph
+    # site with a known type but no shape asks for it too: DirectML needs concrete Sizes (shape-unknown).
+    return any(s.dtype is None or (s.shape is None and not s.path.startswith("function")) for s in sites)
 
 
 def scan_onnx(light: Light) -> list[Site]:

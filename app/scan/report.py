@@ -5,8 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from app.dialects.common import Mode
-from app.errors import ArtifactError, UnsupportedTarget
+from app.dialects.directml import feature_level_directml
+from app.dialects.openvino import version_openvino
+from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
+from app.field_errors import field_errors
 from app.findings import Severity
 from app.meaning import State
 from app.scan.ir_scan import scan_ir
@@ -14,6 +19,7 @@ from app.scan.onnx_scan import scan_onnx
 from app.scan.sites import Site
 from app.scan.wire import load_light
 from app.specs import AnyTarget, DirectMLTarget, OnnxTarget, OpenVinoTarget
+from app.suggest import one_of
 from app.translate import DIALECTS, Translation, translate_one
 
 DEFAULT_TARGETS = ("onnx", "openvino", "directml")
@@ -26,17 +32,22 @@ def target_from_text(text: str, loc: str = "target") -> AnyTarget:
     name, _, version = text.strip().partition(":")
     name = name.strip().lower()
     try:
+        # The version is checked here, once, so a bad one is an error about this target even in a clip-less model.
         if name == "onnx":
+            if version and not version.strip().isdigit():
+                raise UnsupportedTarget(f"an ONNX target's version is an opset number (onnx:13). Got: {version!r}")
             return OnnxTarget(dialect="onnx", opset=int(version) if version else None)
         if name == "openvino":
-            return OpenVinoTarget(dialect="openvino", version=version or None)
+            return OpenVinoTarget(dialect="openvino", version=version_openvino(version) if version else None)
         if name == "directml":
-            return DirectMLTarget(dialect="directml", feature_level=version or None)
-    except ValueError as exc:
-        msg = str(exc).splitlines()[-1].strip() if "validation error" in str(exc) else str(exc)
-        raise UnsupportedTarget(f"target {text[:40]!r}: {msg[:200]}", loc) from None
-    raise UnsupportedTarget(f"target {text[:40]!r}: unknown dialect; expected {', '.join(DIALECTS)} with an "
-                            "optional :version (onnx:13, openvino:opset16, directml:5_0)", loc)
+            return DirectMLTarget(dialect="directml", feature_level=feature_level_directml(version) if version
+                                  else None)
+    except ValidationError as exc:
+        raise UnsupportedTarget(field_errors(exc.errors())[0]["msg"], loc) from None
+    except ClipBridgeError as exc:
+        raise UnsupportedTarget(exc.message, loc) from None
+    raise UnsupportedTarget(one_of("A target is a dialect with an optional :version (onnx:13, openvino:opset16, "
+                                   "directml:5_0); unknown dialect", name, DIALECTS), loc)
 
 
 @dataclass
@@ -99,7 +110,7 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
     if fmt == "onnx":
         if weights is not None:
             raise ArtifactError("'weights' is for an OpenVINO IR's .bin; an ONNX model carries its own", "weights")
-        light = load_light(data)
+        light = _load_onnx(data)
         sites = scan_onnx(light)
         m = light.model
         info: dict[str, Any] = {
@@ -125,6 +136,20 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
                 row.append((label, memo[key]))
         result.translations.append(row)
     return result
+
+
+def _load_onnx(data: Any) -> Any:
+    """load_light, with what to send instead when the upload is no model at all (a JSON spec, an image, text)."""
+    if bytes(data[:64]).lstrip()[:1] in (b"{", b"["):  # never the first byte of a ModelProto (wire type 3)
+        raise ArtifactError("the model is JSON (a clip spec?), not an ONNX model or an OpenVINO IR: send a spec to "
+                            "/v1/translate (clipbridge translate)", "model")
+    try:
+        return load_light(data)
+    except ArtifactError as exc:
+        if exc.message.startswith("the model is not"):  # the framing is wrong from the start: not a model file
+            raise ArtifactError(f"{exc.message}: send an ONNX model (.onnx) or an OpenVINO IR (.xml, with its "
+                                ".bin as 'weights')", exc.loc) from None
+        raise
 
 
 def worst_status(result: ScanResult) -> str:

@@ -130,7 +130,7 @@ MODELS: dict[EngineNote, Model] = {
     d_ov.NOTE_INT_F32: int_bounds_f32,
     d_ov.NOTE_STATIC_TRUNC: static_trunc,
     d_ov.NOTE_BF16_FLUSH: bf16_flush,
-    d_ov.NOTE_BF16_BOUND_TRUNC: bf16_bound_trunc,
+    d_ov.NOTE_BF16_TRUNC: bf16_bound_trunc,
     d_ov.NOTE_RANGE_WRAP: range_wrap,
     d_ov.NOTE_F16_ROUNDING: f16_double_rounding,
     d_onnx.NOTE_F16_DEFAULT_ORT[0]: ort_f16_default_keeps_inf,

@@ -1,0 +1,7 @@
+"""`python -m app`: the clipbridge command without the console script."""
+
+import sys
+
+from app.cli import main
+
+sys.exit(main())

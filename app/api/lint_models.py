@@ -1,0 +1,47 @@
+"""Bodies of /v1/probe and /v1/bundle (the source of schemas/Probe*.json)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.models import Semantic, WireValue
+from app.specs import Spec
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProbeRequest(_Strict):
+    spec: Spec
+    semantics: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
+        default=None, description="Whose rules give the expected outputs; default: onnx, openvino, directml. A "
+                                  "partial spec names a version.")
+    mode: Literal["literal", "preserve"] = Field(
+        default="literal", description="How the spec becomes another dialect's op: literal copies its numbers "
+                                       "(what that framework would compute from them)")
+
+
+class ProbeInput(_Strict):
+    value: WireValue
+    why: list[str] = Field(description="Why this input matters: a bound and its neighbours, a type extreme, "
+                                       "+-0, +-inf, NaN, a subnormal, the float16 overflow threshold, ...")
+
+
+class ProbeSemanticsOut(_Strict):
+    label: str
+    dialect: str
+    meaning: str | None
+    reading: str | None = Field(description="The reading an ambiguous DirectML min > max runs under")
+    spec: dict[str, Any] | None = Field(description="The op this semantics runs (the translation of the spec)")
+    outputs: list[WireValue] | None = Field(description="The expected output per input; null with error")
+    error: str | None = Field(description="Why this semantics cannot compute the spec")
+
+
+class ProbeResponse(_Strict):
+    dtype: str
+    inputs: list[ProbeInput]
+    semantics: list[ProbeSemanticsOut]
+    differing: list[int] = Field(description="Indices of inputs where the semantics' outputs differ (NaN = NaN)")
