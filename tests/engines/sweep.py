@@ -206,13 +206,14 @@ def probe(dt: DType, meaning: Meaning) -> np.ndarray:
 
 
 def _bounds_cases(dt: DType) -> dict[str, tuple[Any, Any]]:
-    """Bounds for the miner: ordinary, fractional, at and beyond the type's extremes, crossed, beyond 2^53."""
+    """Bounds for the miner: ordinary, fractional, at and beyond the type's extremes, NaN, crossed, beyond 2^53."""
     if dt.is_float:
         out = {"small": (0.0, 6.0), "frac": (-1.25, 2.7), "extremes": (dt.lowest(), dt.highest()),
-               "inf": (-math.inf, math.inf), "tiny": (-(2.0**-130), 2.0**-130), "equal": (3.0, 3.0)}
+               "inf": (-math.inf, math.inf), "tiny": (-(2.0**-130), 2.0**-130), "equal": (3.0, 3.0),
+               "nan-min": (math.nan, 6.0), "crossed": (5.0, 1.0)}
         return out
     lo, hi = dt.lowest(), dt.highest()
-    out = {"small": (0, 6) if lo == 0 else (-6, 6), "extremes": (lo, hi), "equal": (3, 3),
+    out = {"small": (0, 6) if lo == 0 else (-6, 6), "extremes": (lo, hi), "equal": (3, 3), "crossed": (5, 1),
            "frac": (1.5, 4.5) if lo == 0 else (-1.5, 2.5), "below-range": (-100.7, -1),
            "above-range": (hi + 0.5, hi + 1000.5) if dt.bits < 64 else (float(hi) * 2, float(hi) * 4)}
     if dt.bits == 64:

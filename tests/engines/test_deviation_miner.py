@@ -117,6 +117,12 @@ def f16_double_rounding(m: Meaning, a: sweep.Artifact, x: Any, want: Any, got: A
     return _eq(m.dtype, got, _clamp(m.dtype, x, lo, hi))
 
 
+def ort_nan_bound_ignored(m: Meaning, a: sweep.Artifact, x: Any, want: Any, got: Any) -> bool:
+    lo = -math.inf if m.lower.is_nan else m.lo
+    hi = math.inf if m.upper.is_nan else m.hi
+    return _eq(m.dtype, got, _clamp(m.dtype, x, lo, hi))
+
+
 def ort_f16_default_keeps_inf(m: Meaning, a: sweep.Artifact, x: Any, want: Any, got: Any) -> bool:
     return isinstance(x, float) and math.isinf(x) and got == x
 
@@ -134,6 +140,7 @@ MODELS: dict[EngineNote, Model] = {
     d_ov.NOTE_RANGE_WRAP: range_wrap,
     d_ov.NOTE_F16_ROUNDING: f16_double_rounding,
     d_onnx.NOTE_F16_DEFAULT_ORT[0]: ort_f16_default_keeps_inf,
+    d_onnx.NOTE_NAN_BOUND_ORT[0]: ort_nan_bound_ignored,
 }
 
 
@@ -164,7 +171,7 @@ def test_every_model_is_for_a_note_the_dialects_attach():
     """A model without a note (or a note without a model) means the table above is stale."""
     ov_notes = {n for n in vars(d_ov).values() if isinstance(n, EngineNote)}
     ov_notes |= {n for v in vars(d_ov).values() if isinstance(v, tuple) for n in v if isinstance(n, EngineNote)}
-    assert set(MODELS) - ov_notes - set(d_onnx.NOTE_F16_DEFAULT_ORT) == set()
+    assert set(MODELS) - ov_notes - set(d_onnx.NOTE_F16_DEFAULT_ORT) - set(d_onnx.NOTE_NAN_BOUND_ORT) == set()
 
 
 # --- each recorded deviation, pinned: strict xfails (engine == spec) ----------------------------------------------
@@ -185,6 +192,8 @@ RECORDED = [
     ("openvino-u32-as-i32", _ov("u32", 0, 6), [2**32 - 1], u32_as_i32),
     ("openvino-i32-bound-beyond-int32-wraps", _ov("i32", 2147483647.5, 2147484647.5), [0, -5], int_bounds_wrap),
     ("openvino-u8-static-shape-truncates-min", _ov("u8", 1.5, 4.5, [1]), [0, 1], static_trunc),
+    ("onnxruntime-nan-bound-ignored", OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", min="nan", max=6.0),
+     [-5.0, 3.0], ort_nan_bound_ignored),
     ("onnxruntime-clip11-f16-absent-bounds-keep-inf", OnnxSpec(dialect="onnx", opset=11, elem_type="FLOAT16"),
      [math.inf, -math.inf], ort_f16_default_keeps_inf),
 ]
