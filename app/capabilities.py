@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from app import runtime_support
 from app.dialects import directml, onnx, openvino
 from app.dtypes import ALL
 from app.findings import CODE_DOCS
@@ -55,4 +56,5 @@ def capabilities() -> dict[str, Any]:
              "versions": dml_versions},
         ],
         "finding_codes": [{"code": c.value, "meaning": text} for c, text in CODE_DOCS.items()],
+        "runtime_support": runtime_support.summary(),
     }

@@ -18,6 +18,7 @@ from app.dtypes import DType
 from app.findings import Code, Finding, Severity, Witness
 from app.meaning import (DEFAULT_READING, Bound, Meaning, NanBound, NanInput, Order, State, evaluate,
                          same_outputs)
+from app import exact
 from app.numbers import Number, format_number
 
 EXACT, DRIFT, UNSUPPORTED = "exact", "drift", "unsupported"
@@ -106,11 +107,11 @@ def _behaviour(b: Bound | None, side: str) -> str:
     return f"{side} = {format_number(b.value)} ({how})"
 
 
-def _closest(ws: list[Witness], anchor: float) -> Witness | None:
+def _closest(ws: list[Witness], anchor: Number) -> Witness | None:
     finite = [w for w in ws if not (isinstance(w.input, float) and math.isnan(w.input))]
     if not finite:
         return None
-    return min(finite, key=lambda w: abs(float(w.input) - anchor) if math.isfinite(float(w.input)) else math.inf)
+    return min(finite, key=lambda w: exact.distance(w.input, anchor))
 
 
 def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
@@ -175,12 +176,13 @@ def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], 
     sv, tv = (a.value if a else None), (b.value if b else None)
     if same_value(sv, tv):
         return None
+    # Exact comparisons (ints, doubles): float() would merge int64 neighbours beyond 2^53.
     if side == "min":
         edge = max(_f(sv), _f(tv))
-        ws = [w for w in diffs if float(w.input) <= edge] or diffs
+        ws = [w for w in diffs if w.input <= edge] or diffs
     else:
         edge = min(_f(sv), _f(tv))
-        ws = [w for w in diffs if float(w.input) >= edge] or diffs
+        ws = [w for w in diffs if w.input >= edge] or diffs
     used.update(id(x) for x in ws)
     word = "lower" if side == "min" else "upper"
     return Finding(_bound_code(a, b), Severity.ERROR, f"The effective {word} bound changes: {format_number(sv)} "
@@ -232,8 +234,8 @@ def _sb_text(m: Meaning) -> str:
             f"{' (fused)' if sb.fused else ''}")
 
 
-def _f(v: Number | None) -> float:
-    return math.nan if v is None else float(v)
+def _f(v: Number | None) -> Number:
+    return math.nan if v is None else v
 
 
 def status_of(findings: list[Finding], unsupported: bool) -> str:

@@ -9,8 +9,9 @@ import ml_dtypes
 import numpy as np
 from onnx import TensorProto
 
+from app import exact
 from app.errors import SpecError
-from app.numbers import Number, to_double
+from app.exact import Number
 
 
 @dataclass(frozen=True)
@@ -45,29 +46,24 @@ class DType:
             return float(_finfo(self).max)
         return int(np.iinfo(self.np_dtype).max)
 
+    @property
+    def format(self) -> exact.FloatFormat:
+        assert self.is_float
+        return exact.FORMATS[self.name]
+
     def contains(self, value: Number) -> bool:
         """True when `value` is exactly a value of this type."""
         if self.is_float:
-            if isinstance(value, float) and math.isnan(value):
+            if exact.is_nan(value):
                 return True
             return self.round(value) == value
-        if isinstance(value, float) and not value.is_integer():
+        if not exact.is_integral(value):
             return False
-        try:
-            v = int(value)
-        except (OverflowError, ValueError):
-            return False
-        return self.lowest() <= v <= self.highest()
+        return self.lowest() <= int(value) <= self.highest()
 
     def round(self, value: Number) -> float:
-        """Round a value to this float type, nearest even, overflowing to inf (IEEE conversion)."""
-        assert self.is_float
-        d = to_double(value)  # int -> double is correctly rounded by Python
-        with np.errstate(over="ignore"):
-            out = float(np.asarray(d, dtype=np.float64).astype(self.np_dtype))
-        if self.np_dtype == BFLOAT16_NP and math.isfinite(d) and math.isfinite(out) and out != d:
-            out = _nearest_even(self, d, out)  # ml_dtypes goes double -> float32 -> bfloat16: two roundings
-        return out
+        """The exact value rounded once to this float type: nearest even, IEEE overflow (app.exact)."""
+        return exact.round_to_format(value, self.format)
 
     def saturate(self, value: int) -> int:
         return max(self.lowest(), min(self.highest(), value))  # type: ignore[type-var]
@@ -75,7 +71,7 @@ class DType:
     def array(self, values: list[Number]) -> np.ndarray:
         """An array of exact values of this type."""
         if self.is_float:
-            return np.asarray([to_double(v) for v in values], dtype=np.float64).astype(self.np_dtype)
+            return exact.exact_array(values, self.format, self.np_dtype)
         return np.asarray([int(v) for v in values], dtype=self.np_dtype)
 
     def to_python(self, value: object) -> Number:
@@ -93,11 +89,15 @@ class DType:
     def _step(self, value: Number, direction: int) -> Number:
         if not self.is_float:
             return self.saturate(int(value) + direction)
-        v = float(value)
+        v = value if type(value) is float else self.round(value)
         if math.isnan(v) or (math.isinf(v) and (v > 0) == (direction > 0)):
             return v
         # Walk the bit pattern: exact for every IEEE-like type including bfloat16.
-        bits = int(np.asarray(v, dtype=np.float64).astype(self.np_dtype).view(self.uint_view))
+        arr = np.asarray(v, dtype=np.float64).astype(self.np_dtype)
+        if float(arr) != v:  # not a value of this type: start from its rounding
+            v = self.round(v)
+            arr = np.asarray(v, dtype=np.float64).astype(self.np_dtype)
+        bits = int(arr.view(self.uint_view))
         sign = 1 << (self.bits - 1)
         if v == 0:
             bits = 1 if direction > 0 else sign | 1
@@ -111,20 +111,6 @@ class DType:
         """Every bit pattern of an 8- or 16-bit type (NaNs included)."""
         assert self.bits <= 16
         return np.arange(2**self.bits, dtype=self.uint_view).view(self.np_dtype)
-
-
-def _nearest_even(dt: DType, d: float, guess: float) -> float:
-    """The value of `dt` nearest `d`, ties to even, chosen exactly among `guess` and its neighbours."""
-    from fractions import Fraction
-    exact = Fraction(d)
-    cands = [guess, dt.next_up(guess), dt.next_down(guess)]
-    cands = [c for c in cands if math.isfinite(c)]
-
-    def key(c: float) -> tuple[Fraction, int]:
-        bits = int(np.asarray(c, dtype=np.float64).astype(dt.np_dtype).view(dt.uint_view))
-        return abs(Fraction(c) - exact), bits & 1
-
-    return min(cands, key=key)
 
 
 def _finfo(dt: DType) -> ml_dtypes.finfo | np.finfo:

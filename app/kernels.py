@@ -17,6 +17,7 @@ import numpy as np
 
 from app.dtypes import DType
 from app.errors import RejectedSpec
+from app.exact import trunc_saturate
 from app.meaning import DEFAULT_READING, READING_CURRENT, Meaning, NanBound, Order, State
 
 # Plain clip: 4 Mi elements per task (measured best on 2 cores: memory-bound, few dispatches).
@@ -71,11 +72,7 @@ def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
         if m.dtype.is_float:
             t = xp.astype(y, x.dtype)
         else:
-            lo_t, hi_t = float(m.dtype.lowest()), float(m.dtype.highest())
-            y64 = xp.astype(y, xp.float64)
-            y64 = xp.where(xp.isnan(y64), xp.asarray(0.0, dtype=xp.float64), xp.trunc(y64))
-            y64 = xp.clip(y64, lo_t, hi_t)
-            t = xp.astype(y64, x.dtype)
+            t = trunc_saturate(xp, xp.astype(y, xp.float64), x.dtype, m.dtype.lowest(), m.dtype.highest())
     if p.all_nan:
         return xp.full_like(t, math.nan)
     lo = xp.asarray(p.lo, dtype=x.dtype)
@@ -189,12 +186,7 @@ def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading
                     os_[...] = y  # back to the tensor type, nearest even
                 else:
                     # Integer tensors (the documented reading): truncate toward zero, saturate, NaN -> 0.
-                    y64 = y.astype(np.float64)
-                    np.trunc(y64, out=y64)
-                    np.nan_to_num(y64, copy=False, nan=0.0, posinf=float(dt.highest()),
-                                  neginf=float(dt.lowest()))
-                    np.clip(y64, float(dt.lowest()), float(dt.highest()), out=y64)
-                    os_[...] = y64.astype(dt.np_dtype)
+                    os_[...] = trunc_saturate(np, y.astype(np.float64), dt.np_dtype, dt.lowest(), dt.highest())
             src = os_
         np.clip(src, lo, hi, out=os_)
 

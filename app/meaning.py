@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from app.dtypes import FLOAT32, DType
+from app.exact import trunc_saturate
 from app.errors import RejectedSpec
 from app.numbers import Number, format_number, wire_number
 
@@ -171,11 +172,7 @@ def apply_scale_bias(sb: ScaleBias, x: np.ndarray, dtype: DType) -> np.ndarray:
         if dtype.is_float:
             return y.astype(dtype.np_dtype)
         # Integer tensors: truncate toward zero and saturate (the documented reading of a float->int cast).
-        lo, hi = dtype.lowest(), dtype.highest()
-        yf = np.trunc(y.astype(np.float64))
-        yf = np.nan_to_num(yf, nan=0.0, posinf=float(hi), neginf=float(lo))
-        out = np.clip(yf, float(lo), float(hi))
-        return out.astype(dtype.np_dtype)
+        return trunc_saturate(np, y.astype(np.float64), dtype.np_dtype, dtype.lowest(), dtype.highest())
 
 
 def evaluate(m: Meaning, x: np.ndarray, reading: str | None = None) -> np.ndarray:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 
 from app.errors import SpecError
+from app.exact import Number, exact_text, normalize, parse_exact_text, to_double
 
-Number = int | float
+__all__ = ["Number", "JSON_SAFE_INT", "MAX_NUMBER_STRING", "parse_number", "to_double", "wire_number",
+           "format_number"]
 # Beyond 2**53 a JSON number read by JavaScript loses integer precision.
 JSON_SAFE_INT = 2**53
 MAX_NUMBER_STRING = 400
@@ -17,13 +20,15 @@ _SPECIAL = {"nan": math.nan, "+nan": math.nan, "-nan": math.nan, "inf": math.inf
 
 
 def parse_number(value: object, loc: str | None = None) -> Number:
-    """A wire value as an exact Python int (integers) or float (everything else)."""
+    """A wire value, exactly: an int (integers), a float (exactly a double: JSON doubles, 'nan', 'inf', '1.5',
+    '0x1.8p+1'), else a Fraction (a decimal or hex string no double holds, such as '0.1' or
+    '1.0039062500000000001'). Integer-valued non-integer literals ('1e30') read as ints."""
     if isinstance(value, bool):
         raise SpecError(f"Expected a number, got a boolean: {value!r}", loc)
-    if isinstance(value, int):
+    if isinstance(value, (int, float)):
         return value
-    if isinstance(value, float):
-        return value
+    if isinstance(value, Fraction):
+        return normalize(value)
     if isinstance(value, str):
         text = value.strip()
         if len(text) > MAX_NUMBER_STRING:
@@ -33,25 +38,12 @@ def parse_number(value: object, loc: str | None = None) -> Number:
             return _SPECIAL[low]
         if _INT_RE.fullmatch(text):
             return int(text)
-        try:
-            if "0x" in low:
-                return float.fromhex(text)
-            result = float(text)
-        except OverflowError:  # a hex literal beyond double range: +-inf, as float("1e999") and C's strtod give
-            return -math.inf if text.startswith("-") else math.inf
-        except ValueError:
+        result = parse_exact_text(text)
+        if result is None:
             raise SpecError(f"Not a number: {value[:40]!r}. Use a JSON number or a string such as "
-                            "'nan', '-inf', '9223372036854775807', '0x1.8p+1'", loc) from None
+                            "'nan', '-inf', '9223372036854775807', '0x1.8p+1'", loc)
         return result
     raise SpecError(f"Expected a number or a numeric string, got {type(value).__name__}", loc)
-
-
-def to_double(value: Number) -> float:
-    """The double nearest `value` (Python rounds ints correctly), overflowing to +-inf like a C conversion."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
 
 
 def wire_number(value: Number | None) -> int | float | str | None:
@@ -59,7 +51,16 @@ def wire_number(value: Number | None) -> int | float | str | None:
     if value is None:
         return None
     if isinstance(value, int):
-        return value if abs(value) <= JSON_SAFE_INT else str(value)
+        if abs(value) <= JSON_SAFE_INT:
+            return value
+        text = str(value)
+        if len(text) > MAX_NUMBER_STRING:  # read from an exponent or hex literal: written back as one
+            digits = text.rstrip("0")
+            sign = "-" if value < 0 else ""
+            text = min(f"{digits}e{len(text) - len(digits)}", f"{sign}0x{abs(value):x}", key=len)
+        return text
+    if isinstance(value, Fraction):
+        return exact_text(value)  # no double holds it: the exact value as a string
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
@@ -77,4 +78,6 @@ def format_number(value: Number | None) -> str:
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value)  # the shortest string that reads back as the same double
+    if isinstance(value, Fraction):
+        return exact_text(value)
     return str(value)

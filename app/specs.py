@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt,
@@ -12,9 +13,9 @@ from app.errors import SpecError
 
 from app.numbers import MAX_NUMBER_STRING, parse_number, wire_number
 
-def _parse_wire(value: Any) -> int | float:
+def _parse_wire(value: Any) -> int | float | Fraction:
     """One validator for every wire number, so a bad value yields one clear error, not a union's three."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
         raise PydanticCustomError("number", "Expected a number or a numeric string such as 'nan', '-inf', "
                                             "'9223372036854775807', '0x1.8p+1'; got {kind}",
                                   {"kind": type(value).__name__})

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from app import exact
 from app.dtypes import BFLOAT16, BY_NAME, DType
 from app.errors import PayloadTooLarge, SpecError
-from app.numbers import JSON_SAFE_INT, parse_number
+from app.numbers import JSON_SAFE_INT, format_number, parse_number
 
 NPY_MAGIC = b"\x93NUMPY"
 
@@ -43,17 +44,12 @@ def parse_json_tensor(dtype: str, shape: list[int], data: list[Any], max_element
             raise SpecError(f"data[{i}] is {'null' if v is None else kind.__name__}: expected a number or a "
                             "numeric string; data is a flat C-order list", f"{loc}.data[{i}]")
     if dt.is_float:
-        try:
-            arr = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            raise SpecError("data must be numbers or numeric strings", f"{loc}.data") from None
-        with np.errstate(over="ignore"):
-            out = arr.astype(dt.np_dtype)
+        out = dt.array(values)  # each value rounded once from its exact value (app.exact)
     else:
         for i, v in enumerate(values):
-            if isinstance(v, float):
-                if not (math.isfinite(v) and v.is_integer()):
-                    raise SpecError(f"{v!r} is not a value of {dt.name}", f"{loc}.data[{i}]")
+            if type(v) is not int:
+                if not exact.is_integral(v):
+                    raise SpecError(f"{format_number(v)} is not a value of {dt.name}", f"{loc}.data[{i}]")
                 values[i] = int(v)
         lo, hi = dt.lowest(), dt.highest()
         bad = next((i for i, v in enumerate(values) if not lo <= v <= hi), None)  # type: ignore[operator]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 import sys
 
 import ml_dtypes
@@ -51,7 +52,11 @@ def _same(a: float | int, b: float | int) -> bool:
     pytest.param("0x1p-1074", 5e-324, id="hex-smallest-subnormal-double"),
     pytest.param("0x1.fffffep+127", FLT_MAX, id="hex-flt-max"),
     pytest.param("1.5", 1.5, id="decimal-float"),
-    pytest.param("-2.5e-3", -2.5e-3, id="exponent-float"),
+    # Decimal strings are read exactly: a value no double holds stays a Fraction (issue 13).
+    pytest.param("-2.5e-3", Fraction(-1, 400), id="exponent-decimal-exact"),
+    pytest.param("0.1", Fraction(1, 10), id="decimal-not-a-double-exact"),
+    pytest.param("-2.5e-1", -0.25, id="exponent-float-that-is-a-double"),
+    pytest.param("1e30", 10**30, id="integral-exponent-literal-is-int"),
     pytest.param("-0.0", -0.0, id="negative-zero-string"),
     pytest.param(7, 7, id="json-int"),
     pytest.param(2**70, 2**70, id="json-big-int"),

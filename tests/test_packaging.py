@@ -31,3 +31,5 @@ def test_wheel_builds_without_setuptools_warnings_and_carries_the_static_files(t
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {f"app/static/{p.name}" for p in (ROOT / "app" / "static").iterdir() if p.is_file()}
     assert shipped and shipped <= names, shipped - names
+    assert "app/data/runtime_support.json" in names  # the runtime support table translations and /v1/dialects read
+

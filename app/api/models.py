@@ -119,9 +119,43 @@ class CodeDoc(_Strict):
     meaning: str
 
 
+class RuntimeVersion(_Strict):
+    runtime: Literal["onnxruntime", "openvino"]
+    version: str
+    device: str
+
+
+class RuntimeChecked(_Strict):
+    runtime: Literal["onnxruntime", "openvino"]
+    op_version: str
+    dtypes: list[str] = Field(description="dtypes whose emitted artifacts were loaded and run")
+
+
+class RuntimeCannotRun(_Strict):
+    runtime: Literal["onnxruntime", "openvino"]
+    version: str
+    device: str
+    dialect: DialectName
+    op_version: str = Field(description="Clip-1 .. Clip-13, or Clamp-1")
+    dtype: str
+    bounds: list[Literal["none", "min", "max", "both"]] = Field(
+        description="which bounds given make the artifact fail (ONNX; 'both' for OpenVINO)")
+    opsets: list[int] = Field(description="the ONNX opsets swept that select this Clip version")
+    reason: str = Field(description="the engine's own error, first line")
+
+
+class RuntimeSupport(_Strict):
+    """Derived by running every emitted artifact (python -m tests.engines.sweep --write)."""
+
+    runtimes: list[RuntimeVersion]
+    cannot_run: list[RuntimeCannotRun]
+    checked: list[RuntimeChecked]
+
+
 class DialectsResponse(_Strict):
     dialects: list[DialectCapability]
     finding_codes: list[CodeDoc]
+    runtime_support: RuntimeSupport
 
 
 class Health(_Strict):

@@ -11,6 +11,7 @@ from typing import Any
 from app.dtypes import DType
 from app.findings import Finding
 from app.meaning import Bound, Meaning
+from app import exact
 from app.numbers import Number
 
 
@@ -56,17 +57,12 @@ def pick_carrier(want: Number, candidates: Iterable[Number],
                  resolve: Callable[[Number], Bound]) -> tuple[Number, Bound, bool]:
     """The first candidate the target resolves to exactly `want`; else the nearest one (exact=False)."""
     cands = list(candidates)
-    best: tuple[float, Number, Bound] | None = None
+    best: tuple[Any, Number, Bound] | None = None
     for c in cands:
         b = resolve(c)
         if same_value(b.value, want):
             return c, b, True
-        try:
-            dist = abs(float(b.value) - float(want))
-        except (OverflowError, TypeError):
-            dist = math.inf
-        if math.isnan(dist):
-            dist = math.inf
+        dist = exact.distance(b.value, want) if not (exact.is_nan(b.value) or exact.is_nan(want)) else math.inf
         if best is None or dist < best[0]:
             best = (dist, c, b)
     assert best is not None

@@ -14,7 +14,8 @@ from app.suggest import one_of
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import (DEFAULT_READING, READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order,
                          ScaleBias, State)
-from app.numbers import Number, format_number, to_double
+from app import exact
+from app.numbers import Number, format_number
 from app.specs import DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlScaleBias, DmlTensorDesc, spec_json
 
 DIALECT = "directml"
@@ -120,8 +121,11 @@ def check_tensor_directml(t: DmlTensorDesc, level: str, loc: str) -> DType:
 
 
 def cast_bound_directml(value: Number, dt: DType, side: str) -> Bound:
-    """CLIP Min/Max are FLOAT: 'cast to the tensor data type (integers: truncate toward zero; float: nearest even)'."""
-    f32 = FLOAT32.round(value)
+    """CLIP Min/Max are FLOAT: 'cast to the tensor data type (integers: truncate toward zero; float: nearest even)'.
+
+    Two roundings by the API itself: the number is held in a C `float` field (one rounding of its exact value),
+    then that FLOAT is cast to T (float16: nearest even again)."""
+    f32 = exact.to_float32(value)
     steps: list[str] = []
     loss = not math.isnan(f32) and f32 != value
     if loss:
@@ -155,7 +159,7 @@ def typed_bound_directml(value: Number, dt: DType, side: str, loc: str) -> Bound
             raise SpecError(f"{format_number(value)} is not a {dt.directml} value (nearest: {format_number(out)})",
                             loc)
         return Bound(out, value)
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+    if not exact.is_integral(value):
         raise SpecError(f"{format_number(value)} is not a {dt.directml} value", loc)
     if not dt.contains(value):
         raise SpecError(f"{format_number(value)} is outside {dt.directml} [{dt.lowest()}, {dt.highest()}]", loc)
@@ -173,7 +177,7 @@ def scale_bias_directml(sb: DmlScaleBias | None, dt: DType) -> ScaleBias | None:
     """'g(x) = x * scale + bias' before clipping; Scale/Bias are FLOAT; precision undocumented (read: float32)."""
     if sb is None:
         return None
-    return ScaleBias(FLOAT32.round(sb.Scale), FLOAT32.round(sb.Bias), FLOAT32, fused=False)
+    return ScaleBias(exact.to_float32(sb.Scale), exact.to_float32(sb.Bias), FLOAT32, fused=False)
 
 
 @dataclass(frozen=True)
@@ -328,9 +332,9 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
         vals = []
         exact_all = True
         for side, want in (("min", lo_want), ("max", hi_want)):
-            carrier, _, exact = pick_carrier(want, carrier_neighbours(want, FLOAT32),
+            carrier, _, hit = pick_carrier(want, carrier_neighbours(want, FLOAT32),
                                              lambda c, s=side: cast_bound_directml(c, dt, s))
-            exact_all &= exact
+            exact_all &= hit
             vals.append(carrier)
         if not exact_all and can_clip1:
             operator, vals = CLIP1, [lo_want, hi_want]
@@ -358,7 +362,7 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
 
 
 def _cpp_float(v: Number) -> str:
-    f = FLOAT32.round(to_double(v))  # the FLOAT the struct holds
+    f = exact.to_float32(v)  # the FLOAT the struct holds: one rounding of the exact value
     if math.isnan(f):
         return "std::numeric_limits<float>::quiet_NaN()"
     if math.isinf(f):
@@ -370,7 +374,7 @@ def _cpp_scalar(v: Number, dt: DType) -> str:
     field = {"FLOAT32": "Float32", "INT8": "Int8", "INT16": "Int16", "INT32": "Int32", "INT64": "Int64",
              "UINT8": "UInt8", "UINT16": "UInt16", "UINT32": "UInt32", "UINT64": "UInt64"}
     if dt is FLOAT16:
-        bits = int(np.asarray(float(v), np.float64).astype(np.float16).view(np.uint16))
+        bits = exact.bits_of(FLOAT16.round(v), np.dtype(np.float16))
         return f"UInt16 = 0x{bits:04x}; // FLOAT16 {format_number(v)} as its bits"
     name = field[dt.directml or ""]
     if dt.is_float:

@@ -22,7 +22,8 @@ from app.errors import ArtifactError, SpecError
 from app.suggest import one_of
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
-from app.numbers import Number, format_number, to_double
+from app import exact, runtime_support
+from app.numbers import Number, format_number
 from app.specs import OnnxSpec, OnnxTarget, spec_json
 
 DIALECT = "onnx"
@@ -108,8 +109,9 @@ def default_bounds_onnx(dt: DType, schema: ClipSchema) -> tuple[Bound, Bound]:
 
 
 def cast_attribute_onnx(value: Number, dt: DType, side: str) -> Bound:
-    """Clip-1/6: 'min - FLOAT': the bound is a float32 attribute, then cast to T (nearest even)."""
-    f32 = FLOAT32.round(value)
+    """Clip-1/6: 'min - FLOAT': the number is stored as a FLOAT attribute (one rounding of its exact value), then
+    cast to T (nearest even): two roundings by the spec itself when T is float16."""
+    f32 = exact.to_float32(value)
     steps = []
     precision_loss = not math.isnan(f32) and f32 != value
     if precision_loss:
@@ -129,8 +131,8 @@ def typed_bound_onnx(value: Number, dt: DType, side: str, loc: str) -> Bound:
         if not math.isnan(out) and out != value:
             steps = (f"{side} {format_number(value)} written into a {dt.onnx} tensor: {format_number(out)}",)
         return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
-                     overflow=math.isinf(out) and not math.isinf(to_double(value)))
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value) or not value.is_integer()):
+                     overflow=math.isinf(out) and not exact.is_inf(value))
+    if not exact.is_integral(value):
         raise SpecError(f"{format_number(value)} is not a value of {dt.onnx}: Clip-11+ bounds are tensors of "
                         f"the input type", loc)
     if not dt.contains(value):
@@ -198,6 +200,7 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
         notes += NOTE_NAN_BOUND_ORT
     if dt.is_float and any(b.default for b in bounds) and schema.since >= 11:
         notes += NOTE_DEFAULT_REFERENCE + (NOTE_F16_DEFAULT_ORT if dt is FLOAT16 else ())
+    notes += runtime_support.notes_onnx(schema.name, dt.name, s.min is not None, s.max is not None)
     return Meaning(DIALECT, schema.name, dt, bounds[0], bounds[1], order=order, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.PROPAGATE, dynamic=bool(parsed.dynamic), rules=tuple(rules),
                    engine_notes=notes)
@@ -214,9 +217,9 @@ def normalize(spec: OnnxSpec | Parsed) -> dict:
 # --- emit -----------------------------------------------------------------------------------------------------
 
 def _literal_value(given: Number, dt: DType, schema: ClipSchema, side: str, notes: Notes) -> Number:
-    """Literal mode: the source's number as written; a typed integer bound takes a C cast of it."""
+    """Literal mode: the source's number as written (exact); a typed integer bound takes a C cast of it."""
     if schema.attributes or dt.is_float:
-        return to_double(given)
+        return given  # resolve() and build_model() round it once to the FLOAT attribute or to T
     if isinstance(given, float):
         if math.isnan(given):
             notes.add(Code.NAN_BOUND, Severity.ERROR, f"{side} is NaN; an {dt.onnx} tensor cannot hold it: wrote 0")
@@ -226,14 +229,15 @@ def _literal_value(given: Number, dt: DType, schema: ClipSchema, side: str, note
             notes.add(Code.INFINITE_BOUND, Severity.WARNING, f"{side} {format_number(given)} written as {v} in "
                       f"an {dt.onnx} tensor")
             return v
-        v = int(given)
-        if v != given:
-            notes.add(Code.BOUND_ROUNDING, Severity.WARNING,
-                      f"{side} {format_number(given)} is not an {dt.onnx}: literal mode wrote trunc = {v}")
+    if not exact.is_integral(given):
+        v = exact.trunc_exact(given)
+        notes.add(Code.BOUND_ROUNDING, Severity.WARNING,
+                  f"{side} {format_number(given)} is not an {dt.onnx}: literal mode wrote trunc = {v}")
         given = v
     if not dt.contains(given):
         v = dt.saturate(int(given))
-        notes.add(Code.BOUND_SATURATION, Severity.WARNING, f"{side} {given} is outside {dt.onnx}: wrote {v}")
+        notes.add(Code.BOUND_SATURATION, Severity.WARNING, f"{side} {format_number(given)} is outside {dt.onnx}: "
+                  f"wrote {v}")
         return v
     return int(given)
 
@@ -270,9 +274,9 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
             continue
         want = bound.value
         if schema.attributes:
-            carrier, got, exact = pick_carrier(want, carrier_neighbours(want, FLOAT32),
+            carrier, got, hit = pick_carrier(want, carrier_neighbours(want, FLOAT32),
                                                lambda c, s=side: cast_attribute_onnx(c, dt, s))
-            if not exact:
+            if not hit:
                 notes.add(Code.BOUND_PRECISION, Severity.ERROR,
                           f"{schema.name}'s FLOAT attribute cannot hold {side} {format_number(want)} of "
                           f"{dt.onnx}; nearest: {format_number(carrier)}")
@@ -347,9 +351,9 @@ def build_model(spec: OnnxSpec, scale_bias: ScaleBias | None = None) -> onnx.Mod
     inputs = [clip_in]
     if schema.attributes:
         if spec.min is not None:
-            attrs["min"] = to_double(spec.min)
+            attrs["min"] = exact.to_float32(spec.min)  # a FLOAT attribute: one rounding of the exact value
         if spec.max is not None:
-            attrs["max"] = to_double(spec.max)
+            attrs["max"] = exact.to_float32(spec.max)
     else:
         for side, value in (("min", spec.min), ("max", spec.max)):
             if value is None:

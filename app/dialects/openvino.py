@@ -22,7 +22,8 @@ from app.errors import ArtifactError, SpecError
 from app.suggest import one_of, shown
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app.numbers import Number, format_number, to_double
+from app import exact, runtime_support
+from app.numbers import Number, format_number, parse_number, to_double
 from app.specs import OpenVinoSpec, OpenVinoTarget, spec_json
 
 DIALECT = "openvino"
@@ -61,6 +62,10 @@ NOTE_BF16_TRUNC = EngineNote(CPU, "bf16 min/max may be converted by truncation (
                                   "zero: 2.7 -> 2.6875) instead of to nearest even, depending on the host CPU's bf16 "
                                   "support (observed on an AMD EPYC without avx512_bf16; the reference evaluator "
                                   "always truncates).")
+NOTE_RANGE_WRAP = EngineNote(CPU, "i16, u16, u32 and u64 Clamp: a min/max outside the element type's range (after "
+                                 "ceil/floor) wraps instead of saturating: u16 with min -100.7, max -1 outputs 65535 "
+                                 "where the spec saturates both bounds to 0 (observed with openvino 2026.4; found by "
+                                 "the deviation miner).")
 NOTE_FMA = EngineNote(CPU, "The CPU plugin fuses Multiply+Add into one FMA (one rounding), where the IR's "
                            "Multiply then Add rounds twice: outputs may differ by one ulp (observed).")
 ENGINE_NOTES_CROSSED = (
@@ -90,9 +95,9 @@ def element_type_openvino(name: str, loc: str = "element_type") -> DType:
 
 
 def attribute_double_openvino(value: Number, side: str) -> tuple[float, tuple[str, ...], bool]:
-    """Clamp-1 attributes 'min'/'max' are doubles: the given number as the nearest double."""
+    """Clamp-1 attributes 'min'/'max' are doubles: the given number's exact value rounded once to a double."""
     d = to_double(value)
-    loss = isinstance(value, int) and (math.isinf(d) or int(d) != value)
+    loss = not isinstance(value, float) and d != value  # an int beyond 2^53, or a decimal no double holds
     steps = (f"{side} {format_number(value)} stored as double {format_number(d)}",) if loss else ()
     return d, steps, loss
 
@@ -116,7 +121,8 @@ def _integral(fn, value: float, dt: DType) -> tuple[int, bool, bool]:
 
 
 def cast_bound_openvino(value: Number, dt: DType, side: str) -> Bound:
-    """One Clamp attribute as the effective bound of a `dt` tensor."""
+    """One Clamp attribute as the effective bound of a `dt` tensor: the double attribute, then cast to T (a second
+    rounding the dialect itself makes: the reference converts the double attribute to T)."""
     d, steps, loss = attribute_double_openvino(value, side)
     if math.isnan(d):
         return Bound(d, value, steps)
@@ -167,18 +173,13 @@ def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
         state, reason = State.REJECTED, REJECT_MIN_MAX
     if state is State.DEFINED and not dt.is_float and lo.value > hi.value:
         notes = notes + ENGINE_NOTES_CROSSED
-    notes = notes + cpu_notes_openvino(dt, dmin, dmax)
+    notes = notes + cpu_notes_openvino(dt, dmin, dmax, lo.saturated or hi.saturated)
+    notes = notes + runtime_support.notes_openvino(dt.name)
     return Meaning(DIALECT, CLAMP_VERSION, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.REJECTED, state=state, reason=reason, rules=rules, engine_notes=notes)
 
 
-def bf16_truncated_openvino(d: float) -> float:
-    """OpenVINO's reference bf16 conversion of a double attribute: to f32 (nearest), then drop the low 16 bits."""
-    bits = int(np.asarray(d, np.float64).astype(np.float32).view(np.uint32)) & 0xFFFF0000
-    return float(np.asarray(bits, np.uint32).view(np.float32))
-
-
-def cpu_notes_openvino(dt: DType, dmin: float, dmax: float) -> tuple[EngineNote, ...]:
+def cpu_notes_openvino(dt: DType, dmin: float, dmax: float, saturated: bool = False) -> tuple[EngineNote, ...]:
     """The CPU plugin's observed deviations that apply to this element type and these attributes."""
     notes: list[EngineNote] = []
     finite = [d for d in (dmin, dmax) if math.isfinite(d)]
@@ -192,6 +193,8 @@ def cpu_notes_openvino(dt: DType, dmin: float, dmax: float) -> tuple[EngineNote,
         notes.append(NOTE_F16_ROUNDING)
     if dt.name == "uint32":
         notes.append(NOTE_U32)
+    if saturated and dt.name in ("int16", "uint16", "uint32", "uint64"):
+        notes.append(NOTE_RANGE_WRAP)
     if not dt.is_float:
         if any(abs(d) > 2**24 and FLOAT32.round(d) != d for d in finite):
             notes.append(NOTE_INT_F32)
@@ -200,6 +203,15 @@ def cpu_notes_openvino(dt: DType, dmin: float, dmax: float) -> tuple[EngineNote,
         if dt.name in ("int8", "uint8") and math.isfinite(dmin) and dmin != math.floor(dmin):
             notes.append(NOTE_STATIC_TRUNC)
     return tuple(notes)
+
+
+def bf16_truncated_openvino(d: float) -> float:
+    """OpenVINO's reference bf16 conversion of a double attribute: to f32 (nearest), then drop the low 16 bits."""
+    f32 = exact.to_float32(d)
+    if not math.isfinite(f32):
+        return f32
+    bits = exact.bits_of(f32, np.dtype(np.float32)) & 0xFFFF0000
+    return float(np.asarray(bits, dtype=np.uint32).view(np.float32))
 
 
 def normalize(spec: OpenVinoSpec | Parsed) -> dict:
@@ -244,9 +256,9 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
             lo_want = hi_want = pick
         vals = []
         for side, want in (("min", lo_want), ("max", hi_want)):
-            carrier, got, exact = pick_carrier(want, carrier_neighbours(want, FLOAT64),
+            carrier, got, hit = pick_carrier(want, carrier_neighbours(want, FLOAT64),
                                                lambda c, s=side: cast_bound_openvino(c, dt, s))
-            if not exact:
+            if not hit:
                 notes.add(Code.BOUND_PRECISION, Severity.ERROR, f"No double attribute gives {side} = "
                           f"{format_number(want)} on {dt.openvino}; nearest: {format_number(carrier)}")
             vals.append(carrier)
@@ -365,11 +377,12 @@ def read_ir(xml: str) -> Element:
 
 
 def _ir_attr_number(text: str | None, what: str) -> float:
+    """An IR attribute as OpenVINO reads it: the double nearest the decimal text."""
     if text is None:
         raise ArtifactError(f"Clamp layer has no {what} attribute", "ir_xml")
     try:
-        return float(text)
-    except ValueError:
+        return to_double(parse_number(text))
+    except SpecError:
         raise ArtifactError(f"Clamp {what}={text[:40]!r} is not a number", "ir_xml") from None
 
 

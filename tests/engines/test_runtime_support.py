@@ -1,0 +1,72 @@
+"""The packaged runtime support table agrees with the installed engines, and translations say what it says."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("openvino")
+
+from app import runtime_support  # noqa: E402
+from app.specs import OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget  # noqa: E402
+from app.translate import translate  # noqa: E402
+from tests.engines import sweep  # noqa: E402
+
+pytestmark = pytest.mark.engines
+REGENERATE = "re-derive it: python -m tests.engines.sweep --write"
+
+
+def test_table_names_the_installed_engine_versions():
+    installed = sweep.engine_versions()
+    listed = {r["runtime"]: r["version"] for r in runtime_support.table()["runtimes"]}
+    assert listed == installed, f"the table was derived with {listed}, installed: {installed}; {REGENERATE}"
+
+
+def test_installed_engines_agree_with_the_table():
+    """Every artifact the sweep visits (each Clip version's first and last opset) runs exactly where the table
+    says it does, and fails where the table says it does not."""
+    disagree = []
+    for a in sweep.support_artifacts(full=False):
+        reason = sweep.try_artifact(a)
+        listed = runtime_support.cannot_run(a.runtime, a.op_version, a.dtype.name, a.bounds)
+        if (reason is None) != (listed is None):
+            disagree.append(f"{a.runtime} {a.op_version} (opset {a.opset}) {a.dtype.name} bounds={a.bounds}: "
+                            f"engine {'runs it' if reason is None else 'fails: ' + reason}, table says "
+                            f"{'runs' if listed is None else 'cannot run'}")
+    assert not disagree, "\n".join(disagree) + f"\n{REGENERATE}"
+
+
+@pytest.mark.parametrize("opset, elem_type, lo, hi, fragment", [
+    pytest.param(6, "DOUBLE", 0.0, 6.0, "Clip-6 (opset 6..10) with float64", id="clip6-float64"),
+    pytest.param(11, "DOUBLE", 0.0, 6.0, "Clip-11 (opset 11) with float64", id="clip11-float64"),
+    pytest.param(1, "FLOAT16", 0.0, 6.0, "Clip-1 (opset 1..5) with float16", id="clip1-float16"),
+    pytest.param(12, "INT16", 0, 6, "Clip-12 (opset 12) with int16", id="clip12-int16"),
+    pytest.param(13, "UINT16", 0, 6, "Clip-13 (opset 13..", id="clip13-uint16"),
+])
+def test_translation_into_an_unrunnable_artifact_says_so(opset, elem_type, lo, hi, fragment):
+    src = OnnxSpec(dialect="onnx", opset=13, elem_type=elem_type, min=lo, max=hi)
+    out = translate(src, [OnnxTarget(dialect="onnx", opset=opset)]).to_json()["translations"][0]
+    notes = [f for f in out["findings"] if f["code"] == "engine-behaviour" and "cannot run this artifact" in f["message"]]
+    assert notes and fragment in notes[0]["message"], out["findings"]
+    assert notes[0]["severity"] == "info" and notes[0]["target_behaviour"].startswith("onnxruntime 1.")
+    assert out["status"] == "exact"  # engine notes never change the status
+
+
+def test_runnable_artifact_has_no_runtime_note():
+    out = translate(OnnxSpec(dialect="onnx", opset=13, elem_type="INT16", min=0, max=6),
+                    [OnnxTarget(dialect="onnx", opset=13), OpenVinoTarget(dialect="openvino")]).to_json()["translations"]
+    assert any("cannot run this artifact" in f["message"] for f in out[0]["findings"])
+    assert not any("cannot run this artifact" in f["message"] for f in out[1]["findings"])
+    src = OpenVinoSpec(dialect="openvino", element_type="f64", min=0, max=6)
+    out = translate(src, [OnnxTarget(dialect="onnx", opset=12)]).to_json()["translations"][0]
+    assert not any("cannot run this artifact" in f["message"] for f in out["findings"])
+
+
+def test_dialects_endpoint_lists_the_table():
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    body = TestClient(create_app()).get("/v1/dialects").json()
+    rs = body["runtime_support"]
+    assert {r["runtime"] for r in rs["runtimes"]} == {"onnxruntime", "openvino"}
+    assert any(r["op_version"] == "Clip-6" and r["dtype"] == "float64" for r in rs["cannot_run"])
