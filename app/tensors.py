@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import tokenize
 import warnings
 from typing import Any
 
@@ -112,7 +113,8 @@ def npy_header(buf: memoryview) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     except UnicodeDecodeError as exc:
         raise SpecError(f".npy {major}.0 header is not valid "
                         f"{'UTF-8' if major == 3 else 'latin-1'}: {exc.reason}", "body") from None
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+    # NumPy's retry for Python 2 headers tokenizes the text, which raises TokenError on an unclosed '{'.
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, tokenize.TokenError) as exc:
         raise SpecError(f".npy header refused: {str(exc)[:200]}", "body") from None
     return _checked_header(dtype, shape, fortran) + (head.tell(),)
 
