@@ -53,9 +53,12 @@ def tensor_values(t: TensorProto, what: str, loc: str = "model") -> np.ndarray:
     count = element_count(t, what, loc)
     field = helper.tensor_dtype_to_field(t.data_type)
     stray = [f for f in FIELDS if f != field and len(getattr(t, f))]
+    if t.HasField("raw_data") and len(getattr(t, field)):
+        stray.append(field)
+    if stray:  # data in a field this type does not read: checked first, so the message names that field
+        raise ArtifactError(f"{what}: {', '.join(stray)} must be empty for a {type_name(t.data_type)} tensor "
+                            f"(its values go in {'raw_data' if t.HasField('raw_data') else field})", loc)
     if t.HasField("raw_data"):
-        if len(getattr(t, field)):
-            stray.append(field)
         need = count * helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
         if len(t.raw_data) != need:
             raise ArtifactError(f"{what}: raw_data has {len(t.raw_data)} bytes; dims {_dims(t)} of "
@@ -63,9 +66,6 @@ def tensor_values(t: TensorProto, what: str, loc: str = "model") -> np.ndarray:
     elif len(getattr(t, field)) != count:
         raise ArtifactError(f"{what}: {field} has {len(getattr(t, field))} values; dims {_dims(t)} need {count}",
                             loc)
-    if stray:
-        raise ArtifactError(f"{what}: {', '.join(stray)} must be empty for a {type_name(t.data_type)} tensor "
-                            f"{'stored in raw_data' if t.HasField('raw_data') else f'stored in {field}'}", loc)
     return numpy_helper.to_array(t)
 
 

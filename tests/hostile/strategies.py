@@ -346,7 +346,8 @@ def translate_bodies(draw) -> dict[str, Any]:
             source["layer"] = draw(st.one_of(st.integers(-1, 9), st.sampled_from(["clamp1", "", "x"])))
     else:
         dialect = draw(st.sampled_from(["onnx", "openvino", "directml"]))
-        number = st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=False), NUMBER, st.none())
+        number = st.one_of(st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False), NUMBER,
+                           st.none())
         if dialect == "onnx":
             source = {"dialect": "onnx", "opset": draw(st.sampled_from([1, 6, 11, 13, 99])),
                       "elem_type": draw(st.sampled_from(["FLOAT", "INT8", "UINT64", "BFLOAT16", "STRING"])),
