@@ -8,13 +8,16 @@ as a named case in test_regressions.py.
 
 from __future__ import annotations
 
+import base64
 import os
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.hostile.strategies import (ir_models, multipart_bodies, npy_bodies, npy_url, onnx_models,
+from tests.hostile.strategies import (ir_models, multipart_bodies, mutated, npy_bodies, npy_url, onnx_models,
                                       translate_bodies)
+from tests.scan.models import nested_if_model
 
 BUDGET = int(os.environ.get("CLIPBRIDGE_FUZZ_EXAMPLES", "0"))
 
@@ -78,3 +81,24 @@ def test_generated_npy_bodies(hostile_client, npy):
 def test_generated_multipart_bodies(hostile_client, mp):
     body, ctype = mp
     answered(hostile_client.post("/v1/models/inspect", content=body, headers={"content-type": ctype}), mp)
+
+
+# --- class 6: mutations of real models (docs/example.onnx, with large initializers) ---------------------------
+
+REAL = [(Path(__file__).resolve().parents[2] / "docs" / "example.onnx").read_bytes(),
+        nested_if_model(3, pad=2048)]
+
+
+@budget(60)
+@given(data=st.data(), which=st.integers(0, len(REAL) - 1),
+       route=st.sampled_from(["inspect", "rewrite", "translate"]))
+def test_mutated_real_models(hostile_client, data, which, route):
+    model = data.draw(mutated(REAL[which]))
+    if route == "translate":
+        r = hostile_client.post("/v1/translate", json={"source": {"dialect": "onnx", "model":
+                                                                  base64.b64encode(model).decode()},
+                                                       "targets": ["openvino"]})
+    else:
+        r = hostile_client.post(f"/v1/models/{route}", content=model, headers=OCTET,
+                                params={"target": "openvino"} if route == "rewrite" else None)
+    answered(r, (which, route, model[:80]))
