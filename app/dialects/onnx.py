@@ -15,7 +15,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from pydantic import ValidationError
 
-from app.dialects.onnx_tensor import tensor_values
+from app.dialects.onnx_tensor import check_strings, tensor_values
 from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
@@ -382,6 +382,7 @@ def decode_model(b64: str) -> onnx.ModelProto:
         raise ArtifactError("'model' is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
     if not model.HasField("graph"):
         raise ArtifactError("'model' has no graph", "model")
+    check_strings(model)
     return model
 
 

@@ -5,6 +5,7 @@ so a declared size never allocates memory the upload did not bring."""
 from __future__ import annotations
 
 import numpy as np
+from google.protobuf.message import Message
 from onnx import TensorProto, helper, numpy_helper
 
 from app.errors import ArtifactError
@@ -17,6 +18,7 @@ READABLE = frozenset({
     TensorProto.UINT32, TensorProto.UINT64, TensorProto.BFLOAT16, TensorProto.FLOAT8E4M3FN,
     TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ,
 })
+INDEXABLE = 2**62  # NumPy: the product of the dims (zeros aside) times the itemsize must fit in intp
 FIELDS = ("float_data", "int32_data", "int64_data", "uint64_data", "double_data", "string_data")
 
 
@@ -31,11 +33,14 @@ def readable(t: TensorProto) -> bool:
 
 def element_count(t: TensorProto, what: str, loc: str) -> int:
     """The product of the dims (TensorProto.dims: each a non-negative size; an empty list is a scalar)."""
-    count = 1
+    count = nonzero = 1
     for i, d in enumerate(t.dims):
         if d < 0:
             raise ArtifactError(f"{what}: dims[{i}] = {d} is negative", loc)
         count *= d
+        nonzero *= max(d, 1)
+    if nonzero > INDEXABLE:  # even with a 0 among them: NumPy refuses such a shape ("array is too big")
+        raise ArtifactError(f"{what}: dims {_dims(t)} describe more elements than an array can index", loc)
     return count
 
 
@@ -72,3 +77,18 @@ def tensor_values(t: TensorProto, what: str, loc: str = "model") -> np.ndarray:
 def _dims(t: TensorProto) -> str:
     text = str(list(t.dims))
     return text if len(text) <= 80 else text[:77] + "...]"
+
+
+def check_strings(model: Message, loc: str = "model") -> None:
+    """Every string field of the model is UTF-8 text. onnx.proto is proto2, so protobuf parses a name with
+    invalid UTF-8 and hands it back as bytes, which no later step (names, JSON reports) expects."""
+    stack: list[Message] = [model]
+    while stack:
+        msg = stack.pop()
+        for fd, value in msg.ListFields():
+            values = value if fd.is_repeated else (value,)
+            if fd.type == fd.TYPE_STRING:
+                if any(isinstance(v, bytes) for v in values):
+                    raise ArtifactError(f"the model's {fd.full_name.removeprefix('onnx.')} is not UTF-8 text", loc)
+            elif fd.type == fd.TYPE_MESSAGE:
+                stack.extend(values)

@@ -89,6 +89,8 @@ BAD_BOUNDS = [  # (id, tensor, fragment of the message naming the field)
     ("uint64-data-count", _tensor(TensorProto.UINT64, [2], uint64_data=[0]), "uint64_data has 1 values"),
     ("int32-data-count", _tensor(TensorProto.INT8, [2], int32_data=[0, 0, 0]), "int32_data has 3 values"),
     ("segment", _segment(), "segment"),
+    # found by test_generated_onnx_models_inspect_and_rewrite: no elements, but NumPy cannot shape them
+    ("gen-zero-and-huge-dims", _tensor(F, [0, 2**62, 4]), "more elements than an array can index"),
     ("external-data", _external(), "external"),
 ]
 
@@ -137,6 +139,7 @@ SCALE_BIAS = [
 
 @pytest.mark.parametrize("case", SCALE_BIAS, ids=[c[0] for c in SCALE_BIAS])
 def test_scale_bias_candidate_of_non_numbers(hostile_client, case):
+    """Not a number: the clip is still reported, with no ScaleBias candidate."""
     _, op, const = case
     model = _scale_bias_model(op, const)
     r = hostile_client.post("/v1/models/inspect", content=model, headers=OCTET)
@@ -146,6 +149,32 @@ def test_scale_bias_candidate_of_non_numbers(hostile_client, case):
     for target in ("directml", "openvino"):
         r = hostile_client.post("/v1/models/rewrite", content=model, headers=OCTET, params={"target": target})
         assert r.status_code < 500 and (r.status_code < 400 or "problem+json" in r.headers["content-type"])
+
+
+def _non_utf8_name() -> bytes:
+    """A model whose Clip node is named b'\\xff_clip' (proto2 strings are not checked by protobuf)."""
+    return _clip_with(lo=_tensor(F, [], float_data=[0.0])).replace(b"\x04clip", b"\x04\xffcli")
+
+
+# found by test_generated_onnx_models_inspect_and_rewrite: the name came back as bytes; the report was a 500
+@pytest.mark.parametrize("route", ["inspect", "rewrite", "translate"])
+def test_gen_node_name_not_utf8(hostile_client, route):
+    model = _non_utf8_name()
+    if route == "translate":
+        r = hostile_client.post("/v1/translate", json={"source": {"dialect": "onnx",
+                                                                  "model": base64.b64encode(model).decode()}})
+    else:
+        r = hostile_client.post(f"/v1/models/{route}", content=model, headers=OCTET,
+                                params={"target": "openvino"} if route == "rewrite" else None)
+    _problem(r, {400}, "NodeProto.name is not UTF-8")
+
+
+# found by test_generated_onnx_models_inspect_and_rewrite: a Mul constant with 0 elements but dims NumPy cannot
+# shape ([0, 2^62, 4]) was a ValueError (500); the tensor is malformed, so the scan refuses the model (400)
+def test_gen_scale_constant_zero_and_huge_dims(hostile_client):
+    r = hostile_client.post("/v1/models/inspect", content=_scale_bias_model("Mul", _tensor(F, [0, 2**62, 4])),
+                            headers=OCTET)
+    _problem(r, {400}, "more elements than an array can index")
 
 
 # --- class 3: IR XML nested deeply ---------------------------------------------------------------------------
