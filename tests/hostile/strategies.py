@@ -261,7 +261,8 @@ def ir_models(draw) -> tuple[bytes, bytes | None]:
     """(IR XML, .bin or None), the XML often mutated."""
     layers, edges = draw(_ir_layers(draw(st.integers(0, 3)), 0))
     version = draw(st.sampled_from(["11", "11", "10", "7"]))
-    xml = f'<?xml version="1.0"?><net name="g" version="{version}"><layers>{layers}</layers><edges>{edges}</edges></net>'
+    xml = (f'<?xml version="1.0"?><net name="g" version="{version}"><layers>{layers}</layers>'
+           f"<edges>{edges}</edges></net>")
     weights = draw(st.one_of(st.none(), st.binary(max_size=64)))
     return draw(mutated(xml.encode())), weights
 
