@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import ast
+import io
 import math
+import tokenize
+import warnings
 from typing import Any
 
 import numpy as np
@@ -76,41 +78,57 @@ def json_values(arr: np.ndarray, dt: DType) -> list[Any]:
     return vals
 
 
+MAX_NPY_HEADER = 65536  # bytes of header text; NumPy's own default is 10000, files it writes stay far below
+
+
+def _numpy_header_reader():
+    """NumPy's maintained header reader for every format version (1.0, 2.0, 3.0); private, so found by name."""
+    from numpy.lib import format as npf
+    found = getattr(npf, "_read_array_header", None)
+    if found is None:
+        from numpy.lib import _format_impl
+        found = _format_impl._read_array_header
+    return found
+
+
 def npy_header(buf: memoryview) -> tuple[np.dtype, tuple[int, ...], bool, int]:
-    """(dtype, shape, fortran_order, data offset) of .npy bytes, without ever unpickling."""
-    if len(buf) < 10 or bytes(buf[:6]) != NPY_MAGIC:
+    """(dtype, shape, fortran_order, data offset) of .npy bytes, read by numpy.lib.format; never unpickled."""
+    from numpy.lib import format as npf
+    if len(buf) < 8 or bytes(buf[:6]) != NPY_MAGIC:
         raise SpecError("the body is not a .npy file (magic bytes missing)", "body")
-    major = buf[6]
-    if major == 1:
-        hlen, start = int.from_bytes(buf[8:10], "little"), 10
-    elif major in (2, 3):
-        if len(buf) < 12:
-            raise SpecError("truncated .npy header", "body")
-        hlen, start = int.from_bytes(buf[8:12], "little"), 12
-    else:
-        raise SpecError(f".npy format version {major} is not supported", "body")
-    if hlen > 65536 or start + hlen > len(buf):
-        raise SpecError("truncated or oversized .npy header", "body")
-    text = bytes(buf[start:start + hlen]).decode("latin1" if major < 3 else "utf8")
+    head = io.BytesIO(bytes(buf[:12 + MAX_NPY_HEADER]))  # only the header is copied, never the data
+    major, minor = head.read(8)[6:8]
+    if (major, minor) not in ((1, 0), (2, 0), (3, 0)):
+        raise SpecError(f".npy format version {major}.{minor} is not supported (1.0, 2.0 and 3.0 are)", "body")
+    head.seek(0)
+    npf.read_magic(head)
     try:
-        header = ast.literal_eval(text)  # literals only: no code runs
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise SpecError(".npy header is not a Python literal dict", "body") from None
-    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
-        raise SpecError(".npy header must have exactly descr, fortran_order and shape", "body")
-    descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
-    if not isinstance(descr, str):
-        raise SpecError(".npy arrays of structured or object dtype are refused (no pickles)", "body")
-    try:
-        dtype = np.dtype(descr)
-    except TypeError:
-        raise SpecError(f".npy dtype {descr[:20]!r} is unknown", "body") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPy's note about Python 2 headers: the header still parses
+            shape, fortran, dtype = _numpy_header_reader()(head, (major, minor), max_header_size=MAX_NPY_HEADER)
+    except UnicodeDecodeError as exc:
+        raise SpecError(f".npy {major}.0 header is not valid "
+                        f"{'UTF-8' if major == 3 else 'latin-1'}: {exc.reason}", "body") from None
+    # NumPy's retry for Python 2 headers tokenizes the text, which raises TokenError on an unclosed '{'.
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, tokenize.TokenError) as exc:
+        raise SpecError(f".npy header refused: {str(exc)[:200]}", "body") from None
+    return _checked_header(dtype, shape, fortran) + (head.tell(),)
+
+
+def _checked_header(dtype: np.dtype, shape: object, fortran: object) -> tuple[np.dtype, tuple[int, ...], bool]:
+    """What NumPy's reader returns, held to what a clip input can be: plain dtypes, a tuple of sizes."""
     if dtype.hasobject:
         raise SpecError(".npy arrays of object dtype are refused (no pickles)", "body")
-    if not isinstance(fortran, bool) or not isinstance(shape, tuple) or \
-            not all(isinstance(d, int) and d >= 0 for d in shape):
-        raise SpecError(".npy header has a bad shape or fortran_order", "body")
-    return dtype, shape, fortran, start + hlen
+    if dtype.names is not None or dtype.subdtype is not None:
+        raise SpecError(".npy arrays of structured or subarray dtype are refused", "body")
+    if not isinstance(shape, tuple):
+        raise SpecError(".npy header 'shape' is not a tuple", "body")
+    for i, d in enumerate(shape):
+        if type(d) is not int or d < 0:  # bool is an int to isinstance; True is not a size
+            raise SpecError(f".npy header shape[{i}] = {d!r} is not a non-negative integer", "body")
+    if type(fortran) is not bool:
+        raise SpecError(".npy header 'fortran_order' is not a bool", "body")
+    return dtype, shape, fortran
 
 
 def npy_array(buf: bytearray, expect: DType, max_elements: int) -> tuple[np.ndarray, int]:

@@ -21,6 +21,10 @@ TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=u
          ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
 ASSET = re.compile(r"[a-z0-9][a-z0-9_-]*\.(?:js|css|svg|png)")
 
+# Listed once: a request's name is looked up in this set, never handed to the filesystem (a 300-byte name
+# made os.stat raise ENAMETOOLONG, a 500).
+ASSETS = frozenset(p.name for p in STATIC.iterdir() if ASSET.fullmatch(p.name) and p.is_file())
+
 router = APIRouter(include_in_schema=False)
 
 
@@ -33,7 +37,7 @@ def inspector() -> FileResponse:
 @router.get("/static/{name}")
 def asset(name: str) -> FileResponse:
     """One file of app/static, by plain name only (no paths, no dotfiles)."""
-    path = STATIC / name
-    if not ASSET.fullmatch(name) or not path.is_file():
+    if name not in ASSETS:
         raise HTTPException(404, f"no static file {name[:64]!r}")
+    path = STATIC / name
     return FileResponse(path, media_type=TYPES[path.suffix], headers=HEADERS)

@@ -15,6 +15,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from pydantic import ValidationError
 
+from app.dialects.onnx_tensor import check_strings, tensor_values
 from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
@@ -386,6 +387,7 @@ def decode_model(b64: str) -> onnx.ModelProto:
         raise ArtifactError("'model' is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
     if not model.HasField("graph"):
         raise ArtifactError("'model' has no graph", "model")
+    check_strings(model)
     return model
 
 
@@ -405,14 +407,14 @@ def _constant_value(model: onnx.ModelProto, name: str) -> np.ndarray | None:
         if init.name == name:
             if init.data_location == TensorProto.EXTERNAL:
                 _refuse_external(init)
-            return numpy_helper.to_array(init)
+            return tensor_values(init, f"the initializer {init.name[:64]!r}")
     for node in g.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and name in node.output:
             for a in node.attribute:
                 if a.name == "value":
                     if a.t.data_location == TensorProto.EXTERNAL:
                         _refuse_external(a.t)
-                    return numpy_helper.to_array(a.t)
+                    return tensor_values(a.t, f"the Constant {node.name[:64] or name[:64]!r} (value)")
                 if a.name in ("value_float", "value_int"):
                     return np.array(helper.get_attribute_value(a))
     return None

@@ -6,6 +6,7 @@ IR from users is parsed with defusedxml: entity expansion and external entities 
 from __future__ import annotations
 
 import base64
+import io
 import math
 import struct
 from dataclasses import dataclass, replace
@@ -362,17 +363,38 @@ def build_ir(spec: OpenVinoSpec, scale_bias: ScaleBias | None = None) -> tuple[s
 
 # --- the IR form ---------------------------------------------------------------------------------------------
 
-def read_ir(xml: str) -> Element:
-    """The IR's root element, parsed with entity expansion and external entities refused."""
+MAX_IR_DEPTH = 128  # elements deep; a real IR nests net/layers/layer/body a few times (~20 deep)
+IR_BYTES_PER_ELEMENT = 12  # an IR may hold one element per 12 bytes of XML on average (real ones: ~30)
+IR_ELEMENTS_FREE = 4096  # ... plus this many, so that tiny IRs are never refused for density
+
+
+def read_ir(xml: str | bytes, loc: str = "ir_xml") -> Element:
+    """The IR's root element, parsed by defusedxml (DTDs and entities refused) incrementally: the depth and the
+    element count are checked as elements open, before a deep or dense document is built or recursed into."""
+    data = xml.encode("utf-8") if isinstance(xml, str) else xml
+    limit = IR_ELEMENTS_FREE + len(data) // IR_BYTES_PER_ELEMENT
+    depth = count = 0
+    root: Element | None = None
     try:
-        root = SafeET.fromstring(xml, forbid_dtd=True)
+        for event, el in SafeET.iterparse(io.BytesIO(data), events=("start", "end"), forbid_dtd=True):
+            if event == "end":
+                depth -= 1
+                continue
+            root = el if root is None else root
+            depth += 1
+            count += 1
+            if depth > MAX_IR_DEPTH:
+                raise ArtifactError(f"IR XML nests deeper than {MAX_IR_DEPTH} elements", loc)
+            if count > limit:
+                raise ArtifactError(f"IR XML has more than {limit} elements for {len(data)} bytes (at most one "
+                                    f"per {IR_BYTES_PER_ELEMENT} bytes, plus {IR_ELEMENTS_FREE})", loc)
     except DefusedXmlException as exc:
         raise ArtifactError(f"IR XML refused: {type(exc).__name__} (DTDs and entities are not allowed)",
-                            "ir_xml") from None
+                            loc) from None
     except SafeET.ParseError as exc:
-        raise ArtifactError(f"IR XML is not well-formed: {exc}", "ir_xml") from None
-    if root.tag != "net":
-        raise ArtifactError(f"IR XML root must be <net>, got <{root.tag[:40]}>", "ir_xml")
+        raise ArtifactError(f"IR XML is not well-formed: {exc}", loc) from None
+    if root is None or root.tag != "net":
+        raise ArtifactError(f"IR XML root must be <net>, got <{'' if root is None else root.tag[:40]}>", loc)
     return root
 
 

@@ -84,7 +84,8 @@ def check_acyclic(g: Graph) -> None:
 
 
 def scalar(c: Const) -> bool:
-    return c.value is not None and c.value.size == 1
+    """A constant one-element real number: Min/Max/Mul/Add take numeric T only (ONNX, OpenVINO), never a bool."""
+    return c.value is not None and c.value.size == 1 and c.value.dtype.kind in "iuf"
 
 
 @dataclass(frozen=True)

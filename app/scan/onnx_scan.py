@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,6 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from app.dialects import onnx as onnx_dialect
+from app.dialects.onnx_tensor import readable, tensor_values, type_name
 from app.dtypes import DType, from_onnx_elem_type
 from app.errors import ClipBridgeError
 from app.findings import Code, Finding, Severity
@@ -45,15 +47,14 @@ class OnnxScan:
     # --- constants and types ----------------------------------------------------------------------------
 
     def _tensor_value(self, t: TensorProto) -> Const:
-        one = int(np.prod(t.dims, dtype=object)) == 1  # a scalar (or [1]) constant: a bound, though unread
+        one = _declared_count(t) == 1  # a scalar (or [1]) constant: a bound, though unread
         if t.data_location == TensorProto.EXTERNAL or t.name in self.light.external:
             return Const(None, f"{t.name!r} is stored as external data, which is never followed", one)
+        if not readable(t):  # a string or complex constant is not a number: never a bound, never a scale
+            return Const(None, f"{t.name!r} has data type {type_name(t.data_type)}, which is not a number")
         if _is_stub(t):
             return Const(None, f"{t.name!r} is a large tensor whose values the scan does not read", one)
-        try:
-            return Const(numpy_helper.to_array(t))
-        except Exception as exc:  # malformed tensor payloads (size mismatch, bad type)
-            raise ClipBridgeError(f"tensor {t.name!r} cannot be read: {str(exc)[:200]}", "model") from None
+        return Const(tensor_values(t, f"tensor {t.name[:64]!r}"))
 
     def const(self, scope: Scope, name: str, depth: int = 0) -> Const:
         s: Scope | None = scope
@@ -278,9 +279,14 @@ def _shape(tt: onnx.TypeProto.Tensor) -> list | None:
             for d in tt.shape.dim]
 
 
+def _declared_count(t: TensorProto) -> int:
+    """The element count the dims declare; -1 when a dim is negative (tensor_values then names it)."""
+    return -1 if any(d < 0 for d in t.dims) else math.prod(t.dims)
+
+
 def _is_stub(t: TensorProto) -> bool:
     """A tensor the wire walk kept without its data: elements declared, none present."""
-    return int(np.prod(t.dims, dtype=object)) > 0 and not (
+    return _declared_count(t) > 0 and not (
         t.raw_data or t.float_data or t.int32_data or t.int64_data or t.double_data or t.uint64_data
         or t.string_data)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from app.dialects.onnx_tensor import check_strings
 from app.errors import ArtifactError
 
 STUB_OVER = 1024  # bytes: a tensor field larger than this is kept as a header-only stub
@@ -216,6 +217,7 @@ def load_light(buf) -> Light:
         raise Malformed("the model is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
     if not model.HasField("graph"):
         raise Malformed("the bytes hold no ONNX graph (is this an ONNX model?)", "model")
+    check_strings(model)
     for t in _tensors(model):
         if t.data_location == onnx.TensorProto.EXTERNAL:
             check_external_location(t)
