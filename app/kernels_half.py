@@ -1,0 +1,173 @@
+"""float16 / bfloat16 clip on the 16-bit patterns: integer compares at memory speed, bit-exact with evaluate().
+
+IEEE halves order like sign-magnitude integers, so `key(b) = b ^ 0x8000` (sign clear) or `b ^ 0xFFFF` (sign set)
+orders every non-NaN pattern as the float order does, with -0 one below +0. evaluate()'s np.maximum/np.minimum
+are two steps, each "keep the value, or take the bound"; each step becomes `a1 <= key <= a2`, with the
+thresholds chosen once per meaning so that ties between equal floats (the two zeros) go the way the dtype's ufunc
+sends them. NaN inputs pass through with their payload, as np.maximum/np.minimum return them.
+
+ScaleBias runs through a 65,536-entry table: the tensor has that many values, so the table computes
+app.meaning.apply_scale_bias (the one definition of where the rounding happens) on each pattern once, then the
+clip steps; the kernel is then one gather per element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from app.dtypes import BFLOAT16_NP, BY_NAME, DType
+from app.meaning import ScaleBias, apply_scale_bias
+
+U16 = np.dtype(np.uint16)
+HALF = frozenset({np.dtype(np.float16), BFLOAT16_NP})
+
+# Largest non-NaN magnitude pattern (the infinity): a pattern with (b & 0x7FFF) above it is a NaN.
+_INF = {np.dtype(np.float16): 0x7C00, BFLOAT16_NP: 0x7F80}
+# Which argument np.maximum/np.minimum return when the two compare equal (only -0 == +0 can differ in bits).
+# NumPy's half loops: `a >= b || isnan(a) ? a : b` (first wins); ml_dtypes: `isnan(a) || a > b ? a : b` (second).
+_TIES_FIRST = {np.dtype(np.float16): True, BFLOAT16_NP: False}
+_KEY_MAX = 0xFFFF
+
+
+def key(b: int) -> int:
+    """The order-preserving key of a non-NaN 16-bit float pattern (IEEE 754 §5.10 totalOrder, sign-magnitude)."""
+    return b ^ 0x8000 if b < 0x8000 else b ^ 0xFFFF
+
+
+def _bits(dt: np.dtype, v: float) -> int:
+    return int(np.asarray(v, dtype=dt).view(U16))
+
+
+def _zeros(b: int) -> tuple[int, int]:
+    """(lowest, highest) key among the patterns equal in value to b: both zeros for a zero, else b's own."""
+    if b & 0x7FFF == 0:
+        return key(0x8000), key(0x0000)
+    return key(b), key(b)
+
+
+@dataclass(frozen=True)
+class HalfPlan:
+    """Two steps on the key: keep the value when a1 <= key <= a2, else take the bound's bits b1; then c1/c2/b2."""
+
+    a1: int
+    a2: int
+    b1: int
+    c1: int
+    c2: int
+    b2: int
+    inf: int  # NaN when (bits & 0x7FFF) > inf
+    all_nan: bool
+    nan_bits: int  # np.full_like(t, nan)'s pattern
+
+
+def half_plan(dt: np.dtype, lo: float, hi: float, max_wins: bool, all_nan: bool) -> HalfPlan:
+    """The thresholds that make the key steps compute evaluate()'s min/max order bit for bit."""
+    first = _TIES_FIRST[dt]
+    lo_b, hi_b = _bits(dt, lo), _bits(dt, hi)
+    lo_low, lo_high = _zeros(lo_b)
+    hi_low, hi_high = _zeros(hi_b)
+    if max_wins:
+        # maximum(x, lo) keeps x when x >= lo (ties to x) or x > lo; then minimum(hi, t) keeps t when t < hi or <=.
+        lower = lo_low if first else lo_high + 1
+        upper = hi_low - 1 if first else hi_high
+        steps = (lower, _KEY_MAX, lo_b, 0, upper, hi_b)
+    else:
+        # minimum(x, hi) keeps x when x <= hi or x < hi; then maximum(lo, u) keeps u when u > lo or u >= lo.
+        upper = hi_high if first else hi_low - 1
+        lower = lo_high + 1 if first else lo_low
+        steps = (0, upper, hi_b, lower, _KEY_MAX, lo_b)
+    return HalfPlan(*steps, inf=_INF[dt], all_nan=all_nan, nan_bits=_bits(dt, float("nan")))
+
+
+def steps_numpy(hp: HalfPlan, b: np.ndarray) -> np.ndarray:
+    """The two key steps on uint16 patterns with NumPy integer ops (the table builder and the no-numba path)."""
+    if hp.all_nan:
+        return np.full(b.shape, hp.nan_bits, dtype=U16)
+    b32 = b.astype(np.int32)
+    k = b32 ^ (0x8000 | ((b32 >> 15) * 0x7FFF))
+    keep = (k >= hp.a1) & (k <= hp.a2)
+    t = np.where(keep, b32, hp.b1)
+    kt = np.where(keep, k, key(hp.b1))
+    r = np.where((kt >= hp.c1) & (kt <= hp.c2), t, hp.b2)
+    r = np.where((b32 & 0x7FFF) > hp.inf, b32, r)
+    return r.astype(U16)
+
+
+@lru_cache(maxsize=64)
+def table(hp: HalfPlan, dt_name: str, sb: ScaleBias | None) -> np.ndarray:
+    """out_bits = table[in_bits] for every one of the 65,536 patterns (ScaleBias, if any, then the clip)."""
+    dt: DType = BY_NAME[dt_name]
+    pats = np.arange(1 << 16, dtype=np.uint32).astype(U16)
+    if sb is not None:
+        pats = apply_scale_bias(sb, pats.view(dt.np_dtype), dt).view(U16)
+    out = steps_numpy(hp, pats)
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=1)
+def numba_kernels() -> tuple[Any, Any] | None:
+    """(key-step clip, table gather) on uint16 arrays compiled by numba; None without numba.
+
+    Branch-free selects on int32 so LLVM vectorizes the loop; parallel over every core.
+    """
+    try:
+        from numba import njit, prange  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+
+    i32 = np.int32
+    block = 1 << 14
+
+    # Every value is held in int32 (numba would widen untyped integer arithmetic to int64, four lanes per AVX2
+    # register instead of eight); blocks of 16 Ki elements per prange task keep the inner loop a plain
+    # vectorizable range.
+    @njit(parallel=True, fastmath=False, nogil=True, cache=False)
+    def clip16(x, out, a1, a2, b1, kb1, c1, c2, b2, inf):  # pragma: no cover - compiled
+        n = x.size
+        for j in prange((n + block - 1) // block):
+            for i in range(j * block, min(j * block + block, n)):
+                b = i32(x[i])
+                k = i32(b ^ i32(i32(0x8000) | i32(i32(b >> i32(15)) * i32(0x7FFF))))
+                keep = (k >= a1) & (k <= a2)
+                t = b if keep else b1
+                kt = k if keep else kb1
+                r = t if (kt >= c1) & (kt <= c2) else b2
+                out[i] = np.uint16(b if i32(b & i32(0x7FFF)) > inf else r)
+
+    @njit(parallel=True, fastmath=False, nogil=True, cache=False)
+    def gather16(x, out, lut):  # pragma: no cover - compiled
+        n = x.size
+        for j in prange((n + block - 1) // block):
+            for i in range(j * block, min(j * block + block, n)):
+                out[i] = lut[x[i]]
+
+    return clip16, gather16
+
+
+def clip_half_numba(hp: HalfPlan, lut: np.ndarray | None, x: np.ndarray, out: np.ndarray) -> bool:
+    """Run the compiled kernel on flat uint16 views; False when numba is absent (the caller falls back).
+
+    The caller holds app.kernels' launch lock: numba's workqueue layer aborts on concurrent launches.
+    """
+    k = numba_kernels()
+    if k is None:
+        return False
+    clip16, gather16 = k
+    if hp.all_nan:
+        out.fill(hp.nan_bits)
+    elif lut is not None:
+        gather16(x, out, lut)
+    else:
+        args = (hp.a1, hp.a2, hp.b1, key(hp.b1), hp.c1, hp.c2, hp.b2, hp.inf)
+        clip16(x, out, *(np.int32(a) for a in args))
+    return True
+
+
+def chunk_numpy(lut: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """One chunk without numba: a table gather (np.take on uint16 patterns), exact for every variant."""
+    np.take(lut, x, out=out)
