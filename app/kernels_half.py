@@ -97,13 +97,26 @@ def steps_numpy(hp: HalfPlan, b: np.ndarray) -> np.ndarray:
     return r.astype(U16)
 
 
-@lru_cache(maxsize=64)
+def _sb_key(sb: ScaleBias | None) -> tuple[str, str, str, bool] | None:
+    """A cache key that tells -0.0 from 0.0 (ScaleBias(s, -0.0) == ScaleBias(s, 0.0), yet x*s-0 != x*s+0 at -0)."""
+    if sb is None:
+        return None
+    return float(sb.scale).hex(), float(sb.bias).hex(), sb.precision.name, sb.fused
+
+
 def table(hp: HalfPlan, dt_name: str, sb: ScaleBias | None) -> np.ndarray:
     """out_bits = table[in_bits] for every one of the 65,536 patterns (ScaleBias, if any, then the clip)."""
+    return _table(hp, dt_name, _sb_key(sb))
+
+
+@lru_cache(maxsize=64)
+def _table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool] | None) -> np.ndarray:
     dt: DType = BY_NAME[dt_name]
     pats = np.arange(1 << 16, dtype=np.uint32).astype(U16)
-    if sb is not None:
-        pats = apply_scale_bias(sb, pats.view(dt.np_dtype), dt).view(U16)
+    if sbk is not None:
+        sb = ScaleBias(float.fromhex(sbk[0]), float.fromhex(sbk[1]), BY_NAME[sbk[2]], sbk[3])
+        with np.errstate(all="ignore"):  # overflow to inf and NaN are values here, not errors
+            pats = apply_scale_bias(sb, pats.view(dt.np_dtype), dt).view(U16)
     out = steps_numpy(hp, pats)
     out.flags.writeable = False
     return out
@@ -218,13 +231,14 @@ def clip_cupy_half(m: Any, x: Any, reading: str | None = None) -> Any:
 
     p = plan(m, reading)
     hp = half_plan(m.dtype.np_dtype, p.lo, p.hi, p.max_wins, p.all_nan)
-    lut = None if m.scale_bias is None else _device_table(hp, m.dtype.name, m.scale_bias, cp.cuda.Device().id)
+    lut = None if m.scale_bias is None else _device_table(hp, m.dtype.name, _sb_key(m.scale_bias),
+                                                          cp.cuda.Device().id)
     return clip_half_cupy(hp, lut, x)
 
 
 @lru_cache(maxsize=16)
-def _device_table(hp: HalfPlan, dt_name: str, sb: ScaleBias, device: int) -> Any:
+def _device_table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool], device: int) -> Any:
     """The table on the device, uploaded once (128 KiB; a per-call upload would cost a tenth of a 1 GB clip)."""
     import cupy as cp  # type: ignore[import-not-found]
 
-    return cp.asarray(table(hp, dt_name, sb))
+    return cp.asarray(_table(hp, dt_name, sbk))
