@@ -133,24 +133,25 @@ def numba_kernels() -> tuple[Any, Any] | None:
     except ImportError:
         return None
 
-    i32 = np.int32
+    i16 = np.int16
     block = 1 << 14
 
-    # Every value is held in int32 (numba would widen untyped integer arithmetic to int64, four lanes per AVX2
-    # register instead of eight); blocks of 16 Ki elements per prange task keep the inner loop a plain
-    # vectorizable range.
+    # On int16 lanes (sixteen per AVX2 register): the patterns viewed as int16, the key made signed by
+    # b ^ ((b >> 15) & 0x7FFF) (the unsigned key minus 0x8000). Every intermediate is cast back to int16, since
+    # numba widens untyped integer arithmetic to int64; measured: int16 lanes reach np.copyto's speed, int32 lanes
+    # about 0.8x. Blocks of 16 Ki elements per prange task keep the inner loop a plain vectorizable range.
     @njit(parallel=True, fastmath=False, nogil=True, cache=False)
     def clip16(x, out, a1, a2, b1, kb1, c1, c2, b2, inf):  # pragma: no cover - compiled
         n = x.size
         for j in prange((n + block - 1) // block):
             for i in range(j * block, min(j * block + block, n)):
-                b = i32(x[i])
-                k = i32(b ^ i32(i32(0x8000) | i32(i32(b >> i32(15)) * i32(0x7FFF))))
+                b = x[i]
+                k = i16(b ^ i16(i16(b >> i16(15)) & i16(0x7FFF)))
                 keep = (k >= a1) & (k <= a2)
                 t = b if keep else b1
                 kt = k if keep else kb1
                 r = t if (kt >= c1) & (kt <= c2) else b2
-                out[i] = np.uint16(b if i32(b & i32(0x7FFF)) > inf else r)
+                out[i] = b if i16(b & i16(0x7FFF)) > inf else r
 
     @njit(parallel=True, fastmath=False, nogil=True, cache=False)
     def gather16(x, out, lut):  # pragma: no cover - compiled
@@ -176,8 +177,11 @@ def clip_half_numba(hp: HalfPlan, lut: np.ndarray | None, x: np.ndarray, out: np
     elif lut is not None:
         gather16(x, out, lut)
     else:
-        args = (hp.a1, hp.a2, hp.b1, key(hp.b1), hp.c1, hp.c2, hp.b2, hp.inf)
-        clip16(x, out, *(np.int32(a) for a in args))
+        keys = (hp.a1, hp.a2, key(hp.b1), hp.c1, hp.c2)
+        sk = [np.int16(k - 0x8000) for k in keys]  # signed keys; bits as int16 two's complement
+        sb = [np.uint16(b).view(np.int16) for b in (hp.b1, hp.b2)]
+        clip16(x.view(np.int16), out.view(np.int16), sk[0], sk[1], sb[0], sk[2], sk[3], sk[4], sb[1],
+               np.int16(hp.inf))
     return True
 
 
