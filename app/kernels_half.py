@@ -200,31 +200,77 @@ y = (unsigned short)(((b & 0x7FFF) > inf) ? b : r);
 """
 
 
+# Eight patterns per thread (one 16-byte load and store): CuPy's one-element-per-thread elementwise kernel moved
+# 2-byte values at 0.29x of a device copy on an H100.
+_CUDA_VEC = r"""
+__device__ __forceinline__ unsigned int step1(int b, int a1, int a2, int b1, int kb1, int c1, int c2, int b2,
+                                              int inf) {
+  int k = b ^ (0x8000 | ((b >> 15) * 0x7FFF));
+  bool keep = (k >= a1) & (k <= a2);
+  int t = keep ? b : b1; int kt = keep ? k : kb1;
+  int r = ((kt >= c1) & (kt <= c2)) ? t : b2;
+  return (unsigned int)(((b & 0x7FFF) > inf) ? b : r);
+}
+#define P a1, a2, b1, kb1, c1, c2, b2, inf
+#define W(w) (step1((w) & 0xFFFF, P) | (step1((w) >> 16, P) << 16))
+#define G(w) ((unsigned int)__ldg(lut + ((w) & 0xFFFF)) | ((unsigned int)__ldg(lut + ((w) >> 16)) << 16))
+extern "C" __global__ void clipbridge_clip16x8(const uint4* __restrict__ x, uint4* __restrict__ y, long long n8,
+    int a1, int a2, int b1, int kb1, int c1, int c2, int b2, int inf) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n8; i += (long long)gridDim.x * blockDim.x) {
+    uint4 v = x[i]; v.x = W(v.x); v.y = W(v.y); v.z = W(v.z); v.w = W(v.w); y[i] = v;
+  }
+}
+extern "C" __global__ void clipbridge_gather16x8(const uint4* __restrict__ x, uint4* __restrict__ y, long long n8,
+    const unsigned short* __restrict__ lut) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n8; i += (long long)gridDim.x * blockDim.x) {
+    uint4 v = x[i]; v.x = G(v.x); v.y = G(v.y); v.z = G(v.z); v.w = G(v.w); y[i] = v;
+  }
+}
+"""
+
+
 @lru_cache(maxsize=1)
-def cupy_kernels() -> tuple[Any, Any]:
-    """(key-step clip, table gather) as CuPy elementwise kernels on uint16 (compiled on first use)."""
+def cupy_kernels() -> tuple[Any, Any, Any, Any]:
+    """(clip, gather) elementwise kernels for any length and (clip, gather) 8-per-thread raw kernels, compiled lazily."""
     import cupy as cp  # type: ignore[import-not-found]
 
     clip16 = cp.ElementwiseKernel("uint16 x, int32 a1, int32 a2, int32 b1, int32 kb1, int32 c1, int32 c2, "
                                   "int32 b2, int32 inf", "uint16 y", _CUDA_STEPS, "clipbridge_clip16")
     gather16 = cp.ElementwiseKernel("uint16 x, raw uint16 lut", "uint16 y", "y = lut[x];", "clipbridge_gather16")
-    return clip16, gather16
+    mod = cp.RawModule(code=_CUDA_VEC)
+    return clip16, gather16, mod.get_function("clipbridge_clip16x8"), mod.get_function("clipbridge_gather16x8")
 
 
 def clip_half_cupy(hp: HalfPlan, lut: Any, xb: Any, out: Any = None) -> Any:
     """The clip on a CuPy uint16 array of float16/bfloat16 patterns; `lut` a device table for ScaleBias, or None."""
     import cupy as cp  # type: ignore[import-not-found]
 
+    xb = cp.ascontiguousarray(xb)
     if out is None:
         out = cp.empty_like(xb)
+    if not out.flags.c_contiguous or out.shape != xb.shape:
+        raise ValueError("out must be C-contiguous and of x's shape")
     if hp.all_nan:
         out.fill(hp.nan_bits)
         return out
-    clip16, gather16 = cupy_kernels()
-    if lut is not None:
-        return gather16(xb, lut, out)
-    args = (hp.a1, hp.a2, hp.b1, key(hp.b1), hp.c1, hp.c2, hp.b2, hp.inf)
-    return clip16(xb, *(np.int32(a) for a in args), out)
+    clip16, gather16, clip_vec, gather_vec = cupy_kernels()
+    args = tuple(np.int32(a) for a in (hp.a1, hp.a2, hp.b1, key(hp.b1), hp.c1, hp.c2, hp.b2, hp.inf))
+    xf, of = xb.ravel(), out.ravel()
+    n8 = 0
+    if xf.data.ptr % 16 == 0 and of.data.ptr % 16 == 0:
+        n8 = xf.size // 8
+    if n8:
+        threads = 256
+        blocks = min(-(-n8 // threads), 1 << 30)  # one 16-byte vector per thread: the most loads in flight
+        extra = (lut,) if lut is not None else args
+        (gather_vec if lut is not None else clip_vec)((blocks,), (threads,), (xf, of, np.int64(n8), *extra))
+    if n8 * 8 < xf.size:  # the tail (or an unaligned array) one element per thread
+        tail_x, tail_o = xf[n8 * 8:], of[n8 * 8:]
+        if lut is not None:
+            gather16(tail_x, lut, tail_o)
+        else:
+            clip16(tail_x, *args, tail_o)
+    return out
 
 
 def clip_cupy_half(m: Any, x: Any, reading: str | None = None) -> Any:
