@@ -17,8 +17,8 @@ import numpy as np
 
 from app.dtypes import DType
 from app.errors import RejectedSpec
-from app.kernels_half import HALF, chunk_numpy, clip_half_numba, half_plan, numba_kernels, table
-from app.meaning import DEFAULT_READING, READING_CURRENT, Meaning, NanBound, Order, State
+from app.kernels_half import HALF, chunk_numpy, clip_half_numba, half_plan, numba_kernels, steps_numpy, table
+from app.meaning import DEFAULT_READING, READING_CURRENT, Meaning, NanBound, Order, State, apply_scale_bias
 
 # Plain clip: 4 Mi elements per task (measured best on 2 cores: memory-bound, few dispatches).
 CHUNK = 1 << 22
@@ -246,6 +246,11 @@ def _clip_half(m: Meaning, p: Plan, x: np.ndarray, out: np.ndarray, flat_x: np.n
         with _NUMBA_LOCK:
             if clip_half_numba(hp, lut, xb, ob):
                 return out
+    if n <= 1 << 16:  # fewer elements than a table has entries: compute them directly
+        with np.errstate(all="ignore"):
+            t = xb if sb is None else apply_scale_bias(sb, flat_x, m.dtype).view(np.uint16)
+        ob[...] = steps_numpy(hp, t)
+        return out
     lut = table(hp, m.dtype.name, sb)
     sub = CHUNK_FUSED  # np.take makes an intp index array per chunk: keep it in cache
 

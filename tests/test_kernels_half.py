@@ -88,7 +88,7 @@ SCALE_BIAS = [
 @pytest.mark.parametrize("order", [Order.MAX_WINS, Order.MIN_WINS])
 @pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
 def test_scale_bias_every_pattern(dt: DType, order: Order, sb: ScaleBias, path: str) -> None:
-    grid = [math.nan, -math.inf, 0.0, -0.0, 6.0, -2.0]
+    grid = [math.nan, -math.inf, 0.0, -0.0, 6.0]
     for lo, hi in itertools.product(grid, repeat=2):
         for nb in (NanBound.PROPAGATE, NanBound.IGNORE):
             _check(Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), order=order, nan_bound=nb, scale_bias=sb))
