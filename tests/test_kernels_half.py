@@ -121,3 +121,19 @@ def test_bias_of_either_zero_sign_gets_its_own_table(dt: DType, path: str) -> No
     """ScaleBias(s, -0.0) == ScaleBias(s, 0.0) as dataclasses, yet -0*s + -0 is -0 and -0*s + 0 is +0."""
     for bias in (0.0, -0.0, 0.0):
         _check(Meaning("directml", "CLIP", dt, Bound(-math.inf), Bound(math.inf), scale_bias=ScaleBias(2.0, bias)))
+
+
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_cupy_kernel_every_pattern(dt: DType) -> None:
+    """The CuPy kernels (8 patterns per thread, and one per thread for the ragged/unaligned part) match evaluate()."""
+    cp = pytest.importorskip("cupy")
+    if cp.cuda.runtime.getDeviceCount() < 1:
+        pytest.skip("no CUDA device")
+    from app.kernels_half import clip_cupy_half
+    xd = cp.asarray(PATTERNS)
+    for lo, hi, order, sb in itertools.product([math.nan, -0.0, 6.0, -math.inf], [math.nan, 0.0, -2.0, math.inf],
+                                               [Order.MAX_WINS, Order.MIN_WINS], [None, ScaleBias(0.5, 1.0)]):
+        m = Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), order=order, scale_bias=sb)
+        want = _want(m, None, repr((lo, hi, sb and sb.bias)))
+        assert np.array_equal(cp.asnumpy(clip_cupy_half(m, xd)), want), m.describe()
+        assert np.array_equal(cp.asnumpy(clip_cupy_half(m, xd[3:4000])), want[3:4000]), m.describe()
