@@ -23,6 +23,7 @@ from app.dialects import openvino as ov_dialect
 from app.dialects.common import Mode
 from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp
+from app.kernels_half import HALF, clip_cupy_half
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
 from app.specs import AnyTarget, OnnxSpec, OpenVinoSpec
 from app.translate import Resolved, target_from, translate_one
@@ -149,8 +150,9 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
             raise BackendUnavailable(f"backend 'cupy' needs CuPy and a CUDA device ({INSTALL_HINT['gpu']}); "
                                      "none is available here", "backend")
         import cupy
-        if m.dtype.name == "bfloat16":
-            raise BackendUnavailable("CuPy has no bfloat16 arrays", "backend")
+        if m.dtype.np_dtype in HALF:  # on the uint16 patterns: bit-exact, and bfloat16 needs no CuPy dtype
+            y = clip_cupy_half(m, cupy.asarray(np.ascontiguousarray(x).view(np.uint16)), reading)
+            return cupy.asnumpy(y).view(m.dtype.np_dtype)
         return cupy.asnumpy(clip_xp(cupy, m, cupy.asarray(x), reading))
     if backend == "onnxruntime":
         return _run_onnxruntime(sem, x)

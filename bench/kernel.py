@@ -38,7 +38,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--elements", type=int, default=64 * 1024 * 1024)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--only-half", action="store_true", help="only the float16/bfloat16 rows")
     args = ap.parse_args()
+    if args.only_half:
+        half_rows(args.elements, args.repeat)
+        return
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
@@ -101,6 +105,7 @@ def main() -> None:
           "  (target >= 1.00)")
     print(f"  clipbridge ScaleBias + clip   {gbs(t_fused_alloc):6.1f} GB/s   ratio {t_ort_run / t_fused_alloc:.2f}"
           "  (target >= 0.80)")
+    half_rows(n, args.repeat)
     try:
         import cupy as cp
         if cp.cuda.runtime.getDeviceCount() < 1:
@@ -124,6 +129,67 @@ def main() -> None:
     t_copy, t_gpu = best(gpu_copy, args.repeat), best(gpu_clip, args.repeat)
     print(f"  GPU device-to-device copy     {gbs(t_copy):6.1f} GB/s")
     print(f"  GPU clipbridge clip           {gbs(t_gpu):6.1f} GB/s   ratio {t_copy / t_gpu:.2f}  (target >= 0.80)")
+
+
+def _ort_clip(ort, dtype: np.dtype, onnx_type: int, x: np.ndarray, out: np.ndarray):
+    """onnxruntime's Clip-13 of x's dtype into `out` (IO binding); None where the CPU provider has no such kernel."""
+    from onnx import helper, numpy_helper
+    n = x.size
+    lo, hi = (numpy_helper.from_array(np.array(v, dtype), name) for v, name in ((0, "lo"), (6, "hi")))
+    g = helper.make_graph([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", onnx_type, [n])],
+                          [helper.make_tensor_value_info("y", onnx_type, [n])], [lo, hi])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
+    so = ort.SessionOptions()
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        io = sess.io_binding()
+        io.bind_ortvalue_input("x", ort.OrtValue.ortvalue_from_numpy(x))
+        io.bind_ortvalue_output("y", ort.OrtValue.ortvalue_from_numpy(out))
+        sess.run_with_iobinding(io)
+    except Exception:  # noqa: BLE001 - no kernel for this dtype: the row says so
+        return None
+    return lambda: sess.run_with_iobinding(io)
+
+
+def half_rows(n: int, repeat: int) -> None:
+    """float16 and bfloat16: clip and ScaleBias + clip against np.copyto of the same array and onnxruntime's Clip."""
+    import onnxruntime as ort
+
+    from app.dtypes import BFLOAT16, FLOAT16
+    from app.kernels import clip_numpy, half_kernel_numba
+    from app.meaning import Bound, Meaning, ScaleBias, evaluate
+
+    src = np.random.default_rng(0).normal(0, 5, n).astype(np.float32)
+    path = "numba key kernel / table gather" if half_kernel_numba() is not None else "NumPy table gather"
+    print(f"16-bit floats, {n} elements, best of {repeat} interleaved rounds ({path}); ratios to np.copyto:")
+    for dt, onnx_type in ((FLOAT16, 10), (BFLOAT16, 16)):
+        x = src.astype(dt.np_dtype)
+        out = np.zeros_like(x)
+        ort_out = np.zeros_like(x)
+        plain = Meaning("onnx", "Clip-13", dt, Bound(0.0), Bound(6.0))
+        fused = Meaning("directml", "CLIP", dt, Bound(0.0), Bound(6.0), scale_bias=ScaleBias(0.5, 1.0))
+        probe = x[: 1 << 18]
+        for m in (plain, fused):  # compile and build tables outside the timings; check the bits once
+            assert np.array_equal(clip_numpy(m, probe).view(np.uint16), evaluate(m, probe).view(np.uint16))
+        fns = [lambda: np.copyto(out, x), lambda: clip_numpy(plain, x, out=out),
+               lambda: clip_numpy(fused, x, out=out)]
+        ort_run = _ort_clip(ort, dt.np_dtype, onnx_type, x, ort_out)
+        if ort_run is not None:
+            fns.append(ort_run)
+        times = interleaved(fns, repeat)
+        t_copy = times[0]
+        gbs = lambda t: 2 * x.nbytes / t / 1e9  # noqa: E731
+        print(f"  {dt.name:9s} np.copyto (anchor)           {gbs(t_copy):6.1f} GB/s")
+        print(f"  {dt.name:9s} clipbridge clip              {gbs(times[1]):6.1f} GB/s   ratio {t_copy / times[1]:.2f}"
+              "  (target >= 0.90)")
+        print(f"  {dt.name:9s} clipbridge ScaleBias + clip  {gbs(times[2]):6.1f} GB/s   ratio {t_copy / times[2]:.2f}")
+        if ort_run is None:
+            print(f"  {dt.name:9s} onnxruntime Clip             no CPU kernel for this dtype")
+        else:
+            print(f"  {dt.name:9s} onnxruntime Clip (IO binding) {gbs(times[3]):5.1f} GB/s   ratio {t_copy / times[3]:.2f};"
+                  f" clipbridge clip / onnxruntime {times[3] / times[1]:.1f}x  (target >= 5)")
 
 
 if __name__ == "__main__":

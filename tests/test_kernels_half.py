@@ -1,0 +1,139 @@
+"""float16/bfloat16 kernels (app/kernels_half.py): every one of the 65,536 bit patterns, bit for bit as evaluate().
+
+Bit for bit means the uint16 patterns are equal: NaN payloads and the sign of zeros included (stricter than
+app.meaning.same_outputs). Each case runs the numba kernel (when installed) and the NumPy table path.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from app import kernels
+from app.dtypes import BFLOAT16, FLOAT16, DType
+from app.errors import RejectedSpec
+from app.meaning import READING_2022, READING_CURRENT, Bound, Meaning, NanBound, Order, ScaleBias, evaluate
+
+PATTERNS = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+# Past kernels.CHUNK_FUSED so the compiled kernel runs (smaller arrays take the NumPy path), with a ragged tail.
+REPS = 2
+
+
+def _grid(dt: DType) -> list[float]:
+    """Bounds: NaN, both infinities, both zeros, the smallest subnormals, ordinary values, the largest finite."""
+    x = PATTERNS.view(dt.np_dtype)
+    tiny = float(x[1])
+    big = float(np.asarray(65504.0 if dt is FLOAT16 else 3.3895313892515355e38, dtype=dt.np_dtype))
+    return [math.nan, math.inf, -math.inf, 0.0, -0.0, tiny, -tiny, 6.0, -2.0, big]
+
+
+@functools.lru_cache(maxsize=None)
+def _want(m: Meaning, reading: str | None, zero_signs: str) -> np.ndarray:
+    """evaluate() on every pattern, once per meaning (both paths compare against it); -0.0 == 0.0 in a Meaning, so
+    the key also spells the bounds and the bias out."""
+    with np.errstate(all="ignore"):
+        return evaluate(m, PATTERNS.view(m.dtype.np_dtype).copy(), reading).view(np.uint16)
+
+
+def _check(m: Meaning, reading: str | None = None) -> None:
+    x = PATTERNS.view(m.dtype.np_dtype)
+    want = _want(m, reading, repr((m.lo, m.hi, m.scale_bias and m.scale_bias.bias)))
+    big = np.concatenate([x] * REPS + [x[:7]])
+    got = kernels.clip_numpy(m, big, reading=reading).view(np.uint16)
+    for r in range(REPS):
+        bad = np.nonzero(got[r << 16:(r + 1) << 16] != want)[0]
+        assert bad.size == 0, (f"{m.describe()} order={m.order} nan_bound={m.nan_bound}: {bad.size} patterns differ, "
+                               f"first {bad[0]:#06x} -> {got[bad[0]]:#06x}, evaluate() {want[bad[0]]:#06x}")
+    assert np.array_equal(got[-7:], want[:7])
+    small = kernels.clip_numpy(m, x[:1000].copy(), reading=reading).view(np.uint16)  # below the numba threshold
+    assert np.array_equal(small, want[:1000])
+
+
+@pytest.fixture(params=["numba-if-installed", "numpy-only"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "numpy-only":
+        monkeypatch.setattr(kernels, "half_kernel_numba", lambda: None)
+    return str(request.param)
+
+
+@pytest.mark.parametrize("nan_bound", [NanBound.PROPAGATE, NanBound.IGNORE, NanBound.UNDOCUMENTED])
+@pytest.mark.parametrize("order", [Order.MAX_WINS, Order.MIN_WINS])
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_plain_clip_every_pattern(dt: DType, order: Order, nan_bound: NanBound, path: str) -> None:
+    for lo, hi in itertools.product(_grid(dt), repeat=2):
+        _check(Meaning("onnx", "Clip-13", dt, Bound(lo), Bound(hi), order=order, nan_bound=nan_bound))
+
+
+@pytest.mark.parametrize("reading", [READING_CURRENT, READING_2022], ids=["current-doc", "2022-doc"])
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_ambiguous_order_under_each_reading(dt: DType, reading: str, path: str) -> None:
+    for lo, hi in [(6.0, -2.0), (0.0, -0.0), (-0.0, 0.0), (math.inf, -math.inf), (-2.0, 6.0)]:
+        _check(Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), order=Order.AMBIGUOUS), reading)
+
+
+SCALE_BIAS = [
+    pytest.param(ScaleBias(0.5, 1.0), id="exact"),
+    pytest.param(ScaleBias(3.0000001, -0.1), id="inexact-two-roundings"),
+    pytest.param(ScaleBias(-3.0, 0.25, fused=True), id="fused-one-rounding"),
+    pytest.param(ScaleBias(1e-3, 70000.0), id="overflow-to-inf"),
+    pytest.param(ScaleBias(0.1, -0.0, precision=FLOAT16), id="float16-precision"),
+]
+
+
+@pytest.mark.parametrize("sb", SCALE_BIAS)
+@pytest.mark.parametrize("order", [Order.MAX_WINS, Order.MIN_WINS])
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_scale_bias_every_pattern(dt: DType, order: Order, sb: ScaleBias, path: str) -> None:
+    grid = [math.nan, -math.inf, 0.0, -0.0, 6.0]
+    for lo, hi in itertools.product(grid, repeat=2):
+        for nb in (NanBound.PROPAGATE, NanBound.IGNORE):
+            _check(Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), order=order, nan_bound=nb, scale_bias=sb))
+
+
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_in_place_and_fortran_order(dt: DType, path: str) -> None:
+    m = Meaning("onnx", "Clip-13", dt, Bound(-2.0), Bound(6.0))
+    x = np.asfortranarray(np.concatenate([PATTERNS] * 4).view(dt.np_dtype).reshape(512, 512))
+    with np.errstate(all="ignore"):
+        want = evaluate(m, x.copy()).view(np.uint16)
+    assert kernels.clip_numpy(m, x, out=x) is x
+    assert np.array_equal(x.view(np.uint16), want)
+
+
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_rejected_nan_bound_is_rejected(dt: DType) -> None:
+    m = Meaning("openvino", "Clamp-1", dt, Bound(math.nan), Bound(6.0), nan_bound=NanBound.REJECTED)
+    with pytest.raises(RejectedSpec):
+        kernels.clip_numpy(m, PATTERNS.view(dt.np_dtype))
+
+
+def test_numba_half_kernel_is_installed_for_dev() -> None:
+    """The [dev] extra installs numba, so the numba-if-installed cases above really run the compiled kernel."""
+    assert kernels.half_kernel_numba() is not None
+
+
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_bias_of_either_zero_sign_gets_its_own_table(dt: DType, path: str) -> None:
+    """ScaleBias(s, -0.0) == ScaleBias(s, 0.0) as dataclasses, yet -0*s + -0 is -0 and -0*s + 0 is +0."""
+    for bias in (0.0, -0.0, 0.0):
+        _check(Meaning("directml", "CLIP", dt, Bound(-math.inf), Bound(math.inf), scale_bias=ScaleBias(2.0, bias)))
+
+
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_cupy_kernel_every_pattern(dt: DType) -> None:
+    """The CuPy kernels (8 patterns per thread, and one per thread for the ragged/unaligned part) match evaluate()."""
+    cp = pytest.importorskip("cupy")
+    if cp.cuda.runtime.getDeviceCount() < 1:
+        pytest.skip("no CUDA device")
+    from app.kernels_half import clip_cupy_half
+    xd = cp.asarray(PATTERNS)
+    for lo, hi, order, sb in itertools.product([math.nan, -0.0, 6.0, -math.inf], [math.nan, 0.0, -2.0, math.inf],
+                                               [Order.MAX_WINS, Order.MIN_WINS], [None, ScaleBias(0.5, 1.0)]):
+        m = Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), order=order, scale_bias=sb)
+        want = _want(m, None, repr((lo, hi, sb and sb.bias)))
+        assert np.array_equal(cp.asnumpy(clip_cupy_half(m, xd)), want), m.describe()
+        assert np.array_equal(cp.asnumpy(clip_cupy_half(m, xd[3:4000])), want[3:4000]), m.describe()
