@@ -7,6 +7,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
 from typing import Annotated
 
+from app.execute import BACKENDS
 from app.findings import Code
 from app.specs import DialectName, Spec, TargetSpec
 
@@ -180,7 +181,7 @@ class Problem(BaseModel):
 
 WIRE_ITEM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 400}]}
 Semantic = Union[DialectName, TargetSpec]
-Backend = Literal["numpy", "cupy", "onnxruntime", "openvino", "auto"]
+Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
 Reading = Literal["current-doc", "2022-doc"]
 
 
