@@ -17,14 +17,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from app.dialects import onnx as onnx_dialect
-from app.dialects import openvino as ov_dialect
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
-from app.specs import AnyTarget, OnnxSpec, OpenVinoSpec
+from app.specs import AnyTarget
 from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
@@ -160,18 +158,6 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
         assert sem.spec is not None
         return owner.engines[backend](sem, x)
     raise BackendUnavailable(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}", "backend")
-
-
-def _engine_spec(sem: Semantics, x: np.ndarray, want: str) -> OnnxSpec | OpenVinoSpec:
-    """The compact spec an engine builds, with the input's real shape (native forms are read first)."""
-    if sem.dialect != want:
-        raise BackendUnavailable(f"this engine runs {want} semantics; this request asks for {sem.dialect}", "backend")
-    assert sem.spec is not None
-    if want == "onnx":
-        parsed = onnx_dialect.parse(OnnxSpec.model_validate(sem.spec))
-        return parsed.spec.model_copy(update={"shape": list(x.shape)})
-    parsed_ov = ov_dialect.parse(OpenVinoSpec.model_validate(sem.spec))
-    return parsed_ov.spec.model_copy(update={"shape": list(x.shape)})
 
 
 def compare_outputs(x: np.ndarray, outs: dict[str, np.ndarray], limit: int = 10) -> list[dict[str, Any]]:

@@ -48,6 +48,8 @@ class Dialect:
     capability: Callable[[], dict[str, Any]]  # /v1/dialects row: dialect, default_target, versions (dtypes, rules)
     version_example: str  # how a versioned target is written, for help and errors: "onnx:13"
     engines: Mapping[str, EngineFn] = field(default_factory=dict)  # backend name -> runner of this semantics
+    # Repro bundles: (semantics, 1-D probe array, file stem) -> files that run it elsewhere, manifest fields
+    bundle: "Callable[[Any, Any, str], tuple[dict[str, bytes], dict[str, Any]]] | None" = None
     strided_tensors: bool = False  # its tensors may be strided (others are dense: a note on translation)
 
 

@@ -65,15 +65,24 @@ def run_onnxruntime(sem: Any, x: np.ndarray) -> np.ndarray:
         import onnxruntime  # noqa: F401
     except ImportError:
         raise BackendUnavailable(f"backend 'onnxruntime' needs {INSTALL_HINT['engines']}", "backend") from None
-    # The compact spec with the input's real shape (a native form is read first).
-    spec = onnx.parse(OnnxSpec.model_validate(sem.spec)).spec.model_copy(update={"shape": list(x.shape)})
-    raw = onnx.build_model(spec, sem.meaning.scale_bias).SerializeToString()
+    raw = _model_bytes(sem, x)
     try:
         session = _ort_session(hashlib.sha256(raw).hexdigest(), raw)
         return session.run(None, {"input": x})[0]
     except Exception as exc:  # the engine refuses (e.g. no kernel for this opset/dtype)
         raise BackendUnavailable(f"onnxruntime cannot run this model: {str(exc).splitlines()[0][:300]}",
                                  "backend") from None
+
+
+def _model_bytes(sem: Any, x: np.ndarray) -> bytes:
+    """The Clip model of `sem` for the input's real shape (a native form is read first, then built compact)."""
+    spec = onnx.parse(OnnxSpec.model_validate(sem.spec)).spec.model_copy(update={"shape": list(x.shape)})
+    return onnx.build_model(spec, sem.meaning.scale_bias).SerializeToString()
+
+
+def bundle(sem: Any, x: np.ndarray, name: str) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """A repro bundle's model file, run by run_bundle.py on onnxruntime."""
+    return {f"{name}.onnx": _model_bytes(sem, x)}, {"engine": "onnxruntime", "model": f"{name}.onnx"}
 
 
 @lru_cache(maxsize=64)
@@ -87,4 +96,4 @@ def _ort_session(digest: str, raw: bytes) -> Any:
 DIALECT = Dialect(
     name="onnx", spec_model=OnnxSpec, target_model=OnnxTarget, resolve=resolve, emit=onnx.emit, target=target,
     check_version=check_version, capability=capability, version_example="onnx:13",
-    engines={"onnxruntime": run_onnxruntime})
+    engines={"onnxruntime": run_onnxruntime}, bundle=bundle)

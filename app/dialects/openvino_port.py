@@ -42,15 +42,29 @@ def run_openvino(sem: Any, x: np.ndarray) -> np.ndarray:
         import openvino as _ov  # noqa: F401
     except ImportError:
         raise BackendUnavailable(f"backend 'openvino' needs {INSTALL_HINT['engines']}", "backend") from None
-    spec = openvino.parse(OpenVinoSpec.model_validate(sem.spec)).spec.model_copy(update={"shape": list(x.shape)})
     if sem.meaning.dtype.name == "bfloat16":
         raise BackendUnavailable("the openvino Python API cannot take bfloat16 NumPy arrays", "backend")
-    xml, weights = openvino.build_ir(spec, sem.meaning.scale_bias)
+    xml, weights = _ir(sem, x)
     try:
         return np.asarray(_ov_compiled(xml, weights)(x)[0])
     except Exception as exc:
         raise BackendUnavailable(f"openvino cannot run this IR: {str(exc).splitlines()[0][:300]}",
                                  "backend") from None
+
+
+def _ir(sem: Any, x: np.ndarray) -> tuple[str, bytes]:
+    """The Clamp IR of `sem` for the input's real shape (an IR source is read first, then built compact)."""
+    spec = openvino.parse(OpenVinoSpec.model_validate(sem.spec)).spec.model_copy(update={"shape": list(x.shape)})
+    return openvino.build_ir(spec, sem.meaning.scale_bias)
+
+
+def bundle(sem: Any, x: np.ndarray, name: str) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """A repro bundle's IR (and weights), run by run_bundle.py on the CPU plugin."""
+    xml, weights = _ir(sem, x)
+    files = {f"{name}.xml": xml.encode()}
+    if weights:
+        files[f"{name}.bin"] = weights
+    return files, {"engine": "openvino", "model": f"{name}.xml", "weights": f"{name}.bin" if weights else None}
 
 
 @lru_cache(maxsize=64)
@@ -64,4 +78,5 @@ def _ov_compiled(xml: str, weights: bytes) -> Any:
 DIALECT = Dialect(
     name="openvino", spec_model=OpenVinoSpec, target_model=OpenVinoTarget, resolve=resolve, emit=openvino.emit,
     target=target, check_version=openvino.version_openvino, capability=capability,
-    version_example="openvino:opset16", engines={"openvino": run_openvino})
+    version_example="openvino:opset16", engines={"openvino": run_openvino},
+    bundle=bundle)
