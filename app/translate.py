@@ -43,8 +43,8 @@ def resolve_spec(spec: AnySpec) -> Resolved:
 
 
 def default_targets(source_dialect: str) -> list[AnyTarget]:
-    """Every other dialect at its newest version."""
-    return [d.target(None) for name, d in registry.DIALECTS.items() if name != source_dialect]
+    """Every other default dialect at its newest version."""
+    return [registry.DIALECTS[name].target(None) for name in registry.default_names() if name != source_dialect]
 
 
 def target_from(item: str | AnyTarget) -> AnyTarget:

@@ -78,7 +78,7 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
     dt = src.meaning.dtype
     _check_dtype(body.input.dtype, dt.name, "input.dtype")
     _, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
-    wanted = body.semantics or list(registry.names())
+    wanted = body.semantics or list(registry.default_names())
     backend = pick_backend(body.backend)
     outputs: list[dict[str, Any]] = []
     results: dict[str, np.ndarray] = {}

@@ -51,6 +51,9 @@ class Dialect:
     # Repro bundles: (semantics, 1-D probe array, file stem) -> files that run it elsewhere, manifest fields
     bundle: "Callable[[Any, Any, str], tuple[dict[str, bytes], dict[str, Any]]] | None" = None
     strided_tensors: bool = False  # its tensors may be strided (others are dense: a note on translation)
+    artifacts: Mapping[str, str] = field(default_factory=dict)  # what emit() puts in `artifacts`: key -> description
+    # Among the defaults (translate's other dialects, scan columns, compare and probe semantics) or only when named.
+    in_defaults: bool = True
 
 
 def missing_interface(d: Any) -> list[str]:

@@ -87,4 +87,5 @@ def bundle(sem: Any, x: np.ndarray, name: str) -> tuple[dict[str, bytes], dict[s
 DIALECT = Dialect(
     name="directml", spec_model=DirectMLSpec, target_model=DirectMLTarget, resolve=resolve, emit=directml.emit,
     target=target, check_version=directml.feature_level_directml, capability=capability,
-    version_example="directml:5_0", strided_tensors=True, bundle=bundle)
+    version_example="directml:5_0", strided_tensors=True, bundle=bundle,
+    artifacts={"cpp": "C++ filling the DirectML desc structs"})

@@ -96,4 +96,4 @@ def _ort_session(digest: str, raw: bytes) -> Any:
 DIALECT = Dialect(
     name="onnx", spec_model=OnnxSpec, target_model=OnnxTarget, resolve=resolve, emit=onnx.emit, target=target,
     check_version=check_version, capability=capability, version_example="onnx:13",
-    engines={"onnxruntime": run_onnxruntime}, bundle=bundle)
+    engines={"onnxruntime": run_onnxruntime}, bundle=bundle, artifacts={"onnx_model": "base64 ModelProto"})

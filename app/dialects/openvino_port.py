@@ -79,4 +79,5 @@ DIALECT = Dialect(
     name="openvino", spec_model=OpenVinoSpec, target_model=OpenVinoTarget, resolve=resolve, emit=openvino.emit,
     target=target, check_version=openvino.version_openvino, capability=capability,
     version_example="openvino:opset16", engines={"openvino": run_openvino},
-    bundle=bundle)
+    bundle=bundle, artifacts={"ir_xml": "OpenVINO IR v11 XML",
+                              "ir_bin": "base64 IR weights, when the IR has constants"})

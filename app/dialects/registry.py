@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import directml_port, onnx_port, openvino_port
+from app.dialects import directml_port, onnx_port, openvino_port, stablehlo
 from app.dialects.base import Dialect
 from app.errors import UnsupportedTarget
 from app.suggest import one_of
@@ -16,11 +16,17 @@ DIALECTS: dict[str, Dialect] = {
     "onnx": onnx_port.DIALECT,
     "openvino": openvino_port.DIALECT,
     "directml": directml_port.DIALECT,
+    "stablehlo": stablehlo.DIALECT,
 }
 
 
 def names() -> tuple[str, ...]:
     return tuple(DIALECTS)
+
+
+def default_names() -> tuple[str, ...]:
+    """The dialects used when a request names none (translate targets, scan columns, compare, probe)."""
+    return tuple(name for name, d in DIALECTS.items() if d.in_defaults)
 
 
 def get(name: str, loc: str | None = None) -> Dialect:

@@ -159,7 +159,7 @@ def probe(spec: AnySpec, semantics: list[str | AnyTarget] | None = None, mode: M
         raise ClipBridgeError("the spec's bounds are computed at run time: there is nothing to probe", "spec")
     dt = src.meaning.dtype
     sems: list[ProbeSemantics] = []
-    for item in semantics or list(registry.names()):
+    for item in semantics or list(registry.default_names()):
         label = semantics_label(item)
         try:
             if isinstance(item, str) and ":" in item:  # the CLI's onnx:13, directml:5_0

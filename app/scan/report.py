@@ -97,7 +97,7 @@ def sniff(data) -> str:
 
 def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode.PRESERVE) -> ScanResult:
     """Every clip of an ONNX model or OpenVINO IR (bytes-like; an mmap keeps weights out of memory)."""
-    labels = list(targets) if targets else list(registry.names())
+    labels = list(targets) if targets else list(registry.default_names())
     tlist = [(label.strip(), target_from_text(label, f"target[{i}]")) for i, label in enumerate(labels)]
     fmt = sniff(data)
     if fmt == "onnx":

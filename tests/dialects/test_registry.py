@@ -23,7 +23,11 @@ EXAMPLES = {
     "directml": ({"dialect": "directml", "feature_level": "5_0", "desc": {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6}}, "5_0"),
+    "stablehlo": ({"dialect": "stablehlo", "element_type": "f32", "min": 0, "max": 6}, "1"),
 }
+
+
+NAMES = list(registry.DIALECTS)
 
 
 def test_every_registered_dialect_has_an_example():
@@ -113,10 +117,20 @@ def test_translate_target_parsing_picks_it_up(fake):
     from app.specs import OnnxSpec
     from app.translate import default_targets, target_from, translate
     assert target_from("Fake") == FakeTarget(dialect="fake")
-    assert [t.dialect for t in default_targets("onnx")] == ["openvino", "directml", "fake"]
+    assert [t.dialect for t in default_targets("onnx")] == [n for n in registry.default_names() if n != "onnx"]
+    assert registry.default_names()[-1] == "fake"
     tr = translate(OnnxSpec.model_validate(EXAMPLES["onnx"][0]), ["fake"]).translations[0]
     assert tr.status == "exact" and tr.target == {"dialect": "fake", "version": "v2"}
     assert tr.artifacts == {"fake": "clamp()"}
+
+
+def test_a_dialect_out_of_the_defaults_is_still_a_target(monkeypatch):
+    from dataclasses import replace
+
+    from app.translate import default_targets, target_from
+    monkeypatch.setitem(registry.DIALECTS, "fake", replace(FAKE, in_defaults=False))
+    assert "fake" not in [t.dialect for t in default_targets("onnx")] and "fake" not in registry.default_names()
+    assert target_from("fake") == FakeTarget(dialect="fake")
 
 
 def test_unknown_name_still_refused(fake):
@@ -128,7 +142,7 @@ def test_unknown_name_still_refused(fake):
 def test_dialects_route_and_command_pick_it_up(fake, monkeypatch, capsys):
     from app.api.routes import dialects
     from app.cli import main
-    assert [d["dialect"] for d in dialects()["dialects"]] == ["onnx", "openvino", "directml", "fake"]
+    assert [d["dialect"] for d in dialects()["dialects"]] == [*NAMES, "fake"]
     assert main(["dialects"]) == 0
     assert "dialect=fake version=v2" in capsys.readouterr().out
 
