@@ -247,3 +247,30 @@ def test_emitted_mlir_runs_on_xla_and_agrees(et, mn, mx):
     got = shlo.run_mlir(text, x)
     bad = ~same_outputs(got, evaluate(m, x))
     assert not bad.any(), list(zip(x[bad], got[bad], evaluate(m, x)[bad]))
+
+
+# --- the API: named stablehlo semantics, the jax backend, the artifact in /v1/translate -------------------------
+
+def test_execute_on_jax_and_compare(client):
+    pytest.importorskip("jax")
+    spec = {"dialect": "stablehlo", "element_type": "f32", "min": 0, "max": 6}
+    tensor = {"dtype": "float32", "shape": [4], "data": [-1, 3, 9, "nan"]}
+    r = client.post("/v1/execute", json={"spec": spec, "input": tensor, "backend": "jax"})
+    assert r.status_code == 200, r.text
+    assert r.json()["output"]["data"] == [0.0, 3.0, 6.0, "nan"] and r.json()["backend"] == "jax"
+    r = client.post("/v1/execute", json={"spec": spec, "input": tensor, "backend": "jax", "semantics": "onnx"})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "backend"
+    r = client.post("/v1/compare", json={"spec": spec, "input": tensor, "semantics": ["stablehlo", "directml"]})
+    assert r.status_code == 200, r.text
+    assert [o["semantics"] for o in r.json()["outputs"]] == ["stablehlo", "directml"]
+
+
+def test_translate_api_names_stablehlo(client):
+    r = client.post("/v1/translate", json={"source": {"dialect": "onnx", "opset": 13, "elem_type": "INT8",
+                                                      "min": -3, "max": 5}, "targets": ["stablehlo"]})
+    assert r.status_code == 200, r.text
+    tr = r.json()["translations"][0]
+    assert tr["status"] == "exact" and "stablehlo.clamp" in tr["artifacts"]["stablehlo_mlir"]
+    r = client.post("/v1/translate", json={"source": {"dialect": "stablehlo", "element_type": "i1", "min": 0,
+                                                      "max": 1}})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "source.element_type"
