@@ -3,10 +3,14 @@ findings and witnesses, the registry entry, and jax (XLA CPU) against the meanin
 
 from __future__ import annotations
 
+import json
 import math
+import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.dialects import stablehlo as shlo
 from app.dialects.common import Mode
@@ -274,3 +278,32 @@ def test_translate_api_names_stablehlo(client):
     r = client.post("/v1/translate", json={"source": {"dialect": "stablehlo", "element_type": "i1", "min": 0,
                                                       "max": 1}})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "source.element_type"
+
+
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
+                   st.sampled_from(list(shlo.ELEMENT_TYPES) + ["i1", "si8", "nan", "-inf", "inf", "0x1p-149",
+                                                               "18446744073709551615", "jax", "1", "v2", ""]),
+                   st.text(max_size=6), st.lists(st.integers(-1, 3), max_size=3))
+
+
+@st.composite
+def stablehlo_bodies(draw):
+    spec = {"dialect": "stablehlo", **draw(st.dictionaries(st.sampled_from(
+        ["element_type", "shape", "min", "max", "version", "opset"]), LEAVES, max_size=5))}
+    path = draw(st.sampled_from(["/v1/translate", "/v1/execute", "/v1/compare"]))
+    if path == "/v1/translate":
+        return path, {"source": spec, "targets": draw(st.sampled_from([None, ["stablehlo"], ["onnx", "directml"]]))}
+    return path, {"spec": spec, "backend": draw(st.sampled_from(["numpy", "jax", "onnxruntime"])),
+                  "semantics": draw(st.sampled_from([None, "stablehlo", "onnx", {"dialect": "stablehlo",
+                                                                                 "version": "1"}])),
+                  "input": {"dtype": draw(st.sampled_from(["float32", "int8", "uint64", "bfloat16"])),
+                            "shape": [2], "data": draw(st.lists(LEAVES, min_size=2, max_size=2))}}
+
+
+@settings(max_examples=int(os.environ.get("CLIPBRIDGE_FUZZ_EXAMPLES", "150")), derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=stablehlo_bodies())
+def test_stablehlo_bodies_never_5xx(client, case):
+    path, body = case
+    r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    assert r.status_code < 500, (path, body, r.text[:500])
