@@ -144,9 +144,9 @@ def test_nan_bound_to_openvino_is_unsupported_or_drift():
 
 
 def test_default_target_and_versions():
-    assert shlo.check_version("1") == "1" and shlo.check_version("v1.9") == "1"
-    with pytest.raises(Exception, match="Unknown StableHLO version"):
-        shlo.check_version("2")
+    assert shlo.version_stablehlo("1") == "1" and shlo.version_stablehlo("v1.9") == "1"
+    with pytest.raises(SpecError, match="Unknown StableHLO version"):
+        shlo.version_stablehlo("2")
 
 
 # --- jax (XLA CPU): the engine, against the meaning on the critical points ------------------------------------
