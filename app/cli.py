@@ -21,21 +21,18 @@ MODE_HELP = ("preserve (default): choose target numbers that compute what the so
 
 
 def _target(text: str) -> object:
-    """'onnx', 'onnx:11', 'openvino:opset13', 'directml:5_0' -> a target item."""
-    from app.specs import DirectMLTarget, OnnxTarget, OpenVinoTarget
+    """'onnx', 'onnx:11', 'openvino:opset13', 'directml:5_0' -> a target item (any registered dialect)."""
+    from app.dialects import registry
     name, _, version = text.partition(":")
     name = name.strip().lower()
     if not version:
         return name
-    if name == "onnx":
-        if not version.strip().isdigit() or int(version) < 1:
-            raise ClipBridgeError(f"--to onnx:N takes an opset number from 1. Got: {version!r}")
-        return OnnxTarget(dialect="onnx", opset=min(int(version), 1000))
-    if name == "openvino":
-        return OpenVinoTarget(dialect="openvino", version=version)
-    if name == "directml":
-        return DirectMLTarget(dialect="directml", feature_level=version)
-    raise ClipBridgeError(one_of("Unknown target dialect", name, ("onnx", "openvino", "directml")))
+    if name not in registry.DIALECTS:
+        raise ClipBridgeError(one_of("Unknown target dialect", name, registry.names()))
+    try:
+        return registry.DIALECTS[name].target(version)
+    except ClipBridgeError as exc:
+        raise ClipBridgeError(f"--to {exc.message}") from None
 
 
 def cmd_translate(args: argparse.Namespace) -> int:

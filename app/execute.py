@@ -7,7 +7,6 @@ rules, which is what "how would X compute this" means; `preserve` gives the equi
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,18 +17,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from app.dialects import onnx as onnx_dialect
-from app.dialects import openvino as ov_dialect
+from app.dialects import registry
 from app.dialects.common import Mode
 from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp
 from app.kernels_half import HALF, clip_cupy_half
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
-from app.specs import AnyTarget, OnnxSpec, OpenVinoSpec
+from app.specs import AnyTarget
 from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
-BACKENDS = ("numpy", "cupy", "onnxruntime", "openvino", "auto")
+BACKENDS = ("numpy", "cupy", *registry.engine_names(), "auto")  # the meaning kernels, then each dialect's engines
 # The install commands the README gives (from a checkout); tests/test_readme.py holds the two to the same words.
 INSTALL_HINT = {"gpu": 'pip install -e ".[gpu]"', "engines": 'pip install -e ".[engines]"'}
 T = TypeVar("T")
@@ -154,74 +152,14 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
             y = clip_cupy_half(m, cupy.asarray(np.ascontiguousarray(x).view(np.uint16)), reading)
             return cupy.asnumpy(y).view(m.dtype.np_dtype)
         return cupy.asnumpy(clip_xp(cupy, m, cupy.asarray(x), reading))
-    if backend == "onnxruntime":
-        return _run_onnxruntime(sem, x)
-    if backend == "openvino":
-        return _run_openvino(sem, x)
+    owner = registry.engine_owner(backend)
+    if owner is not None:
+        if sem.dialect != owner.name:
+            raise BackendUnavailable(f"backend '{backend}' runs {owner.name} semantics; this request asks for "
+                                     f"{sem.dialect}", "backend")
+        assert sem.spec is not None
+        return owner.engines[backend](sem, x)
     raise BackendUnavailable(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}", "backend")
-
-
-def _engine_spec(sem: Semantics, x: np.ndarray, want: str) -> OnnxSpec | OpenVinoSpec:
-    """The compact spec an engine builds, with the input's real shape (native forms are read first)."""
-    engine = "onnxruntime" if want == "onnx" else "openvino"
-    if sem.dialect != want:
-        raise BackendUnavailable(f"backend '{engine}' runs {want} semantics; this request asks for "
-                                 f"{sem.dialect}", "backend")
-    assert sem.spec is not None
-    if want == "onnx":
-        parsed = onnx_dialect.parse(OnnxSpec.model_validate(sem.spec))
-        return parsed.spec.model_copy(update={"shape": list(x.shape)})
-    parsed_ov = ov_dialect.parse(OpenVinoSpec.model_validate(sem.spec))
-    return parsed_ov.spec.model_copy(update={"shape": list(x.shape)})
-
-
-def _run_onnxruntime(sem: Semantics, x: np.ndarray) -> np.ndarray:
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        raise BackendUnavailable(f"backend 'onnxruntime' needs {INSTALL_HINT['engines']}", "backend") from None
-    spec = _engine_spec(sem, x, "onnx")
-    assert isinstance(spec, OnnxSpec)
-    raw = onnx_dialect.build_model(spec, sem.meaning.scale_bias).SerializeToString()
-    try:
-        session = _ort_session(hashlib.sha256(raw).hexdigest(), raw)
-        return session.run(None, {"input": x})[0]
-    except Exception as exc:  # the engine refuses (e.g. no kernel for this opset/dtype)
-        raise BackendUnavailable(f"onnxruntime cannot run this model: {str(exc).splitlines()[0][:300]}",
-                                 "backend") from None
-
-
-@lru_cache(maxsize=64)
-def _ort_session(digest: str, raw: bytes) -> Any:
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    return ort.InferenceSession(raw, opts, providers=["CPUExecutionProvider"])
-
-
-def _run_openvino(sem: Semantics, x: np.ndarray) -> np.ndarray:
-    try:
-        import openvino  # noqa: F401
-    except ImportError:
-        raise BackendUnavailable(f"backend 'openvino' needs {INSTALL_HINT['engines']}", "backend") from None
-    spec = _engine_spec(sem, x, "openvino")
-    assert isinstance(spec, OpenVinoSpec)
-    if sem.meaning.dtype.name == "bfloat16":
-        raise BackendUnavailable("the openvino Python API cannot take bfloat16 NumPy arrays", "backend")
-    xml, weights = ov_dialect.build_ir(spec, sem.meaning.scale_bias)
-    try:
-        return np.asarray(_ov_compiled(xml, weights)(x)[0])
-    except Exception as exc:
-        raise BackendUnavailable(f"openvino cannot run this IR: {str(exc).splitlines()[0][:300]}",
-                                 "backend") from None
-
-
-@lru_cache(maxsize=64)
-def _ov_compiled(xml: str, weights: bytes) -> Any:
-    import openvino as ov
-    core = ov.Core()
-    model = core.read_model(xml, ov.Tensor(np.frombuffer(weights or b"\0", dtype=np.uint8).copy()))
-    return core.compile_model(model, "CPU")
 
 
 def compare_outputs(x: np.ndarray, outs: dict[str, np.ndarray], limit: int = 10) -> list[dict[str, Any]]:

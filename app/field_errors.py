@@ -18,7 +18,6 @@ from pydantic import BaseModel
 
 from app.suggest import one_of, shown
 
-DIALECTS = {"onnx", "openvino", "directml"}
 TYPE_WORDS = {"model_attributes_type": "an object", "model_type": "an object", "dict_type": "an object",
               "list_type": "a list", "int_type": "an integer", "string_type": "a string",
               "float_type": "a number", "bool_type": "true or false", "int_from_float": "an integer"}
@@ -149,11 +148,17 @@ def _mismatch(e: _Err, depth: int) -> bool:
     return at_root and (t in TYPE_WORDS or (t == "literal_error" and not isinstance(e.raw.get("input"), str)))
 
 
+def _dialect_names(expected: list[str]) -> bool:
+    """Whether a Literal's choices are the registered dialect names (then the message says 'dialect')."""
+    from app.dialects import registry  # late: the registry imports the dialect modules, which import specs
+    return set(expected) == set(registry.names())
+
+
 def _phrase(e: _Err) -> str:
     t = e.raw.get("type", "")
     if t == "literal_error":
         expected = _expected(e.raw)
-        what = "a dialect name" if set(expected) == DIALECTS else "one"
+        what = "a dialect name" if _dialect_names(expected) else "one"
         return f"{what} ({', '.join(expected)})"
     return TYPE_WORDS.get(t, "a valid value")
 
@@ -199,7 +204,7 @@ def _message(e: _Err) -> tuple[list[str | int], str]:
     if t == "literal_error":
         named = [p for p in loc if isinstance(p, str)]
         expected = _expected(raw)
-        what = "dialect" if set(expected) == DIALECTS else (named[-1] if named else "value")
+        what = "dialect" if _dialect_names(expected) else (named[-1] if named else "value")
         return loc, one_of(f"Unknown {what}", value, expected)
     if t == "extra_forbidden":
         name = loc[-1] if loc else "?"

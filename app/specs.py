@@ -169,10 +169,6 @@ class DirectMLSpec(_Strict):
         return value.upper()
 
 
-Spec = Annotated[Union[OnnxSpec, OpenVinoSpec, DirectMLSpec], Field(discriminator="dialect")]
-AnySpec = OnnxSpec | OpenVinoSpec | DirectMLSpec
-
-
 class OnnxTarget(_Strict):
     dialect: Literal["onnx"]
     opset: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
@@ -188,9 +184,20 @@ class DirectMLTarget(_Strict):
     feature_level: Annotated[DmlEnum, _strip("DML_FEATURE_LEVEL_")] | None = None
 
 
-TargetSpec = Annotated[Union[OnnxTarget, OpenVinoTarget, DirectMLTarget], Field(discriminator="dialect")]
-AnyTarget = OnnxTarget | OpenVinoTarget | DirectMLTarget
-DialectName = Literal["onnx", "openvino", "directml"]
+# The unions over every registered dialect (app/dialects/registry.py), built on first use: the registry imports
+# the dialect modules, which import their models from here. Spec/TargetSpec are discriminated by `dialect`;
+# AnySpec/AnyTarget are the same unions for annotations; DialectName is the Literal of the registered names.
+_UNIONS = {"Spec": "spec_union", "AnySpec": "spec_union", "TargetSpec": "target_union",
+           "AnyTarget": "target_union", "DialectName": "name_literal"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _UNIONS:
+        from app.dialects import registry
+        value = getattr(registry, _UNIONS[name])()
+        globals()[name] = value  # built once, as a module constant would be
+        return value
+    raise AttributeError(f"module 'app.specs' has no attribute {name!r}")
 
 
 def spec_json(spec: BaseModel) -> dict[str, Any]:

@@ -8,30 +8,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.dialects import directml, onnx, openvino
+from app.dialects import registry
+from app.dialects.base import Resolved
 from app.dialects.common import Emitted, Mode
 from app.drift import UNSUPPORTED, compare, source_findings, status_of
-from app.errors import RejectedSpec, UnsupportedTarget, located
+from app.errors import RejectedSpec, located
 from app.findings import Code, Finding, Severity
 from app.meaning import Meaning, State
 from app.memo import MEMO_MAX_KEY_BYTES, Memo
 from app.settings import Settings
-from app.suggest import one_of
-from app.specs import (AnySpec, AnyTarget, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec,
-                       OpenVinoTarget)
+from app.specs import AnySpec, AnyTarget
 
-DIALECTS = ("onnx", "openvino", "directml")
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A source spec read, validated and resolved."""
-
-    dialect: str
-    meaning: Meaning
-    normalized: dict[str, Any]
-    shape: list | None
-    strided: bool = False
+__all__ = ["Resolved", "Translation", "TranslateResult", "resolve_spec", "default_targets", "target_from",
+           "emit_to", "translate_one", "translate", "translate_text"]
 
 
 @dataclass
@@ -50,52 +39,23 @@ class Translation:
 
 def resolve_spec(spec: AnySpec) -> Resolved:
     """Any dialect's spec (compact or native form) to its meaning."""
-    if isinstance(spec, OnnxSpec):
-        p = onnx.parse(spec)
-        return Resolved("onnx", onnx.resolve(p), onnx.normalize(p), p.spec.shape)
-    if isinstance(spec, OpenVinoSpec):
-        q = openvino.parse(spec)
-        return Resolved("openvino", openvino.resolve(q), openvino.normalize(q), q.spec.shape)
-    d = directml.parse(spec)
-    t = spec.desc.InputTensor
-    strided = t.Strides is not None and t.Strides != _packed_strides(t.Sizes)
-    return Resolved("directml", directml.resolve(d), directml.normalize(d), list(t.Sizes), strided)
-
-
-def _packed_strides(sizes: list[int]) -> list[int]:
-    out, acc = [], 1
-    for s in reversed(sizes):
-        out.append(acc)
-        acc *= s
-    return list(reversed(out))
+    return registry.DIALECTS[spec.dialect].resolve(spec)
 
 
 def default_targets(source_dialect: str) -> list[AnyTarget]:
-    """Every other dialect at its newest version."""
-    table: dict[str, AnyTarget] = {"onnx": OnnxTarget(dialect="onnx"), "openvino": OpenVinoTarget(dialect="openvino"),
-                                   "directml": DirectMLTarget(dialect="directml")}
-    return [t for name, t in table.items() if name != source_dialect]
+    """Every other default dialect at its newest version."""
+    return [registry.DIALECTS[name].target(None) for name in registry.default_names() if name != source_dialect]
 
 
 def target_from(item: str | AnyTarget) -> AnyTarget:
+    """A dialect name (its newest version) or a target model, as a target model."""
     if isinstance(item, str):
-        name = item.strip().lower()
-        if name == "onnx":
-            return OnnxTarget(dialect="onnx")
-        if name == "openvino":
-            return OpenVinoTarget(dialect="openvino")
-        if name == "directml":
-            return DirectMLTarget(dialect="directml")
-        raise UnsupportedTarget(one_of("Unknown target dialect", item, DIALECTS))
+        return registry.get(item).target(None)
     return item
 
 
 def emit_to(src: Resolved, target: AnyTarget, mode: Mode) -> Emitted:
-    if isinstance(target, OnnxTarget):
-        return onnx.emit(src.meaning, target, mode, src.shape)
-    if isinstance(target, OpenVinoTarget):
-        return openvino.emit(src.meaning, target, mode, src.shape)
-    return directml.emit(src.meaning, target, mode, src.shape)
+    return registry.DIALECTS[target.dialect].emit(src.meaning, target, mode, src.shape)
 
 
 def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
@@ -107,7 +67,7 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
             "constant bounds (OpenVINO Clamp attributes, DirectML Min/Max, ONNX initializers)")])
     e = emit_to(src, target, mode)
     notes = list(e.notes)
-    if src.strided and target.dialect != "directml":
+    if src.strided and not registry.DIALECTS[target.dialect].strided_tensors:
         notes.append(Finding(Code.STRIDES, Severity.INFO, "The DirectML tensor is strided or broadcast; "
                              f"{target.dialect} tensors are dense: the target clips the dense elements"))
     if e.meaning is None or e.unsupported:

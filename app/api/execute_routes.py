@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from app.api.models import (CompareRequest, CompareResponse, ExecuteOptions, ExecuteRequest, ExecuteResponse,
                             Problem)
 from app.api.strict import StrictJSONRoute
+from app.dialects import registry
 from app.dialects.common import Mode
 from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
 from app.execute import Slots, compare_outputs, pick_backend, reading_for, run, semantics_for
@@ -77,7 +78,7 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
     dt = src.meaning.dtype
     _check_dtype(body.input.dtype, dt.name, "input.dtype")
     _, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
-    wanted = body.semantics or ["onnx", "openvino", "directml"]
+    wanted = body.semantics or list(registry.default_names())
     backend = pick_backend(body.backend)
     outputs: list[dict[str, Any]] = []
     results: dict[str, np.ndarray] = {}

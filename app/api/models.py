@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema, create_model
 from typing import Annotated
 
+from app.dialects import registry
+from app.execute import BACKENDS
 from app.findings import Code
 from app.specs import DialectName, Spec, TargetSpec
 
@@ -78,11 +80,10 @@ class FindingOut(_Strict):
     witness: WitnessOut | None
 
 
-class ArtifactsOut(_Strict):
-    onnx_model: str | None = Field(default=None, description="base64 ModelProto")
-    ir_xml: str | None = Field(default=None, description="OpenVINO IR v11 XML")
-    ir_bin: str | None = Field(default=None, description="base64 IR weights, when the IR has constants")
-    cpp: str | None = Field(default=None, description="C++ filling the DirectML desc structs")
+# Each registered dialect's artifact keys (Dialect.artifacts), in registry order.
+ArtifactsOut = create_model("ArtifactsOut", __base__=_Strict, **{  # type: ignore[call-overload]
+    key: (Union[str, None], Field(default=None, description=text))
+    for d in registry.DIALECTS.values() for key, text in d.artifacts.items()})
 
 
 class TranslationOut(_Strict):
@@ -180,7 +181,7 @@ class Problem(BaseModel):
 
 WIRE_ITEM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 400}]}
 Semantic = Union[DialectName, TargetSpec]
-Backend = Literal["numpy", "cupy", "onnxruntime", "openvino", "auto"]
+Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
 Reading = Literal["current-doc", "2022-doc"]
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from app.execute import BACKENDS
+
 REQUEST_ID = {"description": "The caller's X-Request-ID when it is 1 to 128 of [A-Za-z0-9._:-], else a fresh uuid4 "
                              "hex; also in the access log line", "required": True,
               "schema": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$"}}
@@ -19,7 +21,7 @@ EXTRA: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
         "X-Clipbridge-Semantics": {"description": "The semantics the output was computed under (dialect[:version])",
                                    "required": True, "schema": {"type": "string", "minLength": 1}},
         "X-Clipbridge-Backend": {"description": "The backend that computed it", "required": True,
-                                 "schema": {"type": "string", "enum": ["numpy", "cupy", "onnxruntime", "openvino"]}},
+                                 "schema": {"type": "string", "enum": [b for b in BACKENDS if b != "auto"]}},
         "X-Clipbridge-Reading": {"description": "The reading of an ambiguous DirectML min > max, when one applied",
                                  "required": False, "schema": {"type": "string"}}},
     ("/v1/models/rewrite", "post", "200"): {

@@ -17,13 +17,10 @@ from typing import Any
 import numpy as np
 
 from app import __version__
-from app.dialects import onnx as onnx_dialect
-from app.dialects import openvino as ov_dialect
+from app.dialects import registry
 from app.dialects.common import Mode
-from app.execute import _engine_spec
 from app.lint.probe import Probe, ProbeSemantics, probe
-from app.numbers import wire_number
-from app.specs import AnySpec, AnyTarget, OnnxSpec, OpenVinoSpec
+from app.specs import AnySpec, AnyTarget
 
 RUNNER = Path(__file__).with_name("bundle_runner.py")
 
@@ -51,52 +48,11 @@ def npz(p: Probe) -> bytes:
     return buf.getvalue()
 
 
-def _dxdispatch(s: ProbeSemantics, x: np.ndarray, name: str) -> dict[str, Any]:
-    """A DxDispatch JSON model (the documented format: array initializer, dispatch, print): the operator's desc
-    on a [1, 1, 1, n] tensor of the probes; `print` writes "Resource 'output': ..." for run_bundle.py to read."""
-    assert s.sem is not None and s.sem.spec is not None
-    spec = s.sem.spec
-    desc = json.loads(json.dumps(spec["desc"]))
-    dtype = desc["InputTensor"]["DataType"]
-    for t in ("InputTensor", "OutputTensor"):
-        desc[t] = {"DataType": desc[t]["DataType"], "Sizes": [1, 1, 1, len(x)]}
-    dt = s.sem.meaning.dtype
-    values = [wire_number(dt.to_python(v)) for v in x]  # "nan", "inf", "-inf" as DxDispatch reads them
-    return {
-        "resources": {
-            "input": {"initialValuesDataType": dtype, "initialValues": values},
-            "output": {"initialValuesDataType": dtype, "initialValues": {"valueCount": len(x), "value": 0}},
-        },
-        "dispatchables": {"clip": {"type": "DML_OPERATOR_" + spec.get("operator", "ELEMENT_WISE_CLIP"),
-                                   "desc": desc}},
-        "commands": [
-            {"type": "dispatch", "dispatchable": "clip", "bindings": {"InputTensor": "input", "OutputTensor": "output"}},
-            {"type": "print", "resource": "output"},
-        ],
-    }
-
-
 def _artifacts(s: ProbeSemantics, x: np.ndarray, name: str) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """The files that run this semantics, and its manifest entry's engine fields."""
+    """The files that run this semantics elsewhere (its dialect's bundle hook), and its manifest entry's fields."""
     assert s.sem is not None
-    m = s.sem.meaning
-    if s.dialect == "onnx":
-        spec = _engine_spec(s.sem, x, "onnx")
-        assert isinstance(spec, OnnxSpec)
-        raw = onnx_dialect.build_model(spec, m.scale_bias).SerializeToString()
-        return {f"{name}.onnx": raw}, {"engine": "onnxruntime", "model": f"{name}.onnx"}
-    if s.dialect == "openvino":
-        spec_ov = _engine_spec(s.sem, x, "openvino")
-        assert isinstance(spec_ov, OpenVinoSpec)
-        xml, weights = ov_dialect.build_ir(spec_ov, m.scale_bias)
-        files = {f"{name}.xml": xml.encode()}
-        if weights:
-            files[f"{name}.bin"] = weights
-        return files, {"engine": "openvino", "model": f"{name}.xml", "weights": f"{name}.bin" if weights else None}
-    model = _dxdispatch(s, x, name)
-    return ({f"{name}.dxdispatch.json": (json.dumps(model, indent=2, allow_nan=False) + "\n").encode()},
-            {"engine": "directml (DxDispatch, Windows)", "model": f"{name}.dxdispatch.json",
-             "device_output": f"{name}.dxdispatch.txt"})
+    hook = registry.DIALECTS[s.dialect].bundle
+    return hook(s.sem, x, name) if hook is not None else ({}, {})
 
 
 def build(spec: AnySpec, source: dict[str, Any], semantics: list[str | AnyTarget] | None = None,

@@ -15,6 +15,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from app.dialects import registry
 from app.dialects.common import Mode
 from app.drift import critical_points
 from app.dtypes import DType
@@ -26,7 +27,6 @@ from app.specs import AnySpec, AnyTarget
 from app.scan.report import target_from_text
 from app.translate import resolve_spec
 
-DEFAULT_SEMANTICS = ("onnx", "openvino", "directml")
 F16_MAX = 65504.0
 F16_OVERFLOW = 65520.0  # the smallest value that rounds to inf in float16 (round to nearest even)
 
@@ -159,7 +159,7 @@ def probe(spec: AnySpec, semantics: list[str | AnyTarget] | None = None, mode: M
         raise ClipBridgeError("the spec's bounds are computed at run time: there is nothing to probe", "spec")
     dt = src.meaning.dtype
     sems: list[ProbeSemantics] = []
-    for item in semantics or list(DEFAULT_SEMANTICS):
+    for item in semantics or list(registry.default_names()):
         label = semantics_label(item)
         try:
             if isinstance(item, str) and ":" in item:  # the CLI's onnx:13, directml:5_0

@@ -8,8 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.dialects.common import Mode
-from app.dialects.directml import feature_level_directml
-from app.dialects.openvino import version_openvino
+from app.dialects import registry
 from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.field_errors import field_errors
 from app.findings import Severity
@@ -18,11 +17,10 @@ from app.scan.ir_scan import scan_ir
 from app.scan.onnx_scan import scan_onnx
 from app.scan.sites import Site
 from app.scan.wire import load_light
-from app.specs import AnyTarget, DirectMLTarget, OnnxTarget, OpenVinoTarget
+from app.specs import AnyTarget
 from app.suggest import one_of
-from app.translate import DIALECTS, Translation, translate_one
+from app.translate import Translation, translate_one
 
-DEFAULT_TARGETS = ("onnx", "openvino", "directml")
 STATUSES = ("exact", "drift", "unsupported")
 SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 
@@ -31,23 +29,18 @@ def target_from_text(text: str, loc: str = "target") -> AnyTarget:
     """'onnx', 'onnx:11', 'openvino', 'openvino:opset13', 'directml', 'directml:5_0' -> a target."""
     name, _, version = text.strip().partition(":")
     name = name.strip().lower()
+    d = registry.DIALECTS.get(name)
+    if d is None:
+        examples = ", ".join(x.version_example for x in registry.DIALECTS.values())
+        raise UnsupportedTarget(one_of(f"A target is a dialect with an optional :version ({examples}); "
+                                       "unknown dialect", name, registry.names()), loc)
     try:
         # The version is checked here, once, so a bad one is an error about this target even in a clip-less model.
-        if name == "onnx":
-            if version and not version.strip().isdigit():
-                raise UnsupportedTarget(f"an ONNX target's version is an opset number (onnx:13). Got: {version!r}")
-            return OnnxTarget(dialect="onnx", opset=int(version) if version else None)
-        if name == "openvino":
-            return OpenVinoTarget(dialect="openvino", version=version_openvino(version) if version else None)
-        if name == "directml":
-            return DirectMLTarget(dialect="directml", feature_level=feature_level_directml(version) if version
-                                  else None)
+        return d.target(d.check_version(version) if version else None)
     except ValidationError as exc:
         raise UnsupportedTarget(field_errors(exc.errors())[0]["msg"], loc) from None
     except ClipBridgeError as exc:
         raise UnsupportedTarget(exc.message, loc) from None
-    raise UnsupportedTarget(one_of("A target is a dialect with an optional :version (onnx:13, openvino:opset16, "
-                                   "directml:5_0); unknown dialect", name, DIALECTS), loc)
 
 
 @dataclass
@@ -104,7 +97,7 @@ def sniff(data) -> str:
 
 def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode.PRESERVE) -> ScanResult:
     """Every clip of an ONNX model or OpenVINO IR (bytes-like; an mmap keeps weights out of memory)."""
-    labels = list(targets) if targets else list(DEFAULT_TARGETS)
+    labels = list(targets) if targets else list(registry.default_names())
     tlist = [(label.strip(), target_from_text(label, f"target[{i}]")) for i, label in enumerate(labels)]
     fmt = sniff(data)
     if fmt == "onnx":
