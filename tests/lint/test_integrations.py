@@ -1,6 +1,6 @@
 """The pre-commit hook and the example GitHub Actions workflow, exercised: the hook's entry runs on
-docs/example.onnx (pre-commit itself is not installed here, so no `try-repo`), and the workflow's run steps
-execute as a bash script against a copy of docs/, the SARIF they write validated against the 2.1.0 schema."""
+docs/example.onnx, `pre-commit try-repo` installs this repository as a hook and runs it, and the workflow's run
+steps execute as a bash script against a copy of docs/, the SARIF they write validated against the 2.1.0 schema."""
 
 from __future__ import annotations
 
@@ -129,3 +129,25 @@ def test_committed_baseline_matches_the_example(tmp_path):
     def keys(body: dict) -> list[tuple]:  # messages are not part of a fingerprint: their wording may change
         return [(e["fingerprint"], e["clip"], e["target"], e["code"], e["severity"]) for e in body["findings"]]
     assert keys(json.loads(out.read_text())) == keys(committed)
+
+
+@pytest.mark.slow
+def test_pre_commit_try_repo_installs_and_runs_the_hook(tmp_path):
+    """pre-commit itself builds the hook's environment from this repository (pip install of a shadow clone, about
+    a minute) and runs it on a model: the real path a user's .pre-commit-config.yaml takes."""
+    pre_commit = BIN / "pre-commit"
+    assert pre_commit.exists(), "pre-commit is in the [dev] extra"
+    work = tmp_path / "project"
+    work.mkdir()
+    shutil.copy(ROOT / "docs" / "example.onnx", work / "net.onnx")
+    git = ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci"]
+    for cmd in (["init", "-q"], ["add", "net.onnx"], ["commit", "-qm", "model"]):
+        subprocess.run([*git, *cmd], cwd=work, check=True)
+    r = subprocess.run([str(pre_commit), "try-repo", str(ROOT), "clipbridge-scan", "--files", "net.onnx", "--verbose"],
+                       cwd=work, env={**env(PRE_COMMIT_HOME=str(tmp_path / "cache")), "PYTHONPATH": ""},
+                       capture_output=True, text=True, timeout=900)
+    out = r.stdout + r.stderr
+    # The example has a run-time bound (dynamic-bounds, an error): the hook fails with the scan's exit code 2.
+    assert r.returncode == 1, out[-3000:]
+    assert "- hook id: clipbridge-scan" in out and "- exit code: 2" in out, out[-3000:]
+    assert "graph/relu6_min" in out and "dynamic-bounds" in out, out[-3000:]
