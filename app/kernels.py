@@ -211,13 +211,7 @@ def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading
         for s in range(start, stop, sub):
             work(s, min(s + sub, stop))
 
-    nthreads = threads or (os.cpu_count() or 1)
-    if n <= CHUNK or nthreads == 1:
-        span(0, n)
-        return out
-    step = -(-n // (nthreads * 2))
-    step = -(-step // sub) * sub
-    list(_pool().map(lambda s: span(s, min(s + step, n)), range(0, n, step)))
+    _run_spans(span, n, sub, threads)
     return out
 
 
@@ -251,11 +245,16 @@ def _clip_half(m: Meaning, p: Plan, x: np.ndarray, out: np.ndarray, flat_x: np.n
             e = min(s + sub, stop)
             chunk_numpy(lut, xb[s:e], ob[s:e])
 
+    _run_spans(span, n, sub, threads)
+    return out
+
+
+def _run_spans(span: Any, n: int, sub: int, threads: int | None) -> None:
+    """span(start, stop) over [0, n): inline when small, else two spans per thread (multiples of `sub`)."""
     nthreads = threads or (os.cpu_count() or 1)
     if n <= CHUNK or nthreads == 1:
         span(0, n)
-        return out
+        return
     step = -(-n // (nthreads * 2))
     step = -(-step // sub) * sub
     list(_pool().map(lambda s: span(s, min(s + step, n)), range(0, n, step)))
-    return out
