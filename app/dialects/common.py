@@ -67,3 +67,39 @@ def pick_carrier(want: Number, candidates: Iterable[Number],
             best = (dist, c, b)
     assert best is not None
     return best[1], best[2], False
+
+
+@dataclass(frozen=True)
+class TypeWords:
+    """How a dialect names an integer type in literal-cast findings ("an INT8 tensor", "a i8 constant", ...)."""
+
+    holder: str  # what cannot hold a NaN
+    into: str  # what an infinite bound is written into
+    a_name: str  # "an INT8": what a fraction is not
+    name: str  # what an out-of-range bound lies outside
+
+
+def literal_integer_cast(given: Number, dt: DType, side: str, notes: Any, words: TypeWords) -> Number:
+    """Literal mode into an integer type: a C cast of the source's number (NaN -> 0, +-inf -> the extremes,
+    fractions truncated, out-of-range saturated), each step reported as a finding."""
+    from app.findings import Code, Severity
+    from app.numbers import format_number
+    if exact.is_nan(given):
+        notes.add(Code.NAN_BOUND, Severity.ERROR, f"{side} is NaN; {words.holder} cannot hold it: wrote 0")
+        return 0
+    if exact.is_inf(given):
+        v = dt.lowest() if given < 0 else dt.highest()
+        notes.add(Code.INFINITE_BOUND, Severity.WARNING, f"{side} {format_number(given)} written as {v} in "
+                  f"{words.into}")
+        return v
+    if not exact.is_integral(given):
+        v = exact.trunc_exact(given)
+        notes.add(Code.BOUND_ROUNDING, Severity.WARNING,
+                  f"{side} {format_number(given)} is not {words.a_name}: literal mode wrote trunc = {v}")
+        given = v
+    if not dt.contains(given):
+        v = dt.saturate(int(given))
+        notes.add(Code.BOUND_SATURATION, Severity.WARNING, f"{side} {format_number(given)} is outside "
+                  f"{words.name}: wrote {v}")
+        return v
+    return int(given)

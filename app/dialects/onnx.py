@@ -16,7 +16,8 @@ from onnx import TensorProto, helper, numpy_helper
 from pydantic import ValidationError
 
 from app.dialects.onnx_tensor import check_strings, tensor_values
-from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
+from app.dialects.common import (Emitted, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
+                                 pick_carrier)
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
 from app.errors import ArtifactError, SpecError
@@ -221,26 +222,8 @@ def _literal_value(given: Number, dt: DType, schema: ClipSchema, side: str, note
     """Literal mode: the source's number as written (exact); a typed integer bound takes a C cast of it."""
     if schema.attributes or dt.is_float:
         return given  # resolve() and build_model() round it once to the FLOAT attribute or to T
-    if isinstance(given, float):
-        if math.isnan(given):
-            notes.add(Code.NAN_BOUND, Severity.ERROR, f"{side} is NaN; an {dt.onnx} tensor cannot hold it: wrote 0")
-            return 0
-        if math.isinf(given):
-            v = dt.lowest() if given < 0 else dt.highest()
-            notes.add(Code.INFINITE_BOUND, Severity.WARNING, f"{side} {format_number(given)} written as {v} in "
-                      f"an {dt.onnx} tensor")
-            return v
-    if not exact.is_integral(given):
-        v = exact.trunc_exact(given)
-        notes.add(Code.BOUND_ROUNDING, Severity.WARNING,
-                  f"{side} {format_number(given)} is not an {dt.onnx}: literal mode wrote trunc = {v}")
-        given = v
-    if not dt.contains(given):
-        v = dt.saturate(int(given))
-        notes.add(Code.BOUND_SATURATION, Severity.WARNING, f"{side} {format_number(given)} is outside {dt.onnx}: "
-                  f"wrote {v}")
-        return v
-    return int(given)
+    t = f"an {dt.onnx} tensor"
+    return literal_integer_cast(given, dt, side, notes, TypeWords(t, t, f"an {dt.onnx}", dt.onnx))
 
 
 def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Emitted:

@@ -17,7 +17,7 @@ from pydantic import StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode
+from app.dialects.common import Emitted, Mode, TypeWords, literal_integer_cast
 from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
                         UINT64, DType)
 from app.errors import BackendUnavailable, SpecError
@@ -134,24 +134,7 @@ def _literal(bound: Bound, dt: DType, side: str, notes: Notes) -> Number:
     given = bound.given
     if dt.is_float:
         return given  # resolve() rounds it once to the element type
-    if exact.is_nan(given):
-        notes.add(Code.NAN_BOUND, Severity.ERROR, f"{side} is NaN; a {name} constant cannot hold it: wrote 0")
-        return 0
-    if exact.is_inf(given):
-        v = dt.lowest() if given < 0 else dt.highest()
-        notes.add(Code.INFINITE_BOUND, Severity.WARNING, f"{side} {format_number(given)} written as {v} in {name}")
-        return v
-    if not exact.is_integral(given):
-        v = exact.trunc_exact(given)
-        notes.add(Code.BOUND_ROUNDING, Severity.WARNING, f"{side} {format_number(given)} is not a {name}: literal "
-                  f"mode wrote trunc = {v}")
-        given = v
-    if not dt.contains(given):
-        v = dt.saturate(int(given))
-        notes.add(Code.BOUND_SATURATION, Severity.WARNING, f"{side} {format_number(given)} is outside {name}: "
-                  f"wrote {v}")
-        return v
-    return int(given)
+    return literal_integer_cast(given, dt, side, notes, TypeWords(f"a {name} constant", name, f"a {name}", name))
 
 
 def _preserve(src: Meaning, notes: Notes) -> list[Number]:
