@@ -191,7 +191,16 @@ def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], 
 
 def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness]) -> list[Finding]:
     out = []
-    if src.nan_input != tgt.nan_input:
+    defined = NanInput.UNDOCUMENTED not in (src.nan_input, tgt.nan_input)
+    if src.nan_input != tgt.nan_input and defined:
+        # Both rules are stated: the outputs for a NaN input are a witness.
+        nan = np.array([math.nan], dtype=src.dtype.np_dtype)
+        ys, yt = evaluate(src, nan), evaluate(tgt, nan)
+        if not same_outputs(ys, yt)[0]:
+            out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
+                               f"NaN input: {src.nan_input.value}", f"NaN input: {tgt.nan_input.value}",
+                               Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))
+    elif src.nan_input != tgt.nan_input:
         out.append(Finding(Code.NAN_INPUT, Severity.WARNING,
                            f"NaN inputs: {src.dialect} says {src.nan_input.value}, {tgt.dialect} says "
                            f"{tgt.nan_input.value}", f"NaN input: {src.nan_input.value}",

@@ -20,7 +20,7 @@ import numpy as np
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut, located
-from app.kernels import clip_numpy, clip_xp
+from app.kernels import clip_numpy, clip_xp, reference_only
 from app.kernels_half import HALF, clip_cupy_half
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
 from app.specs import AnyTarget
@@ -148,6 +148,9 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
             raise BackendUnavailable(f"backend 'cupy' needs CuPy and a CUDA device ({INSTALL_HINT['gpu']}); "
                                      "none is available here", "backend")
         import cupy
+        if reference_only(m):
+            raise BackendUnavailable("backend 'cupy' does not run this meaning yet (per-element bounds, promotion "
+                                     "or a NaN-input rule other than propagate); use backend 'numpy'", "backend")
         if m.dtype.np_dtype in HALF:  # on the uint16 patterns: bit-exact, and bfloat16 needs no CuPy dtype
             y = clip_cupy_half(m, cupy.asarray(np.ascontiguousarray(x).view(np.uint16)), reading)
             return cupy.asnumpy(y).view(m.dtype.np_dtype)

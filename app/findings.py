@@ -33,6 +33,8 @@ class Code(StrEnum):
     DYNAMIC_BOUNDS = "dynamic-bounds"
     SHAPE_UNKNOWN = "shape-unknown"
     ENGINE_BEHAVIOUR = "engine-behaviour"
+    TENSOR_BOUNDS = "tensor-bounds"
+    DTYPE_PROMOTION = "dtype-promotion"
 
 
 # One line each on what a code means and where its rule comes from (README table, /v1/dialects).
@@ -65,6 +67,10 @@ CODE_DOCS: dict[Code, str] = {
     Code.SHAPE_UNKNOWN: "The target needs concrete sizes the source does not give.",
     Code.ENGINE_BEHAVIOUR: "A real engine deviates from its own spec here (observed, cited); it does not change "
                            "the status, which is about the specs.",
+    Code.TENSOR_BOUNDS: "Per-element (tensor-valued) bounds: PyTorch broadcasts them, StableHLO takes rank 0 or the "
+                        "operand's shape; ONNX Clip, OpenVINO and DirectML take scalars only (Max then Min instead).",
+    Code.DTYPE_PROMOTION: "The output dtype changes: PyTorch promotes an integer tensor clamped by a float scalar to "
+                          "the default float dtype; ONNX, OpenVINO and the others keep the input's dtype.",
 }
 
 

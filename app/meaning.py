@@ -25,11 +25,14 @@ class Order(StrEnum):
     MAX_WINS = "max-wins"  # min(hi, max(x, lo)): every value becomes hi
     MIN_WINS = "min-wins"  # max(lo, min(x, hi)): every value becomes lo
     AMBIGUOUS = "ambiguous"  # the documentation gives both formulas
+    REJECTED = "rejected"  # min > max is an error (TOSA ERROR_IF, WebNN TypeError, OpenVINO, Core ML iOS17)
 
 
 class NanInput(StrEnum):
     PROPAGATE = "propagate"  # NaN in, NaN out
     UNDOCUMENTED = "undocumented"  # the spec is silent; execution reads it as propagate
+    TO_LOWER = "to-lower"  # a NaN input is read as the lower bound, then clipped (TOSA IGNORE, TensorRT kCLIP)
+    TO_ZERO = "to-zero"  # a NaN input is read as +0, then clipped (TFLite's float RELU6 loop: max(0.f, NaN) = 0)
 
 
 class NanBound(StrEnum):
@@ -37,6 +40,7 @@ class NanBound(StrEnum):
     IGNORE = "ignore"  # a NaN bound leaves that side unbounded
     REJECTED = "rejected"
     UNDOCUMENTED = "undocumented"
+    ZERO = "zero"  # a NaN bound is read as 0 (older WebNN web-platform-tests; webmachinelearning/webnn#874)
 
 
 class State(StrEnum):
@@ -70,6 +74,26 @@ class Bound:
 
     def to_json(self) -> dict[str, Any]:
         return {"value": wire_number(self.value), "given": wire_number(self.given), "default": self.default,
+                "steps": list(self.steps)}
+
+
+@dataclass(frozen=True)
+class TensorBound:
+    """A per-element bound: `values` (row-major, each already a value of the clip's dtype) broadcast to the input.
+
+    `shape` broadcasts against the input's shape by NumPy's rules (PyTorch); StableHLO requires it equal (C1/C2).
+    """
+
+    shape: tuple[int, ...]
+    values: tuple[Number, ...]
+    given: tuple[Number, ...] | None = None  # the numbers as written, when a rule changed any of them
+    steps: tuple[str, ...] = ()
+
+    def array(self, dt: DType) -> np.ndarray:
+        return np.asarray(self.values, dtype=dt.np_dtype).reshape(self.shape)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "values": [wire_number(v) for v in self.values],
                 "steps": list(self.steps)}
 
 
@@ -112,6 +136,21 @@ class Meaning:
     dynamic: bool = False
     engine_notes: tuple[EngineNote, ...] = field(default=())
     rules: tuple[str, ...] = ()
+    # The output dtype when the op promotes (PyTorch: an integer tensor with a float bound gives a float result).
+    # The input is converted to it (one correctly rounded step) and clipped there. None: the output is `dtype`.
+    result_dtype: DType | None = None
+    # Per-element bounds. When a side is a tensor, its scalar Bound (lower/upper) is None.
+    lower_tensor: TensorBound | None = None
+    upper_tensor: TensorBound | None = None
+
+    @property
+    def out_dtype(self) -> DType:
+        """The dtype of the output (the promoted one, or the input's)."""
+        return self.result_dtype or self.dtype
+
+    @property
+    def has_tensor_bounds(self) -> bool:
+        return self.lower_tensor is not None or self.upper_tensor is not None
 
     @property
     def lo(self) -> Number | None:
@@ -138,10 +177,15 @@ class Meaning:
             return f"rejected: {self.reason}"
         if self.dynamic:
             return f"{self.dtype.name}: bounds computed at run time"
+        if self.has_tensor_bounds:
+            lo = "per-element" if self.lower_tensor else format_number(self.lo)
+            hi = "per-element" if self.upper_tensor else format_number(self.hi)
+            return f"{self.out_dtype.name}: clip to [{lo}, {hi}]"
         sb = ""
         if self.scale_bias:
             sb = f"x*{format_number(self.scale_bias.scale)}+{format_number(self.scale_bias.bias)} then "
-        text = f"{self.dtype.name}: {sb}clip to [{format_number(self.lo)}, {format_number(self.hi)}]"
+        promoted = f" (result {self.result_dtype.name})" if self.result_dtype not in (None, self.dtype) else ""
+        text = f"{self.dtype.name}{promoted}: {sb}clip to [{format_number(self.lo)}, {format_number(self.hi)}]"
         if self.crossed:
             text += f"; min > max: {self.order.value}"
         return text
@@ -156,6 +200,9 @@ class Meaning:
             "state": self.state.value, "reason": self.reason, "readings": list(self.readings),
             "dynamic": self.dynamic, "summary": self.describe(), "rules": list(self.rules),
             "engine_notes": [{"engine": n.engine, "text": n.text} for n in self.engine_notes],
+            "result_dtype": self.result_dtype.name if self.result_dtype else None,
+            "lower_tensor": self.lower_tensor.to_json() if self.lower_tensor else None,
+            "upper_tensor": self.upper_tensor.to_json() if self.upper_tensor else None,
         }
 
 
@@ -179,29 +226,76 @@ def evaluate(m: Meaning, x: np.ndarray, reading: str | None = None) -> np.ndarra
     """The output of the clip on `x` (an array of m.dtype) under the spec meaning."""
     if m.state is State.REJECTED:
         raise RejectedSpec(m.reason or "rejected by the framework")
-    if m.dynamic or m.lower is None or m.upper is None:
+    if m.dynamic:
         raise RejectedSpec("bounds are computed at run time; the clip cannot be evaluated without them")
-    dt = m.dtype
-    x = np.asarray(x, dtype=dt.np_dtype)
-    t = apply_scale_bias(m.scale_bias, x, dt) if m.scale_bias else x
+    x = np.asarray(x, dtype=m.dtype.np_dtype)
+    if m.has_tensor_bounds:
+        return _evaluate_tensor(m, x, reading)
+    if m.lower is None or m.upper is None:
+        raise RejectedSpec("bounds are computed at run time; the clip cannot be evaluated without them")
+    dt = m.out_dtype
+    t = apply_scale_bias(m.scale_bias, x, m.dtype) if m.scale_bias else _promote(m, x)
     lo, hi = m.lower.value, m.upper.value
     if dt.is_float and (m.lower.is_nan or m.upper.is_nan):
         if m.nan_bound is NanBound.REJECTED:
             raise RejectedSpec(m.reason or "a NaN bound is rejected")
         if m.nan_bound is NanBound.PROPAGATE:
             return np.full_like(t, np.nan)
-        # IGNORE (and the execution reading of UNDOCUMENTED): a NaN bound leaves that side open.
-        lo = -math.inf if m.lower.is_nan else lo
-        hi = math.inf if m.upper.is_nan else hi
+        if m.nan_bound is NanBound.ZERO:
+            lo = 0.0 if m.lower.is_nan else lo
+            hi = 0.0 if m.upper.is_nan else hi
+        else:
+            # IGNORE (and the execution reading of UNDOCUMENTED): a NaN bound leaves that side open.
+            lo = -math.inf if m.lower.is_nan else lo
+            hi = math.inf if m.upper.is_nan else hi
     lo_a = np.asarray(lo, dtype=dt.np_dtype)
     hi_a = np.asarray(hi, dtype=dt.np_dtype)
+    return _clip(m, t, lo_a, hi_a, reading)
+
+
+def _effective_order(m: Meaning, crossed: bool, reading: str | None) -> Order:
     order = m.order
     if order is Order.AMBIGUOUS:
         order = Order.MIN_WINS if (reading or DEFAULT_READING) == READING_CURRENT else Order.MAX_WINS
-    # np.maximum/np.minimum propagate NaN inputs, which is the spec reading of every dialect here.
+    if order is Order.REJECTED:
+        if crossed:
+            raise RejectedSpec(m.reason or f"{m.dialect} rejects min > max")
+        order = Order.MAX_WINS  # min <= max: both formulas agree
+    return order
+
+
+def _clip(m: Meaning, t: np.ndarray, lo_a: np.ndarray, hi_a: np.ndarray, reading: str | None) -> np.ndarray:
+    """The clip of `t` with (possibly per-element) bounds, under m's NaN-input rule and min > max order."""
+    crossed = bool(np.any(lo_a > hi_a))
+    order = _effective_order(m, crossed, reading)
+    if m.nan_input in (NanInput.TO_LOWER, NanInput.TO_ZERO) and m.out_dtype.is_float:
+        fill = lo_a if m.nan_input is NanInput.TO_LOWER else np.zeros((), dtype=t.dtype)
+        t = np.where(np.isnan(t.astype(np.float32)), fill, t).astype(t.dtype)
+    # np.maximum/np.minimum propagate NaN inputs, which is the spec reading of every other dialect here.
     if order is Order.MAX_WINS:
         return np.minimum(hi_a, np.maximum(t, lo_a))
     return np.maximum(lo_a, np.minimum(t, hi_a))
+
+
+def _promote(m: Meaning, x: np.ndarray) -> np.ndarray:
+    """The input in the result dtype: one correctly rounded conversion (NumPy's int -> float is nearest-even)."""
+    rd = m.result_dtype
+    if rd is None or rd == m.dtype:
+        return x
+    return x.astype(rd.np_dtype)
+
+
+def _evaluate_tensor(m: Meaning, x: np.ndarray, reading: str | None) -> np.ndarray:
+    """evaluate() with per-element bounds (each NaN bound element propagates, as PyTorch's and StableHLO's do)."""
+    dt = m.out_dtype
+    t = _promote(m, x)
+    lo = m.lower_tensor.array(dt) if m.lower_tensor else np.asarray(
+        -math.inf if m.lower is None and dt.is_float else (dt.lowest() if m.lower is None else m.lower.value),
+        dtype=dt.np_dtype)
+    hi = m.upper_tensor.array(dt) if m.upper_tensor else np.asarray(
+        math.inf if m.upper is None and dt.is_float else (dt.highest() if m.upper is None else m.upper.value),
+        dtype=dt.np_dtype)
+    return _clip(m, t, lo, hi, reading)
 
 
 def same_outputs(a: np.ndarray, b: np.ndarray) -> np.ndarray:

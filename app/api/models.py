@@ -46,15 +46,21 @@ class EngineNoteOut(_Strict):
     text: str
 
 
+class TensorBoundOut(_Strict):
+    shape: list[int]
+    values: list[WireValue]
+    steps: list[str]
+
+
 class MeaningOut(_Strict):
     dialect: str
     version: str
     dtype: str
     lower: BoundOut | None
     upper: BoundOut | None
-    order: Literal["max-wins", "min-wins", "ambiguous"]
-    nan_input: Literal["propagate", "undocumented"]
-    nan_bound: Literal["propagate", "ignore", "rejected", "undocumented"]
+    order: Literal["max-wins", "min-wins", "ambiguous", "rejected"]
+    nan_input: Literal["propagate", "undocumented", "to-lower", "to-zero"]
+    nan_bound: Literal["propagate", "ignore", "rejected", "undocumented", "zero"]
     scale_bias: ScaleBiasOut | None
     state: Literal["defined", "rejected", "ambiguous"]
     reason: str | None
@@ -63,6 +69,9 @@ class MeaningOut(_Strict):
     summary: str
     rules: list[str]
     engine_notes: list[EngineNoteOut]
+    result_dtype: str | None = Field(description="The output dtype when the op promotes the input's; else null")
+    lower_tensor: TensorBoundOut | None = Field(description="A per-element lower bound (then `lower` is null)")
+    upper_tensor: TensorBoundOut | None = Field(description="A per-element upper bound (then `upper` is null)")
 
 
 class WitnessOut(_Strict):
