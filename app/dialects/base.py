@@ -54,6 +54,13 @@ class Dialect:
     artifacts: Mapping[str, str] = field(default_factory=dict)  # what emit() puts in `artifacts`: key -> description
     # Among the defaults (translate's other dialects, scan columns, compare and probe semantics) or only when named.
     in_defaults: bool = True
+    # Finding code (Code.value) -> (this dialect's rule, where it is written): the lint catalogue's per-dialect rows.
+    rule_texts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # Named example source specs (JSON, valid for spec_model) for the inspector's forms and the docs.
+    examples: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    # Readings (name -> one line with its source) when the dialect's documents and implementations disagree;
+    # the first is the default. /v1/execute and /v1/compare take `reading` to choose one.
+    readings: Mapping[str, str] = field(default_factory=dict)
 
 
 def missing_interface(d: Any) -> list[str]:
