@@ -193,7 +193,8 @@ Semantic = Union[DialectName, TargetSpec]
 Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
 # Every registered dialect's reading names (DirectML: current-doc, 2022-doc; WebNN: spec, chromium); a name the
 # chosen semantics does not take is a 400 naming `reading` (app/execute.py check_reading).
-Reading = Literal[tuple(dict.fromkeys(r for d in registry.DIALECTS.values() for r in d.readings))]  # type: ignore[valid-type]
+READING_NAMES = tuple(dict.fromkeys(r for d in registry.DIALECTS.values() for r in d.readings))
+Reading = Literal[READING_NAMES]  # type: ignore[valid-type]
 
 
 class TensorIn(_Strict):

@@ -235,8 +235,7 @@ def capability() -> dict[str, Any]:
                                     "chromium reading: saturated_cast truncates integer bounds; float16 bounds "
                                     "double -> float -> half; a NaN bound acts as omitted",
                                     f"NaN input unspecified; NaN bound: spec unspecified ({ISSUE_874})",
-                                    f"no {', '.join(NOT_IN_WEBNN)}; bounds are JS Numbers unless written '123n'"],
-                          "readings": dict(READINGS)}]}
+                                    f"no {', '.join(NOT_IN_WEBNN)}; bounds are JS Numbers unless written '123n'"]}]}
 
 
 RULE_TEXTS: dict[str, tuple[str, str]] = {
