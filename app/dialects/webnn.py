@@ -76,7 +76,12 @@ NOTE_NAN_INPUT = EngineNote("Chromium (webnn#874)", "A NaN input's output depend
                             "TFLite, Core ML differ); the spec does not say. clipbridge executes NaN -> NaN.")
 NOTE_OLD_NAN_BOUND = EngineNote("Chromium, older releases", "Older web-platform-tests (and the Chromium they "
                                 "tested) read a NaN minValue/maxValue as 0 (NanBound.ZERO); current ones as "
-                                f"omitted. {ISSUE_874}")
+                                "omitted. Before that, #874 reported backend-dependent outputs (input -Infinity, "
+                                "minValue NaN: Linux and Windows CPU Infinity, macOS 14 CPU -Infinity, macOS 14 "
+                                f"GPU/NPU NaN, Windows GPU -Infinity). {ISSUE_874}")
+# Outputs reported in webnn#874 for input -Infinity with minValue NaN (maxValue omitted), per bot and backend.
+REPORTED_874 = {"linux-rel cpu": math.inf, "mac-rel cpu/gpu/npu": math.inf, "mac14.arm64 cpu": -math.inf,
+                "mac14.arm64 gpu/npu": math.nan, "win11 cpu": math.inf, "win11 gpu": -math.inf}
 
 
 # --- wire numbers: JS Number or BigInt -------------------------------------------------------------------------
