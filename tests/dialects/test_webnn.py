@@ -343,12 +343,16 @@ def test_translation_reports_drift_under_the_chromium_reading(source, target, co
     assert (w.input, w.source_output, w.target_output) == witness
 
 
-def test_onnx_fraction_literal_into_webnn_int8_drifts_per_reading():
-    """An ONNX Clip-6-style fractional bound copied literally: WebNN rounds it half to even (spec) or truncates
-    (chromium); the finding under the chromium reading shows a witness."""
-    src = OnnxSpec(dialect="onnx", opset=6, elem_type="FLOAT", min=0.5, max=6)
-    tr = _tr(src, mode=Mode.LITERAL)
-    assert tr.status in ("exact", "drift")  # float: no integer rounding; readings agree on float32
+def test_openvino_fraction_literal_into_webnn_int8_drifts_under_chromium_only():
+    """OpenVINO i8 min=1.5 (ceil: 2) copied literally: the spec reading rounds half to even (2: exact), Chromium
+    truncates (1): a finding under the chromium reading, with its witness."""
+    from app.specs import OpenVinoSpec
+    tr = _tr(OpenVinoSpec(dialect="openvino", element_type="i8", min=1.5, max=100), mode=Mode.LITERAL)
+    assert tr.target["minValue"] == 1.5
+    errors = [f for f in tr.findings if f.severity is Severity.ERROR]
+    assert errors and all(f.message.startswith("under the chromium reading:") for f in errors)
+    w = errors[0].witness
+    assert (w.input, w.source_output, w.target_output) == (1, 2, 1)
 
 
 def test_webnn_source_under_both_readings_to_itself_is_exact():
@@ -470,3 +474,23 @@ def test_unknown_reading_name_is_a_schema_error(client):
     r = _post(client, "/v1/execute", spec=I64, reading="firefox",
               input={"dtype": "int64", "shape": [1], "data": [0]})
     assert r.status_code == 422 and "reading" in r.text
+
+
+def test_default_bound_row_onnx_lowest_vs_no_clamp():
+    """Row 'default bounds': f32, no min. ONNX's spec text defaults min to lowest() (-inf -> -3.4028235e38);
+    WebNN leaves -Infinity alone. Literal mode leaves the option out: drift with that witness."""
+    tr = _tr(OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", max=6), mode=Mode.LITERAL)
+    assert "minValue" not in tr.target
+    hits = [f for f in tr.findings if f.code is Code.DEFAULT_BOUND and f.witness is not None]
+    assert hits and hits[0].witness.input == -math.inf
+    assert (hits[0].witness.source_output, hits[0].witness.target_output) == (-3.4028234663852886e38, -math.inf)
+
+
+def test_scale_bias_row_has_no_webnn_equivalent():
+    from app.specs import DirectMLSpec
+    src = DirectMLSpec.model_validate({"dialect": "directml", "feature_level": "5_0", "desc": {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6,
+        "ScaleBias": {"Scale": 2, "Bias": 1}}})
+    tr = _tr(src)
+    assert tr.status == "unsupported" and tr.findings[0].code is Code.SCALE_BIAS
