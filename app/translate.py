@@ -82,8 +82,9 @@ def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[
     default readings' findings: each message names the reading ("under the chromium reading: ...")."""
     seen = {(f.code, f.message, repr(f.witness)) for f in found}  # repr: a NaN witness equals itself
     out: list[Finding] = []
-    pairs = [(name, alt, tgt) for name, alt in src.alternates] + [(name, src, alt) for name, alt in tgt.alternates]
-    for name, a, b in pairs:
+    names = dict.fromkeys(name for m in (src, tgt) for name, _ in m.alternates)
+    for name in names:  # each side under that reading where it has it, else its one meaning
+        a, b = src.under(name), tgt.under(name)
         rejected = [m for m in (a, b) if m.state is State.REJECTED]
         if rejected:
             out.append(Finding(Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"under the {name} reading: "

@@ -81,9 +81,11 @@ def _preserve(src: Meaning, notes: Notes) -> list[Number | None] | Emitted:
         if src.nan_bound is NanBound.ZERO:
             want[i] = 0.0 if dt.is_float else 0
             notes.add(Code.NAN_BOUND, Severity.INFO, f"The source reads its NaN {side} as 0: wrote 0")
-        else:
+        else:  # IGNORE, or UNDOCUMENTED (executed as ignored)
             want[i] = None
-            notes.add(Code.NAN_BOUND, Severity.INFO, f"The source ignores its NaN {side}: left it out")
+            how = "ignores" if src.nan_bound is NanBound.IGNORE else "does not document (executed as ignored)"
+            notes.add(Code.NAN_BOUND, Severity.INFO if src.nan_bound is NanBound.IGNORE else Severity.WARNING,
+                      f"The source {how} its NaN {side}: left it out (no clamp on that side)")
     lo, hi = want
     if lo is not None and hi is not None and exact.compare_key(lo) > exact.compare_key(hi):
         pick = hi if src.order is Order.MAX_WINS else lo

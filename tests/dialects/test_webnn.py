@@ -132,6 +132,7 @@ TABLE = [
     pytest.param("uint64", "18446744073709551615n", None, [0], [18446744073709551615], [18446744073709551615],
                  id="uint64-bigint-top"),
     pytest.param("int8", 300, -300.5, [0], "TypeError", "TypeError", id="saturated-then-compared"),
+    pytest.param("int8", 1.6, 1.4, [0, 5], "TypeError", [1, 1], id="int8-1.6-over-1.4-spec-throws-chromium-1-1"),
     pytest.param("float32", "3.4028235e38", None, [0.0], [3.4028234663852886e38], [math.inf],
                  id="f32-js-FLT_MAX-literal-saturated_cast-overflow"),
 ]
@@ -494,3 +495,17 @@ def test_scale_bias_row_has_no_webnn_equivalent():
         "ScaleBias": {"Scale": 2, "Bias": 1}}})
     tr = _tr(src)
     assert tr.status == "unsupported" and tr.findings[0].code is Code.SCALE_BIAS
+
+
+def test_webnn_to_webnn_compares_reading_with_reading():
+    """Both sides under the same reading: a WebNN source into WebNN is exact under spec and under chromium."""
+    tr = _tr(spec("int64", 3.9, None, [2]), mode=Mode.LITERAL)
+    assert tr.status == "exact", [f.to_json() for f in tr.findings]
+
+
+def test_execute_chromium_where_the_spec_throws(client):
+    body = {"spec": {"dialect": "webnn", "dataType": "int8", "minValue": 1.6, "maxValue": 1.4},
+            "input": {"dtype": "int8", "shape": [2], "data": [0, 5]}}
+    assert _post(client, "/v1/execute", **body).status_code == 422  # the spec reading: TypeError
+    r = _post(client, "/v1/execute", **body, reading="chromium")
+    assert r.status_code == 200 and r.json()["output"]["data"] == [1, 1]
