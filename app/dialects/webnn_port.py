@@ -15,7 +15,7 @@ from typing import Any
 from app import exact
 from app.dialects.base import Dialect
 from app.dialects.common import Emitted, Mode
-from app.dialects.webnn import (CHROMIUM, DATA_TYPES, ISSUE_874, NAME, NAME_OF, NOT_IN_WEBNN, OP_VERSION, READINGS,
+from app.dialects.webnn import (DATA_TYPES, ISSUE_874, NAME, NAME_OF, NOT_IN_WEBNN, OP_VERSION, READINGS,
                                 REQUIRED_RANKS, SPEC_SRC, TYPE_ERROR, VERSIONS, BigInt, WebNNSpec, WebNNTarget,
                                 normalize, resolve, resolve_source, version_webnn)
 from app.dtypes import DType
@@ -282,4 +282,4 @@ DIALECT = Dialect(
     artifacts={"webnn_js": "JavaScript: MLGraphBuilder input, clamp and build calls"},
     in_defaults=False, rule_texts=RULE_TEXTS, examples=EXAMPLES, readings=READINGS)
 
-__all__ = ["DIALECT", "emit", "js_text", "js_number", "CHROMIUM"]
+__all__ = ["DIALECT", "emit", "js_text", "js_number"]

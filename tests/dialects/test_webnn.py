@@ -26,7 +26,7 @@ from app.dialects.common import Mode
 from app.dtypes import FLOAT16, INT8, INT32, INT64, UINT8, UINT32, UINT64
 from app.errors import RejectedSpec, SpecError
 from app.findings import Code, Severity
-from app.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.meaning import NanBound, NanInput, Order, State, evaluate
 from app.specs import OnnxSpec
 from app.translate import translate
 
