@@ -509,3 +509,21 @@ def test_execute_chromium_where_the_spec_throws(client):
     assert _post(client, "/v1/execute", **body).status_code == 422  # the spec reading: TypeError
     r = _post(client, "/v1/execute", **body, reading="chromium")
     assert r.status_code == 200 and r.json()["output"]["data"] == [1, 1]
+
+
+def test_execute_npy_reading_header(client):
+    import io
+    import urllib.parse
+    buf = io.BytesIO()
+    np.save(buf, np.asarray([-1, 5], dtype=np.int64), allow_pickle=False)
+    for reading, want in (("chromium", [3, 5]), (None, [4, 5])):
+        opts = {"spec": I64} | ({"reading": reading} if reading else {})
+        r = client.post("/v1/execute.npy?request=" + urllib.parse.quote(json.dumps(opts)), content=buf.getvalue(),
+                        headers={"content-type": "application/x-npy"})
+        assert r.status_code == 200, r.text
+        assert np.load(io.BytesIO(r.content)).tolist() == want
+        assert r.headers["X-Clipbridge-Reading"] == (reading or "spec")
+    opts = {"spec": I64, "reading": "2022-doc"}
+    r = client.post("/v1/execute.npy?request=" + urllib.parse.quote(json.dumps(opts)), content=buf.getvalue(),
+                    headers={"content-type": "application/x-npy"})
+    assert r.status_code == 400 and r.json()["errors"][0]["loc"] == "request.reading"
