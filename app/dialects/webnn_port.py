@@ -130,8 +130,10 @@ def emit(src: Meaning, target: WebNNTarget, mode: Mode, shape: list | None) -> E
     spec = WebNNSpec(dialect=NAME, dataType=NAME_OF[dt.name], shape=shape, minValue=values[0], maxValue=values[1])
     meaning = resolve(spec)
     if meaning.state is State.REJECTED:
+        ort = (" onnxruntime's WebNN execution provider copies Clip's min/max into clamp's options the same way, "
+               "so this model fails to build there") if src.dialect == ORT_SOURCE else ""
         return Emitted(normalize(spec), meaning, notes.items + [Finding(
-            Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"WebNN refuses to build this clamp: {TYPE_ERROR}",
+            Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"WebNN refuses to build this clamp: {TYPE_ERROR}.{ort}",
             src.describe(), "TypeError")], unsupported=True)
     _shape_notes(shape, notes)
     if src.dialect == ORT_SOURCE and _loses_in_float(src):
