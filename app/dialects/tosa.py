@@ -43,6 +43,7 @@ MLIR_TYPE = {"int8": "i8", "int16": "i16", "fp16": "f16", "bf16": "bf16", "fp32"
 OUTSIDE_TYPESUPPORT: dict[str, DType] = {"int32": INT32, "int64": INT64, "fp64": FLOAT64}
 UNMODELLED = ("bool", "int4", "int48", "fp8e4m3", "fp8e5m2")  # TOSA types clipbridge has no dtype for
 NAN_MODES = ("PROPAGATE", "IGNORE")
+TOSA_SPELLING = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}  # clipbridge's names
 TYPESUPPORT = "CLAMP typesupport (tosa.xml, TOSA 1.0): i8_t, i16_t, fp16_t, bf16_t, fp32_t"
 ERROR_ORDER = "ERROR_IF(max_val < min_val)"
 ERROR_NAN = "ERROR_IF(is_a_NaN(min_val) || is_a_NaN(max_val))"
@@ -89,6 +90,9 @@ def dtype_tosa(name: str, loc: str = "dtype") -> tuple[str, DType, bool]:
         return key, DTYPES[key], True
     if key in OUTSIDE_TYPESUPPORT:
         return key, OUTSIDE_TYPESUPPORT[key], False
+    if key in TOSA_SPELLING:
+        raise SpecError(f"{one_of('Unknown TOSA dtype for CLAMP', name, DTYPES)}. Did you mean "
+                        f"{TOSA_SPELLING[key]!r}?", loc)
     if key in UNMODELLED:
         raise SpecError(f"{key} is a TOSA type outside {TYPESUPPORT}, and clipbridge has no {key} dtype", loc)
     raise SpecError(one_of("Unknown TOSA dtype for CLAMP", name, DTYPES), loc)
@@ -116,11 +120,13 @@ def typed_bound_tosa(value: Number, dt: DType, name: str, field: str) -> Bound:
     if dt.is_float:
         if exact.is_nan(value) or exact.is_inf(value) or dt.contains(value):
             return Bound(value if isinstance(value, float) else dt.round(value), value)
-        near = sorted({dt.round(value), dt.next_down(value), dt.next_up(value)} - {math.inf, -math.inf},
-                      key=lambda v: exact.distance(v, value))[:2]
+        r = dt.round(value)
+        below, above = (r, dt.next_up(r)) if r < value else (dt.next_down(r), r)
+        near = [f"{word} {format_number(v)}" for word, v in (("below", below), ("above", above))
+                if not math.isinf(v)]
         raise SpecError(f"{field} is an in_out_t attribute: it must be a {name} value, and TOSA gives no rounding "
                         f"rule for attributes. Got: {format_number(value)}. Nearest {name} values: "
-                        + ", ".join(format_number(v) for v in sorted(near)), field)
+                        + ", ".join(near), field)
     if not exact.is_integral(value):
         raise SpecError(f"{field} is an in_out_t attribute: it must be a {name} value (an integer). "
                         f"Got: {format_number(value)}", field)
