@@ -39,6 +39,8 @@ PARSER_SRC = "onnx/onnx-tensorrt onnxOpImporters.cpp (Clip importer)"
 # TensorRT's DataType names and clipbridge's, for the types this layer is modelled on.
 DTYPES: dict[str, DType] = {"float32": FLOAT32, "float16": FLOAT16, "int8": INT8}
 ALIASES = {"kfloat": "float32", "khalf": "float16", "kint8": "int8"}
+OTHER_SPELLING = {"fp32": "float32", "fp16": "float16", "f32": "float32", "f16": "float16", "half": "float16",
+                  "float": "float32", "i8": "int8"}
 TRT_NAME = {"float32": "kFLOAT", "float16": "kHALF", "int8": "kINT8"}
 NAME_OF = {dt.name: name for name, dt in DTYPES.items()}
 READINGS = {
@@ -83,8 +85,11 @@ def dtype_tensorrt(name: str, loc: str = "dtype") -> DType:
     key = name.strip().lower()
     key = ALIASES.get(key, key)
     if key not in DTYPES:
-        raise SpecError(one_of("kCLIP is modelled for these TensorRT types (onnx-tensorrt clips INT32/INT64 with "
-                               "elementwise kMAX/kMIN and rejects UINT8)", name, DTYPES), loc)
+        msg = one_of("kCLIP is modelled for these TensorRT types (onnx-tensorrt clips INT32/INT64 with "
+                     "elementwise kMAX/kMIN and rejects UINT8)", name, DTYPES)
+        if key in OTHER_SPELLING and "Did you mean" not in msg:
+            msg += f". Did you mean {OTHER_SPELLING[key]!r}?"
+        raise SpecError(msg, loc)
     return DTYPES[key]
 
 
