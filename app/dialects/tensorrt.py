@@ -320,13 +320,14 @@ def target(version: str | None) -> TensorRtTarget:
 def capability() -> dict[str, Any]:
     return {"dialect": NAME, "default_target": {"dialect": NAME, "version": VERSIONS[-1]},
             "versions": [{"version": OP_VERSION, "selects": "TensorRT " + ", ".join(VERSIONS), "dtypes": list(DTYPES),
-                          "ranks": "any", "readings": dict(READINGS),
+                          "ranks": "any",
                           "rules": ["max(alpha, min(beta, x)): alpha > beta gives alpha",
                                     "alpha/beta are float attributes: rounded to float, then to the tensor type",
                                     "int8: bounds nearest-even and saturated (inferred); scale 1",
                                     "NaN input: alpha (observed, #4773) or undocumented (header)",
                                     "NaN alpha/beta: undocumented",
-                                    "no engine here: nothing executed on TensorRT"]}]}
+                                    "no engine here: nothing executed on TensorRT",
+                                    *(f"reading {k}: {v}" for k, v in READINGS.items())]}]}
 
 
 RULE_TEXTS = {

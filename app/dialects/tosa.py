@@ -338,13 +338,14 @@ def target(version: str | None) -> TosaTarget:
 def capability() -> dict[str, Any]:
     return {"dialect": NAME, "default_target": {"dialect": NAME, "version": VERSIONS[-1]},
             "versions": [{"version": OP_VERSION, "selects": "TOSA 1.0", "dtypes": list(DTYPES),
-                          "profiles": dict(PROFILES), "ranks": "0 to MAX_RANK",
+                          "ranks": "0 to MAX_RANK",
                           "rules": [f"{ERROR_ORDER}: min > max is an invalid graph",
                                     f"{ERROR_NAN}: NaN bounds are an invalid graph",
                                     "min_val/max_val required, of type in_out_t (no defaults, no rounding)",
                                     "nan_mode PROPAGATE (default): NaN in, NaN out; IGNORE: NaN in, min_val out",
                                     *LATITUDE,
-                                    "no int32/int64/uint8/fp64 CLAMP (typesupport)"]}]}
+                                    "no int32/int64/uint8/fp64 CLAMP (typesupport)",
+                                    "profiles: " + ", ".join(f"{k} {v}" for k, v in PROFILES.items())]}]}
 
 
 RULE_TEXTS = {

@@ -441,3 +441,12 @@ def test_translate_api_names_tosa(client):
     r = client.post("/v1/translate", json={"source": {"dialect": "tosa", "dtype": "fp32", "min_val": 0.1,
                                                       "max_val": 1}})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "source.min_val"
+
+
+def test_dialects_lists_tosa_and_tensorrt(client):
+    r = client.get("/v1/dialects")
+    assert r.status_code == 200, r.text
+    rows = {d["dialect"]: d for d in r.json()["dialects"]}
+    assert rows["tosa"]["versions"][0]["dtypes"] == list(tosa.DTYPES)
+    assert any("ERROR_IF(max_val < min_val)" in rule for rule in rows["tosa"]["versions"][0]["rules"])
+    assert any(rule.startswith("reading observed") for rule in rows["tensorrt"]["versions"][0]["rules"])
