@@ -51,6 +51,7 @@ LATITUDE = ("signed zero: 'The sign of a zero is ignored'; a zero result may be 
             "permitted)", "subnormals: bf16/fp16/fp32 subnormal values may be flushed to zero before computation "
             "(x=1e-40 in fp32 may give 1e-40 or 0)")
 ENGINE = "tosa-reference"
+INT32_MAX = 2**31 - 1
 
 
 class TosaSpec(_Strict):
@@ -136,6 +137,13 @@ def typed_bound_tosa(value: Number, dt: DType, name: str, field: str) -> Bound:
     return Bound(int(value), value)
 
 
+def shape_tosa(shape: list | None, loc: str = "shape") -> None:
+    """tosa.fbs `TosaTensor.shape: [int32]`: a TOSA graph cannot carry a dimension beyond 2^31-1."""
+    for d in shape or ():
+        if isinstance(d, int) and d > INT32_MAX:
+            raise SpecError(f"a TOSA tensor's dimensions are int32 (tosa.fbs TosaTensor.shape). Got: {d}", loc)
+
+
 def error_if_tosa(lo: Bound, hi: Bound, dt: DType) -> tuple[str | None, bool]:
     """CLAMP.tosac's two ERROR_IFs, in the spec's order: (the failing condition or None, whether it is the NaN one).
 
@@ -150,6 +158,7 @@ def error_if_tosa(lo: Bound, hi: Bound, dt: DType) -> tuple[str | None, bool]:
 def resolve(spec: TosaSpec) -> Meaning:
     """The function CLAMP computes, or a rejection quoting the ERROR_IF / typesupport rule it breaks."""
     version_tosa(spec.version)
+    shape_tosa(spec.shape)
     name, dt, supported = dtype_tosa(spec.dtype)
     mode = nan_mode_tosa(spec.nan_mode)
     lo = typed_bound_tosa(spec.min_val, dt, name, "min_val")
@@ -245,7 +254,7 @@ def emit(src: Meaning, target: TosaTarget, mode: Mode, shape: list | None) -> Em
     """A TOSA CLAMP (compact spec, MLIR text and, with tosa-tools, the flatbuffer) computing `src`."""
     version_tosa(target.version or VERSIONS[-1])
     dt = src.dtype
-    why = _inexpressible(src)
+    why = _inexpressible(src) or _shape_finding(shape)
     if why is not None:
         return Emitted(None, None, [why], unsupported=True)
     notes = Notes()
@@ -288,6 +297,14 @@ def _inexpressible(src: Meaning) -> Finding | None:
     if src.result_dtype not in (None, src.dtype):
         return Finding(Code.DTYPE_PROMOTION, Severity.ERROR, "CLAMP's output has the input's type (in_out_t); the "
                        f"source promotes to {src.out_dtype.name}", src.out_dtype.name, src.dtype.name)
+    return None
+
+
+def _shape_finding(shape: list | None) -> Finding | None:
+    try:
+        shape_tosa(shape)
+    except SpecError as exc:
+        return Finding(Code.RANK_UNSUPPORTED, Severity.ERROR, exc.message, str(shape), "int32 dimensions")
     return None
 
 

@@ -5,14 +5,16 @@
 from __future__ import annotations
 
 import base64
+import json
 import math
+import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.dialects import tosa
@@ -450,3 +452,46 @@ def test_dialects_lists_tosa_and_tensorrt(client):
     assert rows["tosa"]["versions"][0]["dtypes"] == list(tosa.DTYPES)
     assert any("ERROR_IF(max_val < min_val)" in rule for rule in rows["tosa"]["versions"][0]["rules"])
     assert any(rule.startswith("reading observed") for rule in rows["tensorrt"]["versions"][0]["rules"])
+
+
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
+                   st.sampled_from(list(tosa.DTYPES) + ["int32", "fp64", "int48", "float32", "kHALF", "int8",
+                                                        "IGNORE", "PROPAGATE", "ignore", "observed", "header", "nan",
+                                                        "-inf", "inf", "0x1p-149", "1.0", "0.80", "10", ""]),
+                   st.text(max_size=6), st.lists(st.integers(-1, 2**32), max_size=3))
+
+
+@st.composite
+def bodies(draw):
+    dialect = draw(st.sampled_from(["tosa", "tensorrt"]))
+    keys = (["dtype", "shape", "min_val", "max_val", "nan_mode", "version"] if dialect == "tosa" else
+            ["dtype", "shape", "alpha", "beta", "reading", "version"])
+    spec = {"dialect": dialect, **draw(st.dictionaries(st.sampled_from(keys), LEAVES, max_size=6))}
+    path = draw(st.sampled_from(["/v1/translate", "/v1/execute", "/v1/compare"]))
+    if path == "/v1/translate":
+        return path, {"source": spec, "targets": draw(st.sampled_from([None, ["tosa"], ["tensorrt"], ["onnx"]])),
+                      "mode": draw(st.sampled_from(["preserve", "literal"]))}
+    return path, {"spec": spec, "backend": draw(st.sampled_from(["numpy", "tosa-reference"])),
+                  "semantics": draw(st.sampled_from([None, "tosa", "tensorrt", "onnx"])),
+                  "input": {"dtype": draw(st.sampled_from(["float32", "int8", "float16", "bfloat16"])),
+                            "shape": [2], "data": draw(st.lists(LEAVES, min_size=2, max_size=2))}}
+
+
+@settings(max_examples=int(os.environ.get("CLIPBRIDGE_FUZZ_EXAMPLES", "120")), derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=bodies())
+def test_tosa_and_tensorrt_bodies_never_5xx(client, case):
+    path, body = case
+    r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    assert r.status_code < 500, (path, body, r.text[:500])
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param(OnnxSpec(**ONNX, min=0, max=6, shape=[2**31]), id="onnx-dim-beyond-int32"),
+])
+def test_dimension_beyond_int32_is_unsupported(source):
+    tr = translate(source, ["tosa"]).translations[0]
+    assert tr.status == "unsupported" and Code.RANK_UNSUPPORTED in _codes(tr)
+    with pytest.raises(SpecError, match="int32") as exc:
+        tosa.resolve(spec("fp32", 0, 6, shape=[2**31]))
+    assert exc.value.loc == "shape"
