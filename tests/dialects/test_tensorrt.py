@@ -233,3 +233,10 @@ def test_translate_api_names_tensorrt(client):
     assert r.json()["output"]["data"] == [0.0, 6.0, 0.0]
     r = client.post("/v1/translate", json={"source": {"dialect": "tensorrt", "dtype": "fp32", "alpha": 0, "beta": 1}})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "source.dtype"
+
+
+@pytest.mark.parametrize("name", list(trt.EXAMPLES))
+def test_examples_and_rule_texts(name):
+    m = trt.resolve(trt.TensorRtSpec.model_validate(trt.EXAMPLES[name]))
+    assert m.state is State.DEFINED
+    assert set(trt.DIALECT.rule_texts) <= {c.value for c in Code}
