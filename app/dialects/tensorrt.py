@@ -15,6 +15,7 @@ No TensorRT engine runs here (it needs an NVIDIA GPU and the TensorRT wheel); no
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Annotated, Any, Literal
 
 from pydantic import StringConstraints
@@ -136,7 +137,9 @@ def bound_tensorrt(value: Number, dt: DType, side: str) -> Bound:
         steps.append(f"{side} {format_number(f)} rounded to nearest-even: {r}")
     if sat != r:
         steps.append(f"{side} {r} saturated to int8: {sat}")
-    return Bound(sat, value, tuple(steps), rounded=r != f, saturated=sat != r, precision_loss=loss)
+    # The float step matters only when it moves the integer: nearest-even of the exact number differs.
+    direct = dt.saturate(round(Fraction(value))) if not exact.is_inf(value) else sat
+    return Bound(sat, value, tuple(steps), rounded=r != f, saturated=sat != r, precision_loss=direct != sat)
 
 
 def _round_half_even(f: float) -> int:

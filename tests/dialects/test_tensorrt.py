@@ -240,3 +240,14 @@ def test_examples_and_rule_texts(name):
     m = trt.resolve(trt.TensorRtSpec.model_validate(trt.EXAMPLES[name]))
     assert m.state is State.DEFINED
     assert set(trt.DIALECT.rule_texts) <= {c.value for c in Code}
+
+
+@pytest.mark.parametrize("alpha,code", [
+    pytest.param(100.7, Code.BOUND_ROUNDING, id="fraction-rounds-not-a-precision-loss"),
+    pytest.param("2.50000000000000001", Code.BOUND_PRECISION, id="float-step-makes-a-tie-then-even"),
+])
+def test_int8_bound_code(alpha, code):
+    """An int8 bound's code: rounding when nearest-even of the number itself moves it, precision when the float
+    attribute's rounding does (2.50000000000000001 is 3 exactly rounded, 2 after float makes it a tie)."""
+    m = trt.resolve(spec("int8", alpha, 120))
+    assert m.lower.rounded and m.lower.precision_loss is (code is Code.BOUND_PRECISION)
