@@ -54,9 +54,9 @@ REJECT_INT16_ZP = "input->params.zero_point != 0"  # activations.cc: int16 activ
 VERSIONS = ("1.5", "2.10", "2.18")
 RELU_0_TO_1_SINCE = (2, 10)
 LITERT = "ai-edge-litert 2.3.0 (XNNPACK delegate)"
-NOTE_FTZ = EngineNote(LITERT, "Subnormal float32 inputs are read as zero (sign kept) by RELU6, RELU_N1_TO_1, RELU "
-                              "and MINIMUM/MAXIMUM under the default XNNPACK delegate; the builtin kernels and "
-                              "RELU_0_TO_1 (not delegated) keep them.")
+NOTE_FTZ = EngineNote(LITERT, "Subnormal float32 inputs (and MINIMUM/MAXIMUM constants) are read as zero (sign "
+                              "kept) by RELU6, RELU_N1_TO_1, RELU and MINIMUM/MAXIMUM under the default XNNPACK "
+                              "delegate; the builtin kernels and RELU_0_TO_1 (not delegated) keep them.")
 NOTE_MM_NAN_BUILTIN = EngineNote("ai-edge-litert 2.3.0 (builtin kernels)", (
     "Without the default delegate (OpResolverType BUILTIN_WITHOUT_DEFAULT_DELEGATES or BUILTIN_REF), MINIMUM is "
     "`el1 < el2 ? el1 : el2`: MINIMUM(NaN, max) = max, so a NaN input gives the clip of +inf (max; min when "
