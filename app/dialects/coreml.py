@@ -25,7 +25,7 @@ from app.dialects.common import Emitted, Mode
 from app.dtypes import FLOAT16, FLOAT32, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, Meaning, NanBound, NanInput, Order, State
+from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
 from app.numbers import Number, format_number
 from app.specs import Shape, WireNumber, _Strict, spec_json
 from app.suggest import one_of
@@ -41,6 +41,12 @@ NAME_OF = {dt.name: n for n, dt in DTYPES.items()}
 REJECT_TEXT = "The `alpha` value ({a}) should be smaller than `beta` value ({b}) in `clip` op."
 NAN_UNDOCUMENTED = (f"NaN on device: not documented ({SRC15} docstring; Apple's MIL op reference); coremltools' "
                     "value_inference (NumPy) propagates it")
+
+# Observed (tests/dialects/test_coreml.py::test_value_inference_nan_bound, a strict xfail): the only executable
+# definition on Linux, coremltools' constant folding, propagates a NaN alpha/beta; the meaning leaves it undocumented.
+NOTE_FOLD_NAN_BOUND = EngineNote("coremltools 9.0 value_inference (const folding)", (
+    "A NaN alpha or beta makes every folded output NaN (np.maximum/np.minimum propagate); what a device does is not "
+    "documented, and clipbridge executes an undocumented NaN bound as ignored."))
 
 
 class CoreMLSpec(_Strict):
@@ -121,8 +127,9 @@ def resolve(spec: CoreMLSpec) -> Meaning:
         reason = strict_order_coreml(lo, hi)
         if reason is not None:
             state = State.REJECTED
+    notes = (NOTE_FOLD_NAN_BOUND,) if lo.is_nan or hi.is_nan else ()
     return Meaning(NAME, f"clip ({version})", dt, lo, hi, order=order, nan_input=NanInput.UNDOCUMENTED,
-                   nan_bound=NanBound.UNDOCUMENTED, state=state, reason=reason, rules=rules)
+                   nan_bound=NanBound.UNDOCUMENTED, state=state, reason=reason, rules=rules, engine_notes=notes)
 
 
 def normalize(spec: CoreMLSpec) -> dict:
