@@ -24,6 +24,8 @@ EXAMPLES = {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6}}, "5_0"),
     "stablehlo": ({"dialect": "stablehlo", "element_type": "f32", "min": 0, "max": 6}, "1"),
+    "tflite": ({"dialect": "tflite", "op": "RELU6", "dtype": "float32"}, "2.10"),
+    "coreml": ({"dialect": "coreml", "opset": "iOS17", "dtype": "fp32", "alpha": 0, "beta": 6}, "iOS15"),
 }
 
 
