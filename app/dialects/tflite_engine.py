@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from app.dialects.tflite_flatbuffer import Graph, build_model
-from app.errors import BackendUnavailable
-from app.meaning import Meaning
+from app.errors import BackendUnavailable, RejectedSpec
+from app.meaning import Meaning, State
 
 
 def graph_of(spec: Any, m: Meaning, shape: list | tuple | None) -> Graph:
@@ -50,19 +50,24 @@ def invoke(data: bytes, x: np.ndarray, resolver: str = "default") -> np.ndarray:
                                  "backend") from None
     kind = {"default": OpResolverType.AUTO, "builtin": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
             "reference": OpResolverType.BUILTIN_REF}[resolver]
-    it = Interpreter(model_content=data, experimental_op_resolver_type=kind)
-    inp = it.get_input_details()[0]["index"]
     flat = np.ascontiguousarray(x).reshape(-1) if x.ndim == 0 else np.ascontiguousarray(x)
-    it.resize_tensor_input(inp, list(flat.shape), strict=False)
-    it.allocate_tensors()
-    it.set_tensor(inp, flat)
-    it.invoke()
+    try:
+        it = Interpreter(model_content=data, experimental_op_resolver_type=kind)
+        inp = it.get_input_details()[0]["index"]
+        it.resize_tensor_input(inp, list(flat.shape), strict=False)
+        it.allocate_tensors()
+        it.set_tensor(inp, flat)
+        it.invoke()
+    except (RuntimeError, ValueError) as exc:  # a kernel's Prepare/Eval check: the interpreter refuses the model
+        raise RejectedSpec(f"the LiteRT interpreter refuses this model: {str(exc).strip()[:300]}", "backend") from None
     return np.array(it.get_tensor(it.get_output_details()[0]["index"])).reshape(x.shape)
 
 
 def run_litert(sem: Any, x: np.ndarray, resolver: str = "default") -> np.ndarray:
     """The semantics' own model (built for x's shape) on the LiteRT interpreter."""
     from app.dialects.tflite import TfliteSpec
+    if sem.meaning.state is State.REJECTED:
+        raise RejectedSpec(sem.meaning.reason or "rejected by TFLite", "spec")
     spec = TfliteSpec.model_validate(sem.spec)
     x = np.asarray(x, dtype=sem.meaning.dtype.np_dtype)
     return invoke(model_bytes(spec, sem.meaning, list(x.shape) or [1]), x, resolver)

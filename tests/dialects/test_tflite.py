@@ -5,12 +5,13 @@ engine (ai-edge-litert's Interpreter) against evaluate() on ops x dtypes x bound
 from __future__ import annotations
 
 import base64
+import json
 import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.dialects import registry
@@ -325,8 +326,10 @@ def test_engine_refuses_what_the_meaning_rejects(s, text):
     from app.dialects.tflite_flatbuffer import Graph, build_model
     data = build_model(Graph(s.op, s.dtype, (2,), quantization=(tfl.scale_tflite(s.quantization),
                                                                   s.quantization.zero_point)))
-    with pytest.raises(RuntimeError, match=text.split(" (")[0].replace(".", r"\.")):
+    with pytest.raises(RejectedSpec, match=text.split(" (")[0].replace(".", r"\.")):
         eng.invoke(data, np.zeros(2, np.int16))
+    with pytest.raises(RejectedSpec, match=text.split(" (")[0].replace(".", r"\.")):
+        _run(s, np.zeros(2, np.int16))
 
 
 def test_emitted_artifact_runs_and_agrees():
@@ -346,3 +349,54 @@ def test_execute_api_on_litert(client):
     r = client.post("/v1/execute", json=body)
     assert r.status_code == 200, r.text
     assert r.json()["output"]["data"] == [0, 50, 86, 86]
+
+
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
+                   st.sampled_from(list(tfl.OPS) + list(tfl.DTYPES) + ["relu6", "nan", "-inf", "inf", "0x1p-149",
+                                                                       "2.10", "v2", "3", "", "1e-45", "float16"]),
+                   st.text(max_size=6), st.lists(st.integers(-1, 3), max_size=3),
+                   st.fixed_dictionaries({"scale": st.one_of(st.floats(), st.sampled_from(["1e-300", "nan", 0.07])),
+                                          "zero_point": st.integers(-300, 300)}))
+
+
+@st.composite
+def tflite_bodies(draw):
+    body = {"dialect": "tflite", **draw(st.dictionaries(st.sampled_from(
+        ["op", "dtype", "min", "max", "quantization", "shape"]), LEAVES, max_size=6))}
+    path = draw(st.sampled_from(["/v1/translate", "/v1/execute", "/v1/compare"]))
+    if path == "/v1/translate":
+        return path, {"source": body, "targets": draw(st.sampled_from([None, ["tflite"], ["onnx", "coreml"]]))}
+    return path, {"spec": body, "backend": draw(st.sampled_from(["numpy", "litert"])),
+                  "semantics": draw(st.sampled_from([None, "tflite", "onnx", {"dialect": "tflite", "version": "2.9"}])),
+                  "input": {"dtype": draw(st.sampled_from(["float32", "int8", "uint8", "int16", "int64"])),
+                            "shape": draw(st.sampled_from([[2], [0], [1, 2]])),
+                            "data": draw(st.lists(st.integers(-3, 300), min_size=2, max_size=2))}}
+
+
+@settings(max_examples=80, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=tflite_bodies())
+def test_tflite_bodies_never_5xx(client, case):
+    path, body = case
+    if path != "/v1/translate" and body["input"]["shape"] == [0]:
+        body["input"]["data"] = []
+    elif path != "/v1/translate" and body["input"]["shape"] == [1, 2]:
+        body["input"]["data"] = [body["input"]["data"]]
+    r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    assert r.status_code < 500, (path, body, r.text[:500])
+
+
+def test_execute_api_rejected_and_compare(client):
+    _engine()
+    rejected = {"dialect": "tflite", "op": "RELU6", "dtype": "int16", "quantization": {"scale": 0.1, "zero_point": 3}}
+    inp = {"dtype": "int16", "shape": [2], "data": [7, 1]}
+    r = client.post("/v1/execute", json={"spec": rejected, "input": inp, "backend": "litert"})
+    assert r.status_code == 422 and "zero_point" in r.text
+    onnx = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 6, "max": 4}
+    r = client.post("/v1/execute", json={"spec": onnx, "input": {"dtype": "float32", "shape": [3], "data": [0, 5, 10]},
+                                         "backend": "litert", "semantics": "tflite", "mode": "literal"})
+    assert r.status_code == 200, r.text
+    assert r.json()["output"]["data"] == [6.0, 6.0, 6.0]  # 5.3's witness on the engine: TFLite -> min
+    r = client.post("/v1/compare", json={"spec": onnx, "input": {"dtype": "float32", "shape": [3], "data": [0, 5, 10]},
+                                         "semantics": ["onnx", "tflite", "coreml"]})
+    assert r.status_code == 200, r.text
