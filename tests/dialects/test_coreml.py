@@ -4,11 +4,12 @@ check and its value_inference (const inputs fold on Linux) against evaluate().""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.dialects import coreml as cml
@@ -222,3 +223,42 @@ def test_value_inference_property_fp16(a, b):
     assert same_outputs(cml.value_inference_coreml(s, x), evaluate(m, x)).all()
     m17 = cml.resolve(spec("iOS17", a, b, "fp16"))
     assert (m17.state is State.REJECTED) == (a >= b)
+
+
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
+                   st.sampled_from(list(cml.OPSETS) + list(cml.DTYPES) + ["ios17", "iOS12", "macOS14", "nan",
+                                                                          "-inf", "inf", "0x1p-149", "float16", ""]),
+                   st.text(max_size=6), st.lists(st.integers(-1, 3), max_size=3))
+
+
+@st.composite
+def coreml_bodies(draw):
+    body = {"dialect": "coreml", **draw(st.dictionaries(st.sampled_from(
+        ["opset", "dtype", "alpha", "beta", "shape"]), LEAVES, max_size=5))}
+    path = draw(st.sampled_from(["/v1/translate", "/v1/execute", "/v1/compare"]))
+    if path == "/v1/translate":
+        return path, {"source": body, "targets": draw(st.sampled_from([None, ["coreml"], ["onnx", "tflite"],
+                                                                       [{"dialect": "coreml", "version": "iOS15"}]]))}
+    return path, {"spec": body, "backend": "numpy",
+                  "semantics": draw(st.sampled_from([None, "coreml", "onnx", {"dialect": "coreml", "version": "iOS16"}])),
+                  "input": {"dtype": draw(st.sampled_from(["float32", "float16", "int8"])), "shape": [2],
+                            "data": draw(st.lists(st.integers(-3, 300), min_size=2, max_size=2))}}
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=coreml_bodies())
+def test_coreml_bodies_never_5xx(client, case):
+    path, body = case
+    r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    assert r.status_code < 500, (path, body, r.text[:500])
+
+
+def test_translate_into_coreml_api(client):
+    r = client.post("/v1/translate", json={"source": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 1,
+                                                      "max": 1}, "targets": ["coreml", {"dialect": "coreml",
+                                                                                        "version": "iOS16"}]})
+    assert r.status_code == 200, r.text
+    a, b = r.json()["translations"]
+    assert a["status"] == "unsupported" and "should be smaller" in a["findings"][0]["message"]
+    assert b["status"] == "drift" and b["target"]["opset"] == "iOS16"
