@@ -98,15 +98,11 @@ def const_bound_coreml(value: Number, dt: DType, side: str) -> Bound:
                  overflow=math.isinf(out) and not exact.is_inf(value))
 
 
-def strict_order_coreml(lo: Bound, hi: Bound) -> str | None:
+def strict_order_coreml(lo: Bound, hi: Bound, dt: DType) -> str | None:
     """iOS17: `if self.alpha.val >= self.beta.val: raise ValueError(...)` on the consts of T (NaN compares false)."""
     if lo.is_nan or hi.is_nan or lo.value < hi.value:
         return None
-    return REJECT_TEXT.format(a=_np_text(lo.value), b=_np_text(hi.value))
-
-
-def _np_text(v: Number) -> str:
-    return str(float(v))
+    return REJECT_TEXT.format(a=dt.np_dtype.type(lo.value), b=dt.np_dtype.type(hi.value))  # NumPy's str of T
 
 
 def resolve(spec: CoreMLSpec) -> Meaning:
@@ -124,7 +120,7 @@ def resolve(spec: CoreMLSpec) -> Meaning:
     order = Order.MAX_WINS
     if version == "iOS17":
         order = Order.REJECTED
-        reason = strict_order_coreml(lo, hi)
+        reason = strict_order_coreml(lo, hi, dt)
         if reason is not None:
             state = State.REJECTED
     notes = (NOTE_FOLD_NAN_BOUND,) if lo.is_nan or hi.is_nan else ()

@@ -157,10 +157,12 @@ def _ct():
     pytest.param("iOS18", 6.0, 4.0, True, id="ios18-crossed-raises"),
     pytest.param("iOS17", "nan", 4.0, False, id="ios17-nan-alpha-builds"),
     pytest.param("iOS17", -0.0, 0.0, True, id="ios17-minus-zero-vs-zero-raises"),
+    pytest.param("iOS17", 0.2, 0.1, True, id="ios17-message-prints-float32"),
 ])
-def test_builder_agrees_on_rejection(opset, alpha, beta, raises):
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_builder_agrees_on_rejection(opset, alpha, beta, raises, dtype):
     _ct()
-    s = spec(opset, alpha, beta)
+    s = spec(opset, alpha, beta, dtype)
     m = cml.resolve(s)
     if raises:
         with pytest.raises(ValueError) as exc:
