@@ -225,7 +225,9 @@ def resolve(spec: TfliteSpec) -> Meaning:
     lo = quantized_bound_tflite(FIXED[op][0], scale, zp, dt, "min")
     hi = quantized_bound_tflite(FIXED[op][1], scale, zp, dt, "max")
     rules += ("quantized bounds: zero_point + roundf(act / scale) in float32 (half away from zero), clamped to "
-              "the type (QuantizedReluX)",)
+              "the type (QuantizedReluX)",
+              f"values are the stored {dt.name} integers q (real = {format_number(scale)} * (q - {zp})); input and "
+              "output share the quantization, so the kernel's rescale is the identity",)
     return Meaning(NAME, op, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.PROPAGATE, rules=rules)
 
@@ -248,7 +250,7 @@ def _resolve_minmax(spec: TfliteSpec, dt: DType) -> Meaning:
         notes = (NOTE_FTZ, NOTE_MM_NAN_BUILTIN) + ((NOTE_MM_NAN_BOUND,) if lo.is_nan or hi.is_nan else ())
     return Meaning(NAME, MINMAX, dt, lo, hi, order=Order.MIN_WINS, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.UNDOCUMENTED, rules=rules, engine_notes=notes,
-                   readings=tuple(READINGS) if dt.is_float else ())
+                   readings=tuple(f"{k}: {v}" for k, v in READINGS.items()) if dt.is_float else ())
 
 
 def normalize(spec: TfliteSpec) -> dict:

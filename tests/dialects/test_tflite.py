@@ -81,6 +81,34 @@ def test_round_half_away_matches_c_roundf(q):
     assert abs(Fraction(q) - tfl.round_half_away_tflite(q)) <= Fraction(1, 2)
 
 
+def _quantized_relux_f32(act: float, scale: float, zp: int, lo: int, hi: int, side: str) -> int:
+    """QuantizedReluX in NumPy float32: act / scale rounds to float32, roundf is floor(|q| + 0.5) with q's sign."""
+    q = np.float32(act) / np.float32(scale)
+    r = int(math.copysign(math.floor(abs(float(q)) + 0.5), float(q)))
+    return max(lo, zp + r) if side == "min" else min(hi, zp + r)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(scale=st.floats(2**-13, 1e3, width=32), zp=st.integers(-128, 127), op=st.sampled_from(["RELU6", "RELU_N1_TO_1",
+                                                                                             "RELU_0_TO_1"]))
+def test_quantized_bounds_match_a_float32_model(scale, zp, op):
+    m = tfl.resolve(spec(op, "int8", q=(scale, zp)))
+    lo, hi = tfl.FIXED[op]
+    assert m.lo == _quantized_relux_f32(lo, scale, zp, -128, 127, "min")
+    assert m.hi == _quantized_relux_f32(hi, scale, zp, -128, 127, "max")
+
+
+@settings(derandomize=True, max_examples=15, deadline=None)
+@given(scale=st.floats(2**-10, 10, width=32), zp=st.integers(0, 255), op=st.sampled_from(["RELU6", "RELU_N1_TO_1",
+                                                                                         "RELU_0_TO_1", "RELU"]))
+def test_litert_quantized_bounds_property(scale, zp, op):
+    """Random scales and zero points on the engine: every uint8 value against evaluate()."""
+    s = spec(op, "uint8", q=(scale, zp))
+    m = tfl.resolve(s)
+    x = m.dtype.all_values()
+    assert same_outputs(_run(s, x), evaluate(m, x)).all()
+
+
 @pytest.mark.parametrize("s,field,msg", [
     pytest.param(spec("CLIP"), "op", "Unknown TFLite clip op", id="unknown-op"),
     pytest.param(spec("RELU6", "float16"), "dtype", "Unknown TFLite dtype", id="5.3-no-float16-kernel"),
@@ -115,7 +143,7 @@ def test_rejected_like_the_kernel(s, text):
 def test_meaning_variants():
     m = tfl.resolve(spec("MINIMUM_MAXIMUM", mn=0, mx=5))
     assert m.order is Order.MIN_WINS and m.nan_input is NanInput.PROPAGATE and m.nan_bound is NanBound.UNDOCUMENTED
-    assert m.readings == tuple(tfl.READINGS) and tfl.NOTE_MM_NAN_BUILTIN in m.engine_notes
+    assert [r.split(":")[0] for r in m.readings] == list(tfl.READINGS) and tfl.NOTE_MM_NAN_BUILTIN in m.engine_notes
     assert list(tfl.DIALECT.readings)[0] == tfl.READING_XNNPACK  # the default: what Interpreter() computes
     assert tfl.NOTE_FTZ not in tfl.resolve(spec("RELU_0_TO_1")).engine_notes  # not delegated: subnormals kept
 
