@@ -264,3 +264,14 @@ def test_translate_into_coreml_api(client):
     a, b = r.json()["translations"]
     assert a["status"] == "unsupported" and "should be smaller" in a["findings"][0]["message"]
     assert b["status"] == "drift" and b["target"]["opset"] == "iOS16"
+
+
+@pytest.mark.skipif(__import__("sys").platform == "darwin", reason="on macOS the model runs")
+def test_program_converts_but_does_not_run_on_linux():
+    """The emitted program converts to an ML Program (iOS17: specification version 8); predict needs macOS."""
+    ct = _ct()
+    prog = cml.build_program(spec("iOS17", 0, 6, shape=[4]))
+    model = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS17, skip_model_load=True)
+    assert model.get_spec().specificationVersion == 8
+    with pytest.raises(Exception, match="only supported on macOS"):
+        model.predict({"inp": np.zeros(4, np.float32)})
