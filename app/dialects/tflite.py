@@ -148,12 +148,13 @@ def scale_tflite(q: TfliteQuantization) -> float:
 
 
 def quantized_bound_tflite(act: float, scale: float, zp: int, dt: DType, side: str) -> Bound:
-    """QuantizedReluX: zero_point + (int32)roundf(act / scale), the quotient a float32, then max(qmin, .) for the
-    lower bound and min(qmax, .) for the upper; act_max = inf gives qmax (activations.cc)."""
+    """QuantizedReluX: zero_point + (int32)roundf(act / scale), the quotient a float32 (two roundings: the division,
+    then roundf), then max(qmin, .) for the lower bound and min(qmax, .) for the upper; act_max = inf gives qmax
+    (activations.cc)."""
     if math.isinf(act):
         return Bound(dt.highest(), None, (f"{side}: act_max = inf gives qmax = {dt.highest()}",))
     quotient = exact.to_float32(Fraction(act) / Fraction(scale))  # float / float: one IEEE rounding to float32
-    r = round_half_away_tflite(quotient)
+    r = round_half_away_tflite(quotient) if math.isfinite(quotient) else 2**31
     if not -(2**31) <= zp + r < 2**31 or not -(2**31) <= r < 2**31:
         raise SpecError(f"{format_number(act)} / scale = {format_number(quotient)} is outside int32: the kernel's "
                         "float-to-int32 cast is undefined there. Got: scale "

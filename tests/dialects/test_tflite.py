@@ -119,6 +119,9 @@ def test_litert_quantized_bounds_property(scale, zp, op):
     pytest.param(spec("MINIMUM_MAXIMUM", "int8", mn=0.5, mx=3), "min", "stored int8 value", id="minmax-int-typed"),
     pytest.param(spec("RELU6", "int8", q=(0, 0)), "quantization.scale", "finite float32 > 0", id="zero-scale"),
     pytest.param(spec("RELU6", "int8", q=(1e-9, 0)), "quantization.scale", "outside int32", id="cast-undefined"),
+    pytest.param(spec("RELU6", "int8", q=("1e-45", 0)), "quantization.scale", "outside int32", id="quotient-inf"),
+    pytest.param(spec("RELU6", "int8", q=("1e-50", 0)), "quantization.scale", "finite float32 > 0",
+                 id="scale-rounds-to-0"),
     pytest.param(spec("RELU6", "uint8", q=(0.1, -1)), "quantization.zero_point", "uint8 value", id="zp-range"),
     pytest.param(spec("RELU6", "float32", q=(0.1, 0)), "quantization", "uint8, int8 and int16", id="float-quant"),
 ])
