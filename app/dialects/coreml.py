@@ -237,7 +237,10 @@ def emit(src: Meaning, target: CoreMLTarget, mode: Mode, shape: list | None) -> 
         return Emitted(normalize(spec), meaning, notes.items + [Finding(
             Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"Core ML {opset} refuses to build this clip: "
             f"{meaning.reason} (iOS15/iOS16 clip gives beta)", src.describe(), "rejected")], unsupported=True)
-    text = mil_text(spec)
+    if shape == []:
+        notes.add(Code.RANK_UNSUPPORTED, Severity.INFO, "A Core ML program input has rank >= 1: the MIL artifact's "
+                  "input is [1] (the clip is elementwise, so the values are the same)")
+    text = mil_text(spec if shape != [] else spec.model_copy(update={"shape": [1]}))
     return Emitted(normalize(spec), meaning, notes.items, {"coreml_mil": text} if text else {})
 
 

@@ -53,6 +53,7 @@ REJECT_INT16_ZP = "input->params.zero_point != 0"  # activations.cc: int16 activ
 # Runtime versions (TensorFlow numbering, tflite op-version table): RELU_0_TO_1 v1 is "2.10.0".
 VERSIONS = ("1.5", "2.10", "2.18")
 RELU_0_TO_1_SINCE = (2, 10)
+INT32_MAX = 2**31 - 1  # Tensor.shape is [int] (int32) in schema.fbs
 LITERT = "ai-edge-litert 2.3.0 (XNNPACK delegate)"
 NOTE_FTZ = EngineNote(LITERT, "Subnormal float32 inputs (and MINIMUM/MAXIMUM constants) are read as zero (sign "
                               "kept) by RELU6, RELU_N1_TO_1, RELU and MINIMUM/MAXIMUM under the default XNNPACK "
@@ -346,6 +347,10 @@ def emit(src: Meaning, target: TfliteTarget, mode: Mode, shape: list | None) -> 
     else:
         spec = TfliteSpec(dialect=NAME, op=op, dtype=dt.name, shape=shape)
     meaning = resolve(spec)
+    wide = [d for d in shape or [] if isinstance(d, int) and d > INT32_MAX]
+    if wide:
+        notes.add(Code.SHAPE_UNKNOWN, Severity.INFO, f"TFLite tensor sizes are int32 (schema.fbs): size {wide[0]} "
+                  "written as -1 (dynamic, shape_signature)")
     return Emitted(normalize(spec), meaning, notes.items, {"tflite_model": model_base64(spec, meaning)})
 
 

@@ -21,7 +21,7 @@ def graph_of(spec: Any, m: Meaning, shape: list | tuple | None) -> Graph:
     """What build_model writes for a resolved spec: the op, the stored bounds, quantization, and the shape (an
     unknown size is -1: written 1 with shape_signature -1)."""
     from app.dialects.tflite import MINMAX, scale_tflite
-    dims = tuple(d if isinstance(d, int) else -1 for d in (shape if shape is not None else [None]))
+    dims = tuple(d if isinstance(d, int) and d <= 2**31 - 1 else -1 for d in (shape if shape is not None else [None]))
     q = None
     if spec.quantization is not None:
         q = (scale_tflite(spec.quantization), spec.quantization.zero_point)

@@ -242,7 +242,8 @@ def coreml_bodies(draw):
         return path, {"source": body, "targets": draw(st.sampled_from([None, ["coreml"], ["onnx", "tflite"],
                                                                        [{"dialect": "coreml", "version": "iOS15"}]]))}
     return path, {"spec": body, "backend": "numpy",
-                  "semantics": draw(st.sampled_from([None, "coreml", "onnx", {"dialect": "coreml", "version": "iOS16"}])),
+                  "semantics": draw(st.sampled_from([None, "coreml", "onnx",
+                                                     {"dialect": "coreml", "version": "iOS16"}])),
                   "input": {"dtype": draw(st.sampled_from(["float32", "float16", "int8"])), "shape": [2],
                             "data": draw(st.lists(st.integers(-3, 300), min_size=2, max_size=2))}}
 

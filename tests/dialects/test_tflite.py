@@ -431,3 +431,14 @@ def test_execute_api_rejected_and_compare(client):
     r = client.post("/v1/compare", json={"spec": onnx, "input": {"dtype": "float32", "shape": [3], "data": [0, 5, 10]},
                                          "semantics": ["onnx", "tflite", "coreml"]})
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("shape", [pytest.param([], id="rank-0"), pytest.param([0], id="empty"),
+                                   pytest.param([2**31], id="beyond-int32"), pytest.param([1] * 64, id="rank-64"),
+                                   pytest.param(["N", None], id="unknown")])
+def test_emit_any_shape(shape):
+    from app.dialects.tflite_flatbuffer import read_back
+    tr = translate(OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", min=0, max=5, shape=shape),
+                   ["tflite", "coreml"]).translations
+    assert read_back(base64.b64decode(tr[0].artifacts["tflite_model"]))["opcodes"]
+    assert tr[1].status == "drift" and (tr[1].artifacts.get("coreml_mil") or "coremltools missing")
