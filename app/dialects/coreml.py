@@ -141,10 +141,24 @@ def resolve_source(spec: CoreMLSpec) -> Resolved:
 
 # --- the MIL program (coremltools) ------------------------------------------------------------------------------
 
+def _import_coremltools() -> Any:
+    """coremltools, imported with its logger at ERROR: on Linux its import warns about every macOS-only proxy it
+    cannot load (and an untested torch), which is noise for a translation that only builds the program."""
+    import logging
+    log = logging.getLogger("coremltools")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        import coremltools
+    finally:
+        log.setLevel(level)
+    return coremltools
+
+
 def build_program(spec: CoreMLSpec, x: np.ndarray | None = None) -> Any:
     """mb.program with one mb.clip. With `x`, the clip's input is that const array (coremltools folds it: the
     clip's output .val is value_inference's); else a tensor input of `shape` (unknown sizes as symbols)."""
-    import coremltools as ct
+    ct = _import_coremltools()
     from coremltools.converters.mil import Builder as mb
     from coremltools.converters.mil.mil import get_new_symbol, types
     dt = dtype_coreml(spec.dtype)
@@ -170,7 +184,7 @@ def build_program(spec: CoreMLSpec, x: np.ndarray | None = None) -> Any:
 def mil_text(spec: CoreMLSpec) -> str | None:
     """The MIL program's text as coremltools prints it; None when coremltools is not installed."""
     try:
-        import coremltools  # noqa: F401
+        _import_coremltools()
     except ImportError:
         return None
     return str(build_program(spec)).strip() + "\n"
