@@ -10,6 +10,8 @@ import numpy as np
 
 from app.dialects import onnx
 from app.dialects.base import Dialect, Resolved
+from app.dialects.onnx_minmax import emit_minmax
+from app.dialects.tensor_bounds import with_tensor_bounds
 from app.errors import BackendUnavailable, ClipBridgeError
 from app.specs import OnnxSpec, OnnxTarget
 
@@ -93,7 +95,11 @@ def _ort_session(digest: str, raw: bytes) -> Any:
     return ort.InferenceSession(raw, opts, providers=["CPUExecutionProvider"])
 
 
+# Per-element bounds: Max then Min (Clip takes scalars).
+EMIT = with_tensor_bounds(onnx.emit, emit_minmax, "ONNX Clip")
+
+
 DIALECT = Dialect(
-    name="onnx", spec_model=OnnxSpec, target_model=OnnxTarget, resolve=resolve, emit=onnx.emit, target=target,
+    name="onnx", spec_model=OnnxSpec, target_model=OnnxTarget, resolve=resolve, emit=EMIT, target=target,
     check_version=check_version, capability=capability, version_example="onnx:13",
     engines={"onnxruntime": run_onnxruntime}, bundle=bundle, artifacts={"onnx_model": "base64 ModelProto"})

@@ -9,6 +9,7 @@ import numpy as np
 
 from app.dialects import openvino
 from app.dialects.base import Dialect, Resolved
+from app.dialects.tensor_bounds import with_tensor_bounds
 from app.dtypes import ALL
 from app.errors import BackendUnavailable
 from app.specs import OpenVinoSpec, OpenVinoTarget
@@ -75,8 +76,12 @@ def _ov_compiled(xml: str, weights: bytes) -> Any:
     return core.compile_model(model, "CPU")
 
 
+# Per-element bounds: Clamp-1 takes scalar attributes only (Maximum/Minimum are not emitted yet).
+EMIT = with_tensor_bounds(openvino.emit, None, "OpenVINO Clamp-1")
+
+
 DIALECT = Dialect(
-    name="openvino", spec_model=OpenVinoSpec, target_model=OpenVinoTarget, resolve=resolve, emit=openvino.emit,
+    name="openvino", spec_model=OpenVinoSpec, target_model=OpenVinoTarget, resolve=resolve, emit=EMIT,
     target=target, check_version=openvino.version_openvino, capability=capability,
     version_example="openvino:opset16", engines={"openvino": run_openvino},
     bundle=bundle, artifacts={"ir_xml": "OpenVINO IR v11 XML",
