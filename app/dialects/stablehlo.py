@@ -301,12 +301,13 @@ def _emit_tensor(src: Meaning, shape: list | None, notes: Notes) -> Emitted:
     static = shape is not None and all(isinstance(d, int) for d in shape)
     try:
         want = tuple(shape) if static else np.broadcast_shapes(lo.shape, hi.shape)  # type: ignore[arg-type]
-        lo, hi = np.broadcast_to(lo, want).copy(), np.broadcast_to(hi, want).copy()
+        # A rank-0 side stays rank 0 (C1/C2 allow it); a tensor side takes the operand's shape.
+        lo, hi = (np.broadcast_to(a, want).copy() if a.ndim else a.copy() for a in (lo, hi))
     except ValueError:
         return Emitted(None, None, [Finding(
             Code.TENSOR_BOUNDS, Severity.ERROR, f"The source's per-element bounds do not broadcast to the operand's "
             f"shape {shape}; StableHLO needs min/max of exactly that shape (C1/C2)")], unsupported=True)
-    check_tensor_bound_size(lo.size, "min")
+    check_tensor_bound_size(max(lo.size, hi.size), "min")
     if src.nan_bound is NanBound.IGNORE:
         for arr, side in ((lo, "min"), (hi, "max")):
             for i, v in enumerate(arr.flat):
@@ -320,12 +321,11 @@ def _emit_tensor(src: Meaning, shape: list | None, notes: Notes) -> Emitted:
                 hi.flat[i] = a
                 notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives min where min > max; "
                           "StableHLO gives max: wrote max = min at those elements")
-    if lo.shape != tuple(src.lower_tensor.shape if src.lower_tensor else ()) or \
-            hi.shape != tuple(src.upper_tensor.shape if src.upper_tensor else ()):
+    if any(t is not None and a.shape != t.shape for a, t in ((lo, src.lower_tensor), (hi, src.upper_tensor))):
         notes.add(Code.TENSOR_BOUNDS, Severity.INFO, f"StableHLO min/max are rank 0 or the operand's shape: "
-                  f"wrote both bounds as {list(lo.shape)} constants")
+                  f"wrote the tensor bounds as {list(want)} constants")
     notes.items = list({(f.code, f.message): f for f in notes.items}.values())
-    spec = StableHloSpec(dialect="stablehlo", element_type=NAME_OF[dt.name], shape=list(lo.shape) if not static
+    spec = StableHloSpec(dialect="stablehlo", element_type=NAME_OF[dt.name], shape=list(want) if not static
                          else shape, min=lo.tolist() if lo.ndim else lo[()], max=hi.tolist() if hi.ndim else hi[()])
     meaning = resolve(spec)
     return Emitted(normalize(spec), meaning, notes.items, {"stablehlo_mlir": mlir_text(spec, meaning)})
