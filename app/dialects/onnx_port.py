@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from functools import lru_cache
 from typing import Any
@@ -78,6 +79,8 @@ def run_onnxruntime(sem: Any, x: np.ndarray) -> np.ndarray:
 
 def _model_bytes(sem: Any, x: np.ndarray) -> bytes:
     """The Clip model of `sem` for the input's real shape (a native form is read first, then built compact)."""
+    if sem.meaning.has_tensor_bounds and isinstance(sem.spec, dict) and sem.spec.get("model"):
+        return base64.b64decode(sem.spec["model"])  # the Max/Min model emit_minmax wrote, run as it is
     spec = onnx.parse(OnnxSpec.model_validate(sem.spec)).spec.model_copy(update={"shape": list(x.shape)})
     return onnx.build_model(spec, sem.meaning.scale_bias).SerializeToString()
 

@@ -7,8 +7,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from app.dialects.common import Emitted, Mode, same_value
 from app.dtypes import DType
+from app.errors import SpecError
 from app.findings import Code, Finding, Severity
 from app.meaning import Bound, Meaning, TensorBound
 from app.numbers import Number, format_number
@@ -75,3 +78,17 @@ def with_tensor_bounds(emit: EmitFn, fallback: EmitFn | None, what: str) -> Emit
         return unsupported(src, what)
     wrapped.__doc__ = emit.__doc__
     return wrapped
+
+
+def check_bounds_fit(m: Meaning, shape: tuple[int, ...], loc: str = "input.shape") -> None:
+    """Per-element bounds broadcast to the input (NumPy rules, as PyTorch's): the output keeps the input's shape."""
+    for side, t in (("min", m.lower_tensor), ("max", m.upper_tensor)):
+        if t is None:
+            continue
+        try:
+            fits = tuple(np.broadcast_shapes(t.shape, shape)) == tuple(shape)
+        except ValueError:
+            fits = False
+        if not fits:
+            raise SpecError(f"The {side} bound has shape {list(t.shape)}, which does not broadcast to the input's "
+                            f"shape. Got: {list(shape)}", loc)
