@@ -332,15 +332,23 @@ def compare_tensor(src: Meaning, tgt: Meaning) -> list[Finding]:
                         + ", ".join(str(list(a.shape)) for a in sides), "min") from None
     check_tensor_bound_size(math.prod(shape), "min")
     grid = np.stack([np.broadcast_to(a, shape).reshape(-1) for a in sides], axis=1)
-    first: dict[tuple[int, ...], int] = {}
+    tensors = [src.lower_tensor, src.upper_tensor, tgt.lower_tensor, tgt.upper_tensor]
+
+    def value_key(row: list[int]) -> tuple:
+        # Positions with equal bound values (NaN equal to NaN) are one scalar comparison.
+        vals = [None if t is None else t.values[i] for t, i in zip(tensors, row)]
+        return tuple("nan" if isinstance(v, float) and math.isnan(v) else v for v in vals)
+
+    first: dict[tuple, tuple[tuple[int, ...], int]] = {}
     for pos, row in enumerate(grid.tolist()):
-        first.setdefault(tuple(row), pos)
+        first.setdefault(value_key(row), (tuple(row), pos))
     grouped: dict[tuple, tuple[Finding, int]] = {}
-    for key, pos in first.items():
+    for key, pos in first.values():
         where = _position_text(tuple(int(i) for i in np.unravel_index(pos, shape))) if shape else "[]"
         found = compare(_scalar_at(src, key[0], key[1]), _scalar_at(tgt, key[2], key[3]))
         for f in found:
-            gkey = (f.code, f.severity, f.message if f.code is Code.ENGINE_BEHAVIOUR else "")
+            # One finding per code and kind ("The effective lower bound changes"), whatever the values.
+            gkey = (f.code, f.severity, f.message if f.code is Code.ENGINE_BEHAVIOUR else f.message.split(":")[0])
             if gkey in grouped:
                 grouped[gkey] = (grouped[gkey][0], grouped[gkey][1] + 1)
                 continue

@@ -417,3 +417,20 @@ def test_translate_tensor_bounds(target, status, code):
     assert t.status == status, [(f.code.value, f.message) for f in t.findings]
     if code is not None:
         assert code in {f.code for f in t.findings}
+
+
+@pytest.mark.parametrize("et,mn,mx,shape,x,want", TENSOR_CASES)
+def test_tensor_bounds_onnx_max_min_on_onnxruntime(et, mn, mx, shape, x, want):
+    """Differential: the Max/Min model the ONNX target gets, run by onnxruntime, computes the source's clip."""
+    ort = pytest.importorskip("onnxruntime")
+    import base64
+    r = translate(spec(et, mn, mx, shape), ["onnx"])
+    t = r.translations[0]
+    if t.status == "unsupported":  # uint8/int8 need opset 12 Max/Min: still emitted at the default opset 13
+        pytest.fail([f.message for f in t.findings])
+    sess = ort.InferenceSession(base64.b64decode(t.artifacts["onnx_model"]), providers=["CPUExecutionProvider"])
+    dt = r.meaning.dtype
+    for probe in critical_points(dt, [r.meaning])[:64]:
+        xa = np.full(shape, probe, dtype=dt.np_dtype)
+        got = sess.run(None, {"input": xa})[0]
+        assert same_outputs(got, evaluate(r.meaning, xa)).all(), (probe, got, evaluate(r.meaning, xa))
