@@ -37,6 +37,7 @@ class Const:
     value: np.ndarray | None
     why: str = ""
     unread_scalar: bool = False
+    unread: bool = False  # a constant of the model of any size whose values were not read (stub, external data)
 
     @property
     def known(self) -> bool:
@@ -108,7 +109,7 @@ def numeric(c: Const) -> bool:
 
 def runtime(c: Const) -> bool:
     """A value computed at run time (a graph input, another node's output), not a constant of the model."""
-    return not c.known and not c.unread_scalar
+    return not c.known and not c.unread_scalar and not c.unread
 
 
 def _split(g: Graph, n: Node, unread_ok: bool = False, tensors: bool = False) -> tuple[str, Const] | None:
@@ -120,7 +121,7 @@ def _split(g: Graph, n: Node, unread_ok: bool = False, tensors: bool = False) ->
     a, b = (g.const(i) for i in n.inputs)
 
     def bound(c: Const) -> bool:
-        return scalar(c) or (tensors and numeric(c)) or (unread_ok and c.unread_scalar)
+        return scalar(c) or (tensors and (numeric(c) or c.unread)) or (unread_ok and c.unread_scalar)
 
     if bound(b) and runtime(a):
         return n.inputs[0], b

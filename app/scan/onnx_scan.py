@@ -49,11 +49,11 @@ class OnnxScan:
     def _tensor_value(self, t: TensorProto) -> Const:
         one = _declared_count(t) == 1  # a scalar (or [1]) constant: a bound, though unread
         if t.data_location == TensorProto.EXTERNAL or t.name in self.light.external:
-            return Const(None, f"{t.name!r} is stored as external data, which is never followed", one)
+            return Const(None, f"{t.name!r} is stored as external data, which is never followed", one, True)
         if not readable(t):  # a string or complex constant is not a number: never a bound, never a scale
             return Const(None, f"{t.name!r} has data type {type_name(t.data_type)}, which is not a number")
         if _is_stub(t):
-            return Const(None, f"{t.name!r} is a large tensor whose values the scan does not read", one)
+            return Const(None, f"{t.name!r} is a large tensor whose values the scan does not read", one, True)
         return Const(tensor_values(t, f"tensor {t.name[:64]!r}"))
 
     def const(self, scope: Scope, name: str, depth: int = 0) -> Const:

@@ -129,7 +129,7 @@ def elementwise_resolved(pattern: str, dt: DType, shape: list | None, lo: Const 
         if c is None:
             scalars[side] = replace(open_bound(dt, side), steps=(f"{pattern} has no {words[side]} bound",))
         elif c.value is None:
-            if c.unread_scalar:
+            if c.unread_scalar or c.unread:
                 raise ClipBridgeError(f"the {words[side]} bound of {pattern} is a constant whose value was not "
                                       f"read: {c.why}")
             dynamic.append(side)
