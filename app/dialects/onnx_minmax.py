@@ -13,11 +13,11 @@ import numpy as np
 from onnx import helper, numpy_helper
 
 from app.dialects import onnx
-from app.dialects.common import Emitted, Mode, same_value
-from app.dialects.tensor_bounds import open_bound
+from app.dialects.common import Emitted, Mode
+from app.dialects.tensor_bounds import bound_array, scalar_of, tensor_of
 from app.dtypes import DType, onnx_elem_type
 from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, Meaning, NanBound, NanInput, Order, TensorBound
+from app.meaning import Meaning, NanBound, NanInput, Order
 from app.specs import OnnxTarget
 
 FIRST_OPSET = 8  # Max-8/Min-8: multidirectional (numpy) broadcasting
@@ -26,21 +26,6 @@ FIRST_OPSET = 8  # Max-8/Min-8: multidirectional (numpy) broadcasting
 def minmax_order_onnx(src: Meaning) -> Order:
     """Max then Min gives max where min > max (Clip-13's formula); Min then Max gives min."""
     return Order.MIN_WINS if src.order in (Order.MIN_WINS, Order.AMBIGUOUS) else Order.MAX_WINS
-
-
-def _side(src: Meaning, side: str, notes: Notes) -> np.ndarray | None:
-    """One side's values as an array of the dtype (None: the side is open, no op needed)."""
-    dt = src.out_dtype
-    t, b = (src.lower_tensor, src.lower) if side == "min" else (src.upper_tensor, src.upper)
-    if t is None and b is None:
-        return None
-    arr = t.array(dt) if t is not None else np.asarray(dt.array([b.value])[0], dtype=dt.np_dtype)  # type: ignore[union-attr]
-    if src.nan_bound is NanBound.IGNORE and dt.is_float and np.isnan(arr.astype(np.float64)).any():
-        fill = open_bound(dt, side).value
-        arr = np.where(np.isnan(arr.astype(np.float64)), np.asarray(fill, dt.np_dtype), arr).astype(dt.np_dtype)
-        notes.add(Code.NAN_BOUND, Severity.INFO, f"The source ignores NaN {side} elements; ONNX Max/Min propagate "
-                  "NaN: wrote them unbounded")
-    return arr
 
 
 def emit_minmax(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Emitted:
@@ -59,7 +44,7 @@ def emit_minmax(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None
         return Emitted(None, None, [Finding(Code.DTYPE_UNSUPPORTED, Severity.ERROR, f"Max/Min at opset {opset} do "
                                             f"not take {dt.onnx}")], unsupported=True)
     notes = Notes()
-    lo, hi = _side(src, "min", notes), _side(src, "max", notes)
+    lo, hi = bound_array(src, "min", notes, "ONNX Max/Min"), bound_array(src, "max", notes, "ONNX Max/Min")
     order = minmax_order_onnx(src)
     first, second = (("Max", lo), ("Min", hi)) if order is Order.MAX_WINS else (("Min", hi), ("Max", lo))
     elem = onnx_elem_type(dt)
@@ -95,26 +80,12 @@ def emit_minmax(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None
     notes.add(Code.TENSOR_BOUNDS, Severity.INFO, f"ONNX Clip takes scalar bounds: the per-element clip is written as "
               f"{words} (as PyTorch's exporter writes clamp with tensor bounds)")
     meaning = Meaning(
-        "onnx", f"Max-{min(opset, 13)}/Min-{min(opset, 13)}", dt, _scalar(src, "min", lo), _scalar(src, "max", hi),
+        "onnx", f"Max-{min(opset, 13)}/Min-{min(opset, 13)}", dt, scalar_of(src, "min", lo), scalar_of(src, "max", hi),
         order=order, nan_input=NanInput.PROPAGATE, nan_bound=NanBound.PROPAGATE,
         rules=(f"{words}; constant bounds of type T broadcast to the input (numpy rules)",
                "NaN propagates from the input and from a bound (onnxruntime Max/Min)"),
-        lower_tensor=_tensor(lo, dt), upper_tensor=_tensor(hi, dt))
+        lower_tensor=tensor_of(lo, dt), upper_tensor=tensor_of(hi, dt))
     spec = {"dialect": "onnx", "model": base64.b64encode(raw).decode()}
     return Emitted(spec, meaning, notes.items, {"onnx_model": spec["model"]})
 
 
-
-def _tensor(arr: np.ndarray | None, dt: DType) -> TensorBound | None:
-    if arr is None or arr.ndim == 0:
-        return None
-    return TensorBound(tuple(arr.shape), tuple(dt.to_python(v) for v in arr.reshape(-1)))
-
-
-def _scalar(src: Meaning, side: str, arr: np.ndarray | None) -> Bound | None:
-    """A rank-0 side: the source's Bound when the value written is exactly it (None: a tensor or open side)."""
-    if arr is None or arr.ndim:
-        return None
-    b = src.lower if side == "min" else src.upper
-    v = src.out_dtype.to_python(arr[()])
-    return b if b is not None and same_value(b.value, v) else Bound(v, v)

@@ -13,7 +13,7 @@ from app.dialects.common import Emitted, Mode, same_value
 from app.dtypes import DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Severity
-from app.meaning import Bound, Meaning, TensorBound
+from app.meaning import Bound, Meaning, NanBound, TensorBound
 from app.numbers import Number, format_number
 
 EmitFn = Callable[[Meaning, Any, Mode, "list | None"], Emitted]
@@ -92,3 +92,36 @@ def check_bounds_fit(m: Meaning, shape: tuple[int, ...], loc: str = "input.shape
         if not fits:
             raise SpecError(f"The {side} bound has shape {list(t.shape)}, which does not broadcast to the input's "
                             f"shape. Got: {list(shape)}", loc)
+
+
+def bound_array(src: Meaning, side: str, notes: Any, ops: str) -> np.ndarray | None:
+    """One side's values as an array of the dtype for element-wise max/min ops (None: open, no op needed);
+    NaN elements the source ignores are written unbounded, since `ops` propagate NaN."""
+    dt = src.out_dtype
+    t, b = (src.lower_tensor, src.lower) if side == "min" else (src.upper_tensor, src.upper)
+    if t is None and b is None:
+        return None
+    arr = t.array(dt) if t is not None else np.asarray(dt.array([b.value])[0],  # type: ignore[union-attr]
+                                                        dtype=dt.np_dtype)
+    if src.nan_bound is NanBound.IGNORE and dt.is_float and np.isnan(arr.astype(np.float64)).any():
+        fill = open_bound(dt, side).value
+        arr = np.where(np.isnan(arr.astype(np.float64)), np.asarray(fill, dt.np_dtype), arr).astype(dt.np_dtype)
+        notes.add(Code.NAN_BOUND, Severity.INFO, f"The source ignores NaN {side} elements; {ops} propagate NaN: "
+                  "wrote them unbounded")
+    return arr
+
+
+def tensor_of(arr: np.ndarray | None, dt: DType) -> TensorBound | None:
+    """A written bound array as the TensorBound it computes (None: rank 0 or open)."""
+    if arr is None or arr.ndim == 0:
+        return None
+    return TensorBound(tuple(arr.shape), tuple(dt.to_python(v) for v in arr.reshape(-1)))
+
+
+def scalar_of(src: Meaning, side: str, arr: np.ndarray | None) -> Bound | None:
+    """A rank-0 side: the source's Bound when the value written is exactly it (None: a tensor or open side)."""
+    if arr is None or arr.ndim:
+        return None
+    b = src.lower if side == "min" else src.upper
+    v = src.out_dtype.to_python(arr[()])
+    return b if b is not None and same_value(b.value, v) else Bound(v, v)

@@ -408,7 +408,7 @@ def test_scalar_meaning_into_stablehlo_is_unchanged():
 @pytest.mark.parametrize("target,status,code", [
     pytest.param("onnx", "exact", Code.TENSOR_BOUNDS, id="onnx-max-then-min"),
     pytest.param("directml", "unsupported", Code.TENSOR_BOUNDS, id="directml-scalars-only"),
-    pytest.param("openvino", "unsupported", Code.TENSOR_BOUNDS, id="openvino-clamp-scalars-only"),
+    pytest.param("openvino", "exact", Code.TENSOR_BOUNDS, id="openvino-maximum-then-minimum"),
     pytest.param("stablehlo", "exact", None, id="stablehlo-itself"),
 ])
 def test_translate_tensor_bounds(target, status, code):
