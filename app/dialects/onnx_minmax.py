@@ -15,7 +15,7 @@ from onnx import helper, numpy_helper
 from app.dialects import onnx
 from app.dialects.common import Emitted, Mode
 from app.dialects.tensor_bounds import bound_array, scalar_of, tensor_of
-from app.dtypes import DType, onnx_elem_type
+from app.dtypes import onnx_elem_type
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Meaning, NanBound, NanInput, Order
 from app.specs import OnnxTarget
