@@ -416,3 +416,19 @@ def test_tensor_compare_visits_each_distinct_pair_once():
     found = compare(src, tgt)
     assert len([f for f in found if f.code is not Code.ENGINE_BEHAVIOUR]) == 1, found
     assert "1 other distinct bound pair" in found[0].message
+
+
+def test_tensor_compare_caps_the_scalar_comparisons():
+    """Positions with the same function on both sides cost nothing; differing ones are compared up to a cap, and
+    the rest are reported (a warning: no exact claim without comparing them)."""
+    from app.drift import MAX_PAIR_COMPARES, compare
+    from app.meaning import TensorBound
+    from dataclasses import replace as dc_replace
+    n = MAX_PAIR_COMPARES + 44
+    m = translate(shlo("i16", [1, 2], 9000, [2]), [O(13)], P).meaning
+    src = dc_replace(m, lower_tensor=TensorBound((n,), tuple(range(n))))
+    tgt = dc_replace(m, lower_tensor=TensorBound((n,), tuple(range(1, n + 1))))
+    found = compare(src, tgt)
+    capped = [f for f in found if f.code is Code.TENSOR_BOUNDS]
+    assert len(capped) == 1 and capped[0].severity is Severity.WARNING and "44 more" in capped[0].message
+    assert compare(src, src) == []
