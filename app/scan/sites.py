@@ -84,10 +84,11 @@ def minmax_resolved(mm: MinMax, dt: DType, shape: list | None,
     return Resolved("onnx", m, onnx_dialect.normalize(parsed), shape), []
 
 
-def one_sided_resolved(o: OneSided, dt: DType, shape: list | None) -> tuple[Resolved | None, list[Finding]]:
+def one_sided_resolved(o: OneSided, dt: DType, shape: list | None,
+                       notes: tuple[EngineNote, ...] = ()) -> tuple[Resolved | None, list[Finding]]:
     """Max(x, a) is clamp(min=a) with no upper bound (+inf stays +inf); Min(x, b) is clamp(max=b), no lower bound."""
     lo, hi = (o.bound, None) if o.is_max else (None, o.bound)
-    return elementwise_resolved(o.pattern, dt, shape, lo, hi, True, ())
+    return elementwise_resolved(o.pattern, dt, shape, lo, hi, True, notes)
 
 
 def _tensor_bound(c: Const, dt: DType, side: str) -> TensorBound:
@@ -189,3 +190,8 @@ def scale_bias_info(c: ScaleBiasCandidate, dt: DType | None, g: Graph) -> tuple[
         text += ("; ONNX rounds after the Mul and after the Add, DirectML does not document whether ScaleBias "
                  "rounds once (fused) or twice")
     return info, Finding(Code.SCALE_BIAS, Severity.INFO if not two else Severity.WARNING, text)
+
+# Observed with openvino 2026.4 (tests/scan/test_ir_scan.py, a strict xfail): a one-sided scalar Maximum/Minimum
+# returns the constant for a NaN input.
+NOTE_ONE_SIDED_NAN_OPENVINO = EngineNote("openvino CPU plugin", "A NaN input of a one-sided Maximum/Minimum against "
+                                         "a constant becomes that constant, where the formula propagates NaN")
