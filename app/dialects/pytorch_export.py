@@ -183,12 +183,13 @@ def artifacts_pytorch(spec: PyTorchSpec, m: Meaning) -> dict[str, str]:
 
 
 def export_notes(m: Meaning) -> list[Finding]:
-    """What torch.onnx.export changes (as emit findings): the TorchScript exporter drops the promotion."""
+    """What torch.onnx.export changes (emit findings about the artifact, INFO: the call itself is exact): the
+    TorchScript exporter drops the promotion; the witness is the exported Clip's output on an int input."""
     if m.result_dtype is None or m.result_dtype == m.dtype or m.lower is None or m.upper is None:
         return []
-    lo, hi = m.lower.value, m.upper.value
-    if any(exact.is_nan(v) or exact.is_inf(v) for v in (lo, hi) if v is not None):
-        return [Finding(Code.DTYPE_PROMOTION, Severity.WARNING, "torch.onnx.export(dynamo=False) casts a "
+    given = [b.value for b in (m.lower, m.upper) if not b.default]
+    if any(exact.is_nan(v) or exact.is_inf(v) for v in given):
+        return [Finding(Code.DTYPE_PROMOTION, Severity.INFO, "torch.onnx.export(dynamo=False) casts a "
                         f"non-finite float bound to {m.dtype.name} (implementation-defined; torch 2.13 wrote "
                         "INT_MIN for NaN on int32); torch.clamp returns float32. dynamo=True keeps the promotion")]
     trunc = [None if b.default else exact.trunc_exact(b.value) for b in (m.lower, m.upper)]
@@ -197,7 +198,7 @@ def export_notes(m: Meaning) -> list[Finding]:
     lo_t = m.dtype.lowest() if trunc[0] is None else trunc[0]
     hi_t = m.dtype.highest() if trunc[1] is None else trunc[1]
     yt = min(max(x, lo_t), hi_t)
-    return [Finding(Code.DTYPE_PROMOTION, Severity.WARNING, f"torch.onnx.export(dynamo=False) casts the bounds to "
+    return [Finding(Code.DTYPE_PROMOTION, Severity.INFO, f"torch.onnx.export(dynamo=False) casts the bounds to "
                     f"{m.dtype.name} (truncation) and keeps the {m.dtype.name} output; torch.clamp returns "
                     f"{m.out_dtype.name}. dynamo=True writes Cast(x, to=FLOAT) then Clip: the promotion is kept",
                     f"torch.clamp: {m.describe()}", f"exported Clip on {m.dtype.name} to [{lo_t}, {hi_t}]",
