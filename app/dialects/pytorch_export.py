@@ -309,9 +309,9 @@ def export_onnx(spec: PyTorchSpec, dt: DType, dynamo: bool, shape: tuple[int, ..
 
     x = _from_numpy(np.zeros(shape, dtype=dt.np_dtype), dt)
     if dynamo:
-        prog = torch.onnx.export(Clamp(), (x,), dynamo=True, opset_version=DYNAMO_OPSET, verbose=False)
+        prog = torch.onnx.export(Clamp().eval(), (x,), dynamo=True, opset_version=DYNAMO_OPSET, verbose=False)
         return prog.model_proto.SerializeToString()
     buf = io.BytesIO()
-    torch.onnx.export(Clamp(), (x,), buf, dynamo=False, opset_version=TS_OPSET, input_names=["x"],
+    torch.onnx.export(Clamp().eval(), (x,), buf, dynamo=False, opset_version=TS_OPSET, input_names=["x"],
                       output_names=["y"])
     return buf.getvalue()

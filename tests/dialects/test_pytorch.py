@@ -3,7 +3,9 @@ both ways, the predicted ONNX exports against the real exporters, and torch agai
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -306,3 +308,35 @@ def test_out_dtype_is_the_promoted_one():
     pytest.importorskip("torch")
     got, _ = _run(S("int64", 0.5))
     assert got.dtype == np.float32 and BY_NAME["float32"] is FLOAT32
+
+
+# --- the committed exports (tests/data/torch_exports, written by its make.py on torch 2.13.0) -------------------
+
+EXPORTS = Path(__file__).resolve().parents[1] / "data" / "torch_exports"
+EXPORT_FILES = [pytest.param(name, tag, id=f"{name}.{tag}")
+                for name in json.loads((EXPORTS / "cases.json").read_text()) for tag in ("ts", "dynamo")]
+
+
+@pytest.mark.parametrize("name,tag", EXPORT_FILES)
+def test_committed_export_is_predicted(name, tag):
+    import onnx
+    spec = PyTorchSpec(dialect="pytorch", **json.loads((EXPORTS / "cases.json").read_text())[name])
+    data = (EXPORTS / f"{name}.{tag}.onnx").read_bytes()
+    assert len(data) < 1024
+    model = onnx.load_from_string(data)
+    onnx.checker.check_model(model)
+    assert model.opset_import[0].version == (18 if tag == "dynamo" else 17)
+    assert onnx_summary(data) == predict_export(pt.resolve(spec), tag == "dynamo")
+
+
+@pytest.mark.parametrize("name,tag", EXPORT_FILES)
+def test_committed_export_on_onnxruntime(name, tag):
+    """onnxruntime on the exported model against torch's meaning: only the TorchScript int32 export differs."""
+    ort = pytest.importorskip("onnxruntime")
+    spec = PyTorchSpec(dialect="pytorch", **json.loads((EXPORTS / "cases.json").read_text())[name])
+    m = pt.resolve(spec)
+    x = m.dtype.array([-3, 0, 1, 2])
+    s = ort.InferenceSession((EXPORTS / f"{name}.{tag}.onnx").read_bytes())
+    got = s.run(None, {s.get_inputs()[0].name: x})[0]
+    same = got.dtype == m.out_dtype.np_dtype and same_outputs(got, evaluate(m, x)).all()
+    assert bool(same) == ((name, tag) != ("clamp_int32_float_min", "ts"))
