@@ -374,7 +374,8 @@ def target(version: str | None) -> PyTorchTarget:
 def capability() -> dict[str, Any]:
     return {"dialect": NAME, "default_target": {"dialect": NAME, "version": VERSIONS[-1]},
             "versions": [{"version": v, "selects": f"torch {v}.x and later until the next modelled release",
-                          "dtypes": list(DTYPES), "ranks": "any", "ops": list(OPS), "rules": list(RULES)}
+                          "dtypes": list(DTYPES), "ranks": "any",
+                          "rules": [f"ops: {', '.join(OPS)}", *RULES]}
                          for v in VERSIONS]}
 
 

@@ -24,6 +24,7 @@ EXAMPLES = {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6}}, "5_0"),
     "stablehlo": ({"dialect": "stablehlo", "element_type": "f32", "min": 0, "max": 6}, "1"),
+    "pytorch": ({"dialect": "pytorch", "op": "clamp", "dtype": "float32", "min": 0, "max": 6}, "2.13"),
 }
 
 
