@@ -6,6 +6,14 @@ max; a NaN input propagates; a scalar NaN bound makes every output NaN (also cla
 the NaN); a NaN element of a tensor bound makes that output element NaN. An integer tensor with a float scalar
 bound promotes to the default dtype (float32). Hardtanh truncates its bounds on integer tensors, never promotes.
 The spec model, the ONNX export predictions and the engine live in app/dialects/pytorch_export.py.
+
+Where torch 2.13.0 differs from the reference reading (clipbridge's notes on PyTorch clamp), torch wins:
+- no prepare_clamp_bound in this release: an out-of-range integer bound raises (c10 checked_convert) except that
+  negatives down to -max wrap into unsigned types (clamp(uint8, min=-1) gives 255 everywhere);
+- F.hardtanh itself raises ValueError for min_val > max_val (the module additionally asserts max_val > min_val);
+- half/bfloat16 scalar bounds are built from a float (two roundings), and a finite bound beyond the type's range
+  raises instead of overflowing to inf;
+- uint16/uint32/uint64 have no CPU clamp kernel; a scalar and a tensor bound together are refused by the parser.
 """
 
 from __future__ import annotations
@@ -36,6 +44,9 @@ SRC_HARDTANH = "pytorch/pytorch aten/src/ATen/native/Activation.cpp hardtanh_out
 SRC_C10 = "c10/util/TypeCast.h checked_convert (Scalar::to<T>), observed on torch 2.13.0"
 C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
            "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+NOTE_EXPORT_NAN = EngineNote("torch.onnx.export 2.13 + onnxruntime", "Both exporters write Clip(x, NaN) for a "
+                             "scalar NaN bound; onnxruntime's Clip ignores a NaN bound, so the exported model does "
+                             "not fill the output with NaN as torch.clamp does")
 NOTE_TS_EXPORT = EngineNote("torch.onnx.export 2.13 (dynamo=False)", "The TorchScript exporter casts float bounds "
                             "to the integer input's dtype (Clip on int32 with min 1.5 becomes Clip(x, 1)): no "
                             "promotion, the fraction truncated; torch.clamp itself returns float32")
@@ -258,7 +269,7 @@ def _resolve(spec: PyTorchSpec, op: str, dt: DType, version: str) -> Meaning:
     ct = rd or dt  # bounds convert to the result type
     lo = convert_bound_pytorch(mn, ct, "min") if mn is not None else default_bound_pytorch(ct, "min")
     hi = convert_bound_pytorch(mx, ct, "max") if mx is not None else default_bound_pytorch(ct, "max")
-    notes = (NOTE_TS_EXPORT,) if rd is not None else ()
+    notes = ((NOTE_TS_EXPORT,) if rd is not None else ()) + ((NOTE_EXPORT_NAN,) if lo.is_nan or hi.is_nan else ())
     return Meaning(NAME, version, dt, lo, hi, Order.MAX_WINS, NanInput.PROPAGATE, NanBound.PROPAGATE,
                    rules=RULES, result_dtype=rd, engine_notes=notes)
 
