@@ -326,6 +326,8 @@ def _preserve(src: Meaning, dt: DType, notes: Notes) -> list[Any]:
                   "wrote max = min")
     if out[0] is None and out[1] is None:
         out[0] = _as_scalar(-math.inf if ct.is_float else ct.lowest(), promote)  # clamp needs one bound
+    if src.has_tensor_bounds:  # torch takes two scalars or two tensors: a scalar beside a tensor becomes [v]
+        out = [[v] if v is not None and not isinstance(v, list) else v for v in out]
     return out
 
 
