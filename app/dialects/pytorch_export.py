@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+from fractions import Fraction
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -44,7 +45,7 @@ def _parse_bound(value: Any, depth: int = 0) -> Any:
         if depth >= MAX_BOUND_DEPTH:
             raise PydanticCustomError("bound", "A tensor bound has at most {n} dimensions", {"n": MAX_BOUND_DEPTH})
         return [_parse_bound(v, depth + 1) for v in value]
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
         raise PydanticCustomError("number", "Expected a number, a numeric string or nested lists of them; got "
                                             "{kind}", {"kind": type(value).__name__})
     try:

@@ -369,3 +369,13 @@ def test_exported_nan_bound_on_onnxruntime(dynamo):
     s = ort.InferenceSession(export_onnx(spec, m.dtype, dynamo))
     x = np.array([0, 1, 2, 3], np.float32)
     assert same_outputs(s.run(None, {s.get_inputs()[0].name: x})[0], evaluate(m, x)).all()
+
+
+def test_literal_half_bound_rounds_twice():
+    """ONNX rounds a FLOAT16 bound once; torch reads the Python float (a double), then float, then half."""
+    src = OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT16", min="1.00048828125000000001", max=6)
+    t = translate(src, ["pytorch"], Mode.LITERAL).translations[0]
+    assert t.status == "drift" and t.meaning.lo == 1.0
+    f = next(f for f in t.findings if f.witness is not None)
+    assert (f.witness.input, f.witness.source_output, f.witness.target_output) == (1.0, 1.0009765625, 1.0)
+    assert translate(src, ["pytorch"], Mode.PRESERVE).translations[0].status == "exact"
