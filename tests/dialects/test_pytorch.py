@@ -379,3 +379,29 @@ def test_literal_half_bound_rounds_twice():
     f = next(f for f in t.findings if f.witness is not None)
     assert (f.witness.input, f.witness.source_output, f.witness.target_output) == (1.0, 1.0009765625, 1.0)
     assert translate(src, ["pytorch"], Mode.PRESERVE).translations[0].status == "exact"
+
+
+_NUMBERS = st.one_of(st.none(), st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),
+                     st.sampled_from(["nan", "-inf", "0.1", "1e400", "0x1.8p+1"]))
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(st.sampled_from(list(pt.DTYPES) + ["uint16", "bool"]), st.sampled_from(list(pt.OPS)), _NUMBERS, _NUMBERS)
+def test_any_spec_resolves_or_is_a_clear_error(dtype, op, mn, mx):
+    """Every spec: a meaning (defined or rejected with torch's message) or a located SpecError; translations of a
+    defined one into every dialect finish, and its own dialect round-trips exactly."""
+    from app.errors import ClipBridgeError
+    try:
+        spec = S(dtype, mn, mx, op=op)
+        m = pt.resolve(spec)
+    except ClipBridgeError as exc:
+        assert exc.loc
+        return
+    except ValueError:  # pydantic: a value no wire number reads
+        return
+    if m.state is State.REJECTED:
+        assert m.reason
+        return
+    r = translate(spec, list(registry.names()), Mode.PRESERVE)
+    own = next(t for t in r.translations if t.target and t.target["dialect"] == "pytorch")
+    assert own.status == "exact", [f.to_json() for f in own.findings]
