@@ -405,3 +405,13 @@ def test_any_spec_resolves_or_is_a_clear_error(dtype, op, mn, mx):
     r = translate(spec, list(registry.names()), Mode.PRESERVE)
     own = next(t for t in r.translations if t.target and t.target["dialect"] == "pytorch")
     assert own.status == "exact", [f.to_json() for f in own.findings]
+
+
+def test_execute_reports_the_promoted_output_dtype(client):
+    body = {"spec": {"dialect": "pytorch", "dtype": "int32", "min": 1.5},
+            "input": {"dtype": "int32", "shape": [3], "data": [0, 1, 5]}}
+    r = client.post("/v1/execute", json=body)
+    assert r.status_code == 200 and r.json()["output"] == {"dtype": "float32", "shape": [3], "data": [1.5, 1.5, 5.0]}
+    r = client.post("/v1/compare", json={**body, "semantics": ["pytorch", "onnx"]})
+    first = r.json()["pairs"][0]["first"][0]
+    assert r.status_code == 200 and first["a_output"] == 1.5 and first["b_output"] in (1, 2)
