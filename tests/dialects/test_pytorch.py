@@ -84,6 +84,10 @@ def test_resolve(spec, lo, hi, result):
                  id="hardtanh-int-nan"),
     pytest.param(S("int8", -1000.0, 1000.0, op="hardtanh"), "value cannot be converted to type int8_t without "
                  "overflow", id="hardtanh-int8-out-of-range"),
+    pytest.param(S("int32", 2**63, 2**63 + 1, op="hardtanh"), "value cannot be converted to type int64_t without "
+                 "overflow", id="hardtanh-toLong-beyond-int64"),
+    pytest.param(S("int32", -2**63, 5, op="hardtanh"), "value cannot be converted to type int without overflow",
+                 id="hardtanh-int64-limit-into-int32"),
     pytest.param(S("float32", 0.0, [1.0, 2.0], shape=[2]), "clappy", id="mixed-scalar-and-tensor"),
 ])
 def test_torch_refuses(spec, reason):
