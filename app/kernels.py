@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -110,13 +111,29 @@ def tensor_bounds(m: Meaning, reading: str | None = None) -> tuple[np.ndarray, n
 
     def side(tb: Any, b: Any, extreme: float | int) -> np.ndarray:
         if tb is not None:
-            return np.asarray(tb.array(dt))
+            return _bound_array(tb, dt)
         return np.asarray(extreme if b is None else b.value, dtype=dt.np_dtype)
 
     lo = side(m.lower_tensor, m.lower, -math.inf if dt.is_float else dt.lowest())
     hi = side(m.upper_tensor, m.upper, math.inf if dt.is_float else dt.highest())
     crossed = m.order is Order.REJECTED and bool(np.any(lo > hi))
     return lo, hi, _order(m, crossed, reading) is Order.MAX_WINS
+
+
+_BOUND_ARRAYS: dict[tuple[int, str], np.ndarray] = {}
+
+
+def _bound_array(tb: Any, dt: DType) -> np.ndarray:
+    """tb.array(dt), converted once per TensorBound object (read-only): a large bound converts in seconds, and
+    hashing its tuple of values would cost as much, so the memo is keyed by identity and dropped with the object."""
+    k = (id(tb), dt.name)
+    a = _BOUND_ARRAYS.get(k)
+    if a is None:
+        a = np.ascontiguousarray(tb.array(dt))
+        a.flags.writeable = False
+        _BOUND_ARRAYS[k] = a
+        weakref.finalize(tb, _BOUND_ARRAYS.pop, k, None)
+    return a
 
 
 def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
