@@ -23,15 +23,27 @@ def best(fn, repeat: int) -> float:
     return out
 
 
+ROUNDS: list[list[float]] = []  # every time of the last interleaved() call, per function
+
+
 def interleaved(fns, repeat: int) -> list[float]:
     """Best time of each function over `repeat` rounds, each round running every function once."""
     out = [float("inf")] * len(fns)
+    ROUNDS[:] = [[] for _ in fns]
     for _ in range(repeat):
         for i, fn in enumerate(fns):
             t = time.perf_counter()
             fn()
-            out[i] = min(out[i], time.perf_counter() - t)
+            d = time.perf_counter() - t
+            ROUNDS[i].append(d)
+            out[i] = min(out[i], d)
     return out
+
+
+def paired(anchor: int, i: int) -> float:
+    """The median over rounds of anchor time / contender time, each pair timed back to back in one round: on a
+    machine whose load swings, steadier than the ratio of the two best times."""
+    return float(np.median(np.asarray(ROUNDS[anchor]) / np.asarray(ROUNDS[i])))
 
 
 def main() -> None:
@@ -85,6 +97,7 @@ def main() -> None:
         lambda: np.clip(x, np.float32(0), np.float32(6), out=out),
         lambda: clip_numpy(plain, x, out=out),
         lambda: clip_numpy(fused, x, out=out)], args.repeat)
+    pairs = (paired(0, 2), paired(0, 3))
     # The other like-for-like pairing: each side allocates its output, as sess.run() and a plain call do.
     t_ort_run, t_ours_alloc, t_fused_alloc = interleaved([
         lambda: sess.run(None, {"x": x}), lambda: clip_numpy(plain, x), lambda: clip_numpy(fused, x)], args.repeat)
@@ -100,9 +113,10 @@ def main() -> None:
     print("preallocated output (onnxruntime IO binding):")
     print(f"  onnxruntime Clip (anchor)     {gbs(t_ort):6.1f} GB/s")
     print(f"  np.clip, one thread           {gbs(t_np):6.1f} GB/s   ratio {t_ort / t_np:.2f}")
-    print(f"  clipbridge clip               {gbs(t_ours):6.1f} GB/s   ratio {t_ort / t_ours:.2f}  (target >= 1.00)")
-    print(f"  clipbridge ScaleBias + clip   {gbs(t_fused):6.1f} GB/s   ratio {t_ort / t_fused:.2f}  (target >= 0.80; "
-          f"{fused_path})")
+    print(f"  clipbridge clip               {gbs(t_ours):6.1f} GB/s   ratio {t_ort / t_ours:.2f}, median paired "
+          f"{pairs[0]:.2f}  (target >= 1.00)")
+    print(f"  clipbridge ScaleBias + clip   {gbs(t_fused):6.1f} GB/s   ratio {t_ort / t_fused:.2f}, median paired "
+          f"{pairs[1]:.2f}  (target >= 0.80; {fused_path})")
     print("output allocated per call (onnxruntime sess.run):")
     print(f"  onnxruntime Clip (anchor)     {gbs(t_ort_run):6.1f} GB/s")
     print(f"  clipbridge clip               {gbs(t_ours_alloc):6.1f} GB/s   ratio {t_ort_run / t_ours_alloc:.2f}"
@@ -188,13 +202,15 @@ def half_rows(n: int, repeat: int) -> None:
         gbs = lambda t: 2 * x.nbytes / t / 1e9  # noqa: E731
         print(f"  {dt.name:9s} np.copyto (anchor)           {gbs(t_copy):6.1f} GB/s")
         print(f"  {dt.name:9s} clipbridge clip              {gbs(times[1]):6.1f} GB/s   ratio {t_copy / times[1]:.2f}"
-              "  (target >= 0.90)")
-        print(f"  {dt.name:9s} clipbridge ScaleBias + clip  {gbs(times[2]):6.1f} GB/s   ratio {t_copy / times[2]:.2f}")
+              f", median paired {paired(0, 1):.2f}  (target >= 0.90)")
+        print(f"  {dt.name:9s} clipbridge ScaleBias + clip  {gbs(times[2]):6.1f} GB/s   ratio {t_copy / times[2]:.2f}"
+              f", median paired {paired(0, 2):.2f}")
         if ort_run is None:
             print(f"  {dt.name:9s} onnxruntime Clip             no CPU kernel for this dtype")
         else:
             print(f"  {dt.name:9s} onnxruntime Clip (IO binding) {gbs(times[3]):5.1f} GB/s   ratio {t_copy / times[3]:.2f};"
-                  f" clipbridge clip / onnxruntime {times[3] / times[1]:.1f}x  (target >= 5)")
+                  f" clipbridge clip / onnxruntime {times[3] / times[1]:.1f}x, median paired {paired(3, 1):.1f}x"
+                  "  (target >= 5)")
 
 
 def variant_rows(n: int, repeat: int) -> None:
@@ -252,7 +268,8 @@ def variant_rows(n: int, repeat: int) -> None:
     print(f"  onnxruntime Clip (IO binding, anchor)  {gbs(times[0]):6.1f} GB/s")
     for name, t in zip(names, times[1:]):
         target = "0.80" if "per-element" in name else "1.00"
-        print(f"  {name:38s} {gbs(t):6.1f} GB/s   ratio {times[0] / t:.2f}  (target >= {target})")
+        print(f"  {name:38s} {gbs(t):6.1f} GB/s   ratio {times[0] / t:.2f}, median paired "
+              f"{paired(0, names.index(name) + 1):.2f}  (target >= {target})")
 
 
 if __name__ == "__main__":
