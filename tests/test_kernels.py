@@ -6,10 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app import kernels
-from app.dtypes import FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT16
-from app.meaning import Bound, Meaning, NanBound, Order, ScaleBias, evaluate, same_outputs
+from app.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
+from app.errors import RejectedSpec
+from app.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound, evaluate, same_outputs
 
 N = (1 << 18) + 7  # past CHUNK_FUSED, not a multiple of it: the numba path and the chunk tails both run
 
@@ -88,13 +91,6 @@ def test_concurrent_launches_are_safe() -> None:
 
 # --- Meaning variants on the fast paths: NaN-input rules, NaN bound as 0, rejected order, promotion, tensor bounds.
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from app.dtypes import FLOAT32 as F32, INT8 as I8, INT32, UINT8, UINT64, BY_NAME  # noqa: E402
-from app.errors import RejectedSpec  # noqa: E402
-from app.meaning import NanInput, TensorBound  # noqa: E402
-
 BIG = kernels.CHUNK_FUSED + 5  # the compiled kernels run from CHUNK_FUSED elements on
 
 
@@ -126,7 +122,7 @@ def _float_bound(dt):
 
 
 @pytest.mark.parametrize("numba", [True, False], ids=["numba-if-installed", "numpy-only"])
-@pytest.mark.parametrize("dt", [F32, FLOAT64], ids=["f32", "f64"])
+@pytest.mark.parametrize("dt", [FLOAT32, FLOAT64], ids=["f32", "f64"])
 def test_float_variants_property(dt, numba: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Any bounds (NaN, infinities, zeros, subnormals, crossed), any rule and order: the kernel is evaluate()."""
     if not numba:
@@ -153,7 +149,7 @@ def test_float_variants_property(dt, numba: bool, monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("numba", [True, False], ids=["numba-if-installed", "numpy-only"])
-@pytest.mark.parametrize("dt", [I8, UINT16, INT64], ids=["i8", "u16", "i64"])
+@pytest.mark.parametrize("dt", [INT8, UINT16, INT64], ids=["i8", "u16", "i64"])
 def test_int_orders_property(dt, numba: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if not numba:
         _no_numba(monkeypatch)
@@ -226,15 +222,15 @@ def _tensor_cases() -> list:
     hi_same[:6] = [1.0, 0.0, -0.0, math.nan, math.inf, -5.0]
     i_lo = rng.integers(-100, 50, n).astype(np.int32)
     return [
-        pytest.param(F32, (n,), _tb((n,), lo_same), _tb((n,), hi_same), None, id="f32-same-shape-both"),
-        pytest.param(F32, (n,), _tb((n,), lo_same), None, None, id="f32-same-shape-lower-only"),
-        pytest.param(F32, (n,), None, _tb((n,), hi_same), None, id="f32-same-shape-upper-only"),
-        pytest.param(F32, (n // 5, 5), _tb((5,), [math.nan, -0.0, 0.0, 1.0, 9.0]), _tb((n // 5, 1), hi_same[:n // 5]),
+        pytest.param(FLOAT32, (n,), _tb((n,), lo_same), _tb((n,), hi_same), None, id="f32-same-shape-both"),
+        pytest.param(FLOAT32, (n,), _tb((n,), lo_same), None, None, id="f32-same-shape-lower-only"),
+        pytest.param(FLOAT32, (n,), None, _tb((n,), hi_same), None, id="f32-same-shape-upper-only"),
+        pytest.param(FLOAT32, (n // 5, 5), _tb((5,), [math.nan, -0.0, 0.0, 1.0, 9.0]), _tb((n // 5, 1), hi_same[:n // 5]),
                      None, id="f32-broadcast-row-and-column"),
-        pytest.param(F32, (3,), _tb((2, 3), [0.0, 1.0, 2.0, -1.0, -0.0, 5.0]), None, None,
+        pytest.param(FLOAT32, (3,), _tb((2, 3), [0.0, 1.0, 2.0, -1.0, -0.0, 5.0]), None, None,
                      id="f32-bound-broadcasts-the-output-up"),
         pytest.param(INT32, (n,), _tb((n,), i_lo), _tb((), [20]), None, id="i32-same-shape-and-scalar-tensor"),
-        pytest.param(INT32, (n,), _tb((n,), i_lo.astype(np.float32)), None, F32, id="i32-promoted-to-f32"),
+        pytest.param(INT32, (n,), _tb((n,), i_lo.astype(np.float32)), None, FLOAT32, id="i32-promoted-to-f32"),
         pytest.param(FLOAT64, (n,), _tb((n,), lo_same.astype(np.float64)), _tb((n,), hi_same.astype(np.float64)),
                      None, id="f64-same-shape"),
     ]
@@ -269,12 +265,12 @@ def test_tensor_bounds_equal_evaluate(dt, shape, lo, hi, rd, nan_input, order, n
 
 
 @pytest.mark.parametrize("m", [
-    pytest.param(Meaning("t", "1", F32, Bound(0.0), Bound(6.0), nan_input=NanInput.TO_LOWER), id="nan-to-lower"),
-    pytest.param(Meaning("t", "1", F32, Bound(2.0), Bound(-1.0), nan_input=NanInput.TO_ZERO, order=Order.MIN_WINS),
+    pytest.param(Meaning("t", "1", FLOAT32, Bound(0.0), Bound(6.0), nan_input=NanInput.TO_LOWER), id="nan-to-lower"),
+    pytest.param(Meaning("t", "1", FLOAT32, Bound(2.0), Bound(-1.0), nan_input=NanInput.TO_ZERO, order=Order.MIN_WINS),
                  id="nan-to-zero-crossed"),
-    pytest.param(Meaning("t", "1", F32, Bound(math.nan), Bound(6.0), nan_bound=NanBound.ZERO), id="nan-bound-zero"),
-    pytest.param(Meaning("t", "1", INT32, Bound(1.5), Bound(math.inf), result_dtype=F32), id="promotion"),
-    pytest.param(Meaning("t", "1", F32, None, Bound(6.0), nan_input=NanInput.TO_LOWER,
+    pytest.param(Meaning("t", "1", FLOAT32, Bound(math.nan), Bound(6.0), nan_bound=NanBound.ZERO), id="nan-bound-zero"),
+    pytest.param(Meaning("t", "1", INT32, Bound(1.5), Bound(math.inf), result_dtype=FLOAT32), id="promotion"),
+    pytest.param(Meaning("t", "1", FLOAT32, None, Bound(6.0), nan_input=NanInput.TO_LOWER,
                          lower_tensor=_tb((2, 1), [math.nan, -1.0])), id="tensor-lower-nan-to-lower"),
     pytest.param(Meaning("t", "1", UINT8, None, None, lower_tensor=_tb((3,), [1, 2, 3]),
                          upper_tensor=_tb((3,), [2, 2, 2]), order=Order.MIN_WINS), id="tensor-u8-crossed-min-wins"),
@@ -296,8 +292,8 @@ def test_variant_kernel_is_installed_for_dev() -> None:
 
 def test_scale_bias_with_tensor_bounds_stays_on_evaluate() -> None:
     """evaluate() gives ScaleBias with per-element bounds or promotion no fast meaning: those stay reference-only."""
-    m = Meaning("t", "1", F32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
+    m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
     assert kernels.reference_only(m)
-    assert not kernels.reference_only(Meaning("t", "1", F32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0])))
+    assert not kernels.reference_only(Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0])))
     x = np.asarray([-1.0, 3.0, 9.0], np.float32)
     assert same_outputs(kernels.clip_numpy(m, x), evaluate(m, x)).all()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from app import kernels
-from app.dtypes import BFLOAT16, FLOAT16, DType
+from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, DType
 from app.errors import RejectedSpec
 from app.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias,
                          TensorBound, evaluate)
@@ -207,3 +207,16 @@ def test_tensor_bounds_every_pattern(dt: DType, path: str) -> None:
             with np.errstate(all="ignore"):
                 want = evaluate(same, x.copy()).view(np.uint16)
             assert np.array_equal(kernels.clip_numpy(same, x.copy()).view(np.uint16), want), (order, rule)
+
+
+@pytest.mark.parametrize("m", [
+    pytest.param(Meaning("stablehlo", "clamp", FLOAT16, None, Bound(6.0), lower_tensor=TensorBound((1,), (0.0,))),
+                 id="per-element-bounds"),
+    pytest.param(Meaning("pytorch", "clamp", FLOAT16, Bound(0.0), Bound(6.0), result_dtype=FLOAT32), id="promotion"),
+])
+def test_cupy_half_refuses_what_it_does_not_run(m: Meaning) -> None:
+    """The 16-bit CuPy kernel has no per-element bounds or promotion: a 422 naming the numpy backend, not a guess."""
+    from app.errors import BackendUnavailable
+    from app.kernels_half import clip_cupy_half
+    with pytest.raises(BackendUnavailable, match="numpy"):
+        clip_cupy_half(m, None)
