@@ -27,7 +27,7 @@ NUMBA_TYPES = frozenset(np.dtype(n) for n in ("float32", "float64", "int8", "int
                                                "uint16", "uint32", "uint64"))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=256)
 def variant_kernel(cast_name: str, lo_scalar: bool, hi_scalar: bool, max_wins: bool, rule: int) -> Any:
     """kernel(x, lo, hi, out) on flat arrays, compiled for one layout and rule; None without numba.
 

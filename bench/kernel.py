@@ -4,6 +4,11 @@
 ScaleBias >= 0.8x onnxruntime's plain Clip. Both sides write into a preallocated output (onnxruntime via
 IO binding), best of N runs; the ratio is the figure to record. Also prints np.clip for reference and, where
 a CUDA device and CuPy are present, the GPU kernel against a device-to-device copy of the same bytes.
+
+Then the float16/bfloat16 rows (against np.copyto and onnxruntime's float16 Clip) and one row per Meaning variant
+(NaN input to the lower bound / to +0, NaN bound read as 0 / as absent, per-element bounds of the input's shape,
+promotion int32 -> float32) against onnxruntime's plain Clip of the same array. Each ratio is printed twice: best
+time against best time, and the median over rounds of the paired ratio (steadier on a shared machine).
 """
 
 from __future__ import annotations
