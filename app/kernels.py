@@ -19,7 +19,7 @@ from app.dtypes import DType
 from app.errors import RejectedSpec
 from app.exact import trunc_saturate
 from app.kernels_half import HALF, chunk_numpy, clip_half_numba, half_plan, numba_kernels, steps_numpy, table
-from app.meaning import (DEFAULT_READING, READING_CURRENT, Meaning, NanBound, NanInput, Order, State,
+from app.meaning import (DEFAULT_READING, FILLED_NAN_INPUTS, READING_CURRENT, Meaning, NanBound, Order, State,
                          apply_scale_bias, evaluate)
 
 # Plain clip: 4 Mi elements per task (measured best on 2 cores: memory-bound, few dispatches).
@@ -72,7 +72,7 @@ def plan(m: Meaning, reading: str | None = None) -> Plan:
 def reference_only(m: Meaning) -> bool:
     """Meaning variants the one-pass kernels do not run yet: they are computed by evaluate() (exact, slower)."""
     return (m.has_tensor_bounds or m.result_dtype not in (None, m.dtype)
-            or (m.dtype.is_float and m.nan_input in (NanInput.TO_LOWER, NanInput.TO_ZERO)))
+            or (m.dtype.is_float and m.nan_input in FILLED_NAN_INPUTS))
 
 
 def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:

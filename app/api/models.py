@@ -59,7 +59,7 @@ class MeaningOut(_Strict):
     lower: BoundOut | None
     upper: BoundOut | None
     order: Literal["max-wins", "min-wins", "ambiguous", "rejected"]
-    nan_input: Literal["propagate", "undocumented", "to-lower", "to-zero"]
+    nan_input: Literal["propagate", "undocumented", "to-lower", "to-zero", "to-upper"]
     nan_bound: Literal["propagate", "ignore", "rejected", "undocumented", "zero"]
     scale_bias: ScaleBiasOut | None
     state: Literal["defined", "rejected", "ambiguous"]
