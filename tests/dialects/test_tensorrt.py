@@ -93,6 +93,39 @@ def test_readings(reading, nan_input, note):
     assert list(trt.DIALECT.readings)[0] == "observed"
 
 
+@pytest.mark.parametrize("pinned,own,other", [
+    pytest.param("observed", NanInput.TO_LOWER, ("header", NanInput.UNDOCUMENTED), id="default-observed"),
+    pytest.param("header", NanInput.UNDOCUMENTED, ("observed", NanInput.TO_LOWER), id="spec-pins-header"),
+])
+def test_both_readings_on_one_meaning(pinned, own, other):
+    """The resolved meaning is the spec's reading's (observed unless pinned); the other is in `alternates`, so a
+    request's `reading` picks either (app.execute.with_reading), and the reported label is the meaning's own."""
+    from app.execute import Semantics, with_reading
+    m = trt.resolve(spec("float32", 0, 6, pinned))
+    assert m.nan_input is own and [n for n, _ in m.alternates] == [other[0]]
+    assert m.under(other[0]).nan_input is other[1] and m.under(pinned) is m
+    assert [r.split(":")[0] for r in m.readings] == list(trt.READINGS)
+    sem = Semantics("tensorrt", m, trt.normalize(spec("float32", 0, 6, pinned)))
+    for reading, want_label, want_out in ((None, pinned, m), (other[0], other[0], m.under(other[0])),
+                                          (pinned, pinned, m)):
+        got, label = with_reading(sem, reading)
+        assert label == want_label and got.meaning is want_out and got.reading == reading
+
+
+@settings(derandomize=True, max_examples=60)
+@given(st.floats(-1e6, 1e6, width=32), st.floats(-1e6, 1e6, width=32),
+       st.lists(st.floats(width=32, allow_nan=True), min_size=1, max_size=8))
+def test_readings_differ_only_on_nan_inputs(alpha, beta, xs):
+    """observed and header share the header's formula: they agree on every non-NaN input, and a NaN input gives
+    alpha (observed) or NaN (header, executed as propagate)."""
+    m = trt.resolve(spec("float32", alpha, beta))
+    x = np.asarray(xs, np.float32)
+    a, b = evaluate(m, x), evaluate(m.under("header"), x)
+    nan = np.isnan(x)
+    assert same_outputs(a[~nan], b[~nan]).all()
+    assert (a[nan] == np.float32(m.lo)).all() and np.isnan(b[nan]).all()
+
+
 def test_unknown_reading_and_version():
     with pytest.raises(SpecError, match="Did you mean 'header'") as exc:
         trt.resolve(spec("float32", 0, 6, "headers"))

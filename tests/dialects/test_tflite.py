@@ -144,6 +144,34 @@ def test_rejected_like_the_kernel(s, text):
         evaluate(m, np.zeros(2, np.int16))
 
 
+@pytest.mark.parametrize("s,nan_input,lo,hi,x,want", [
+    pytest.param(spec("MINIMUM_MAXIMUM", mn=0, mx=5), NanInput.TO_UPPER, 0.0, 5.0, [math.nan, -1, 9], [5, 0, 5],
+                 id="nan-input-read-as-max"),
+    pytest.param(spec("MINIMUM_MAXIMUM", mn=6, mx=4), NanInput.TO_UPPER, 6.0, 4.0, [math.nan, 5], [6, 6],
+                 id="crossed-nan-input-gives-min"),
+    pytest.param(spec("MINIMUM_MAXIMUM", mn=0, mx="nan"), NanInput.TO_UPPER, 0.0, -math.inf, [math.nan, -1, 9],
+                 [0, 0, 0], id="nan-max-gives-min-everywhere"),
+    pytest.param(spec("MINIMUM_MAXIMUM", mn="nan", mx=6), NanInput.TO_UPPER, "nan", 6.0, [math.nan, -1, 9],
+                 [math.nan] * 3, id="nan-min-all-nan"),
+    pytest.param(spec("RELU6"), NanInput.PROPAGATE, 0.0, 6.0, [math.nan, 1e-40, 9], [math.nan, 1e-40, 6],
+                 id="relu6-same-function"),
+])
+def test_builtin_reading_meaning(s, nan_input, lo, hi, x, want):
+    """The builtin reading (Meaning.alternates): maximum_minimum.cc's ternaries; the default stays xnnpack's."""
+    m = tfl.resolve(s)
+    b = m.under(tfl.READING_BUILTIN)
+    assert [name for name, _ in m.alternates] == [tfl.READING_BUILTIN] and m.nan_input is NanInput.PROPAGATE
+    assert b.nan_input is nan_input and tfl.NOTE_FTZ not in b.engine_notes
+    assert (str(b.lo) if lo == "nan" else b.lo, b.hi) == (lo, hi)
+    got = evaluate(b, np.asarray(x, np.float32))
+    assert same_outputs(got, np.asarray(want, np.float32)).all(), got
+
+
+def test_rejected_meaning_has_no_readings():
+    m = tfl.resolve(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)))
+    assert m.state is State.REJECTED and m.alternates == () and m.under(tfl.READING_BUILTIN) is m
+
+
 def test_meaning_variants():
     m = tfl.resolve(spec("MINIMUM_MAXIMUM", mn=0, mx=5))
     assert m.order is Order.MIN_WINS and m.nan_input is NanInput.PROPAGATE and m.nan_bound is NanBound.UNDOCUMENTED
@@ -307,6 +335,35 @@ def test_litert_agrees_with_the_meaning(op, dt, mn, mx, q):
     assert got.dtype == want.dtype
     bad = ~same_outputs(got, want)
     assert not bad.any(), list(zip(x[bad][:5], got[bad][:5], want[bad][:5]))
+
+
+# The builtin reading: every case of the sweep, plus NaN constants, subnormal inputs included (kept on this path).
+BUILTIN_SWEEP = [pytest.param(*p.values, id=p.id) for p in SWEEP] + [
+    pytest.param("MINIMUM_MAXIMUM", "float32", mn, mx, None, id=f"minmax-f32-{mn}-{mx}")
+    for mn, mx in (("nan", 6), (0, "nan"), ("nan", "nan"), (6, "nan"), ("nan", -math.inf))]
+
+
+@pytest.mark.parametrize("op,dt,mn,mx,q", BUILTIN_SWEEP)
+def test_litert_builtin_agrees_with_the_builtin_reading(op, dt, mn, mx, q):
+    """Semantics.reading = "builtin" makes the engine run the builtin kernels, and they compute the builtin
+    reading's meaning on every input (NaN inputs, NaN constants, crossed bounds and subnormals included)."""
+    from app.execute import Semantics
+    eng = _engine()
+    s = spec(op, dt, mn, mx, q)
+    m = tfl.resolve(s).under(tfl.READING_BUILTIN)
+    x = _inputs(tfl.resolve(s))
+    got = eng.run_litert(Semantics("tflite", m, tfl.normalize(s), tfl.READING_BUILTIN), x)
+    want = evaluate(m, x)
+    bad = ~same_outputs(got, want)
+    assert got.dtype == want.dtype and not bad.any(), list(zip(x[bad][:5], got[bad][:5], want[bad][:5]))
+
+
+@pytest.mark.parametrize("reading,resolver", [pytest.param(None, "default", id="none-default"),
+                                              pytest.param(tfl.READING_XNNPACK, "default", id="xnnpack-default"),
+                                              pytest.param(tfl.READING_BUILTIN, "builtin", id="builtin")])
+def test_reading_picks_the_op_resolver(reading, resolver):
+    from app.dialects.tflite_engine import resolver_of
+    assert resolver_of(reading) == resolver
 
 
 @pytest.mark.parametrize("op", ["RELU6", "RELU_N1_TO_1", "RELU", "MINIMUM_MAXIMUM"])
