@@ -37,11 +37,16 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Semantics:
-    """A meaning to execute, which dialect it is, and the spec (as JSON) an engine backend would build."""
+    """A meaning to execute, which dialect it is, and the spec (as JSON) an engine backend would build.
+
+    `reading`: the dialect reading the request chose (a name in Dialect.readings), set by with_reading; an engine
+    that can run several setups (TFLite's litert: XNNPACK delegate or builtin kernels) reads it. None: the default.
+    """
 
     dialect: str
     meaning: Meaning
     spec: dict[str, Any] | None
+    reading: str | None = None
 
 
 def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) -> Semantics:
@@ -64,12 +69,21 @@ def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) 
 
 def reading_for(m: Meaning, reading: str | None) -> str | None:
     """The reading `m` runs under, as reported: an ambiguous DirectML min > max's formula, or the name of a
-    dialect reading whose meaning differs (WebNN: spec, chromium); None when no reading applies."""
+    dialect reading whose meaning differs (WebNN: spec, chromium; TensorRT: observed, header; TFLite: xnnpack,
+    builtin); None when no reading applies."""
     if m.crossed and m.order is Order.AMBIGUOUS:
         return READINGS.get(reading or "", DEFAULT_READING)
     if m.alternates:
-        return reading if reading in readings_of(m.dialect) else next(iter(readings_of(m.dialect)), None)
+        names = readings_of(m.dialect)
+        return reading if reading in names else default_reading_of(m, names)
     return None
+
+
+def default_reading_of(m: Meaning, names: tuple[str, ...]) -> str | None:
+    """The reading `m` itself is: the dialect's first reading not held in its alternates (a spec may pin another
+    reading as its meaning's default: TensorRT `reading`)."""
+    others = {name for name, _ in m.alternates}
+    return next((n for n in names if n not in others), None)
 
 
 def readings_of(dialect: str) -> tuple[str, ...]:
@@ -102,7 +116,9 @@ def with_reading(sem: Semantics, reading: str | None, strict: bool = True) -> tu
         reading = None
     label = reading_for(sem.meaning, reading)  # read off the default meaning, which holds the alternates
     m = sem.meaning.under(reading)
-    return (sem if m is sem.meaning else Semantics(sem.dialect, m, sem.spec)), label
+    if m is sem.meaning and reading is None:
+        return sem, label
+    return Semantics(sem.dialect, m, sem.spec, reading), label
 
 
 class Slots:

@@ -20,8 +20,8 @@ from app.dtypes import DType
 from app.errors import RejectedSpec
 from app.exact import trunc_saturate
 from app.kernels_half import HALF, chunk_numpy, clip_half_numba, half_plan, numba_kernels, steps_numpy, table
-from app.kernels_tensor import (RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_ZERO, one_pass_layout, ufunc_chunk,
-                                variant_kernel)
+from app.kernels_tensor import (RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_UPPER, RULE_TO_ZERO, one_pass_layout,
+                                ufunc_chunk, variant_kernel)
 from app.meaning import (DEFAULT_READING, READING_CURRENT, Meaning, NanBound, NanInput, Order, State,
                          apply_scale_bias, evaluate)
 
@@ -42,7 +42,7 @@ class Plan:
     scale: float | None
     bias: float | None
     fused: bool
-    nan_out: float | None = None  # the output for a NaN input under TO_LOWER/TO_ZERO (replaced, then clipped)
+    nan_out: float | None = None  # the output for a NaN input under TO_LOWER/TO_ZERO/TO_UPPER (replaced, then clipped)
 
 
 def plan(m: Meaning, reading: str | None = None) -> Plan:
@@ -88,7 +88,8 @@ def nan_rule(m: Meaning) -> int:
     """The NaN-input rule a kernel applies (evaluate() replaces NaN inputs only when the result is a float)."""
     if not m.out_dtype.is_float:
         return RULE_PROPAGATE
-    return {NanInput.TO_LOWER: RULE_TO_LOWER, NanInput.TO_ZERO: RULE_TO_ZERO}.get(m.nan_input, RULE_PROPAGATE)
+    return {NanInput.TO_LOWER: RULE_TO_LOWER, NanInput.TO_ZERO: RULE_TO_ZERO,
+            NanInput.TO_UPPER: RULE_TO_UPPER}.get(m.nan_input, RULE_PROPAGATE)
 
 
 def reference_only(m: Meaning) -> bool:
@@ -170,7 +171,7 @@ def _min_max(xp: Any, m: Meaning, t: Any, lo: Any, hi: Any, max_wins: bool) -> A
     """The NaN-input rule, then evaluate()'s min/max order (crossed bounds included), on any array API."""
     rule = nan_rule(m)
     if rule != RULE_PROPAGATE:
-        fill = lo if rule == RULE_TO_LOWER else xp.asarray(0.0, dtype=t.dtype)
+        fill = {RULE_TO_LOWER: lo, RULE_TO_UPPER: hi}.get(rule, xp.asarray(0.0, dtype=t.dtype))
         t = xp.where(xp.isnan(t), fill, t)
     if max_wins:
         return xp.minimum(hi, xp.maximum(t, lo))

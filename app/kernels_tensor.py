@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 # Which NaN-input rule a kernel applies: evaluate()'s np.where(isnan(t), fill, t) before the min/max.
-RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_ZERO = 0, 1, 2
+RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_ZERO, RULE_TO_UPPER = 0, 1, 2, 3
 
 # Dtypes numba computes natively (no float16/bfloat16 arithmetic there).
 NUMBA_TYPES = frozenset(np.dtype(n) for n in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8",
@@ -57,6 +57,8 @@ def variant_kernel(cast_name: str, lo_scalar: bool, hi_scalar: bool, max_wins: b
                 t = lv if t != t else t
             elif rule == 2:
                 t = cast(0) if t != t else t
+            elif rule == 3:
+                t = hv if t != t else t
             if max_wins:
                 u = t if (t > lv) | (t != t) else lv  # np.maximum(t, lo)
                 r = hv if (hv < u) | (hv != hv) else u  # np.minimum(hi, u)
@@ -73,7 +75,7 @@ def ufunc_chunk(xs: np.ndarray, lo: np.ndarray, hi: np.ndarray, out: np.ndarray,
     dt = out.dtype
     t = xs if xs.dtype == dt else xs.astype(dt)
     if rule != RULE_PROPAGATE:
-        fill = lo if rule == RULE_TO_LOWER else np.zeros((), dtype=dt)
+        fill = {RULE_TO_LOWER: lo, RULE_TO_UPPER: hi}.get(rule, np.zeros((), dtype=dt))
         nan = np.isnan(t.astype(np.float32)) if t.dtype.itemsize == 2 else np.isnan(t)
         t = np.where(nan, fill, t).astype(dt)
     if max_wins:

@@ -33,6 +33,11 @@ class NanInput(StrEnum):
     UNDOCUMENTED = "undocumented"  # the spec is silent; execution reads it as propagate
     TO_LOWER = "to-lower"  # a NaN input is read as the lower bound, then clipped (TOSA IGNORE, TensorRT kCLIP)
     TO_ZERO = "to-zero"  # a NaN input is read as +0, then clipped (TFLite's float RELU6 loop: max(0.f, NaN) = 0)
+    TO_UPPER = "to-upper"  # a NaN input is read as the upper bound, then clipped (TFLite builtin MINIMUM ternary)
+
+
+# The rules that replace a NaN input by a value before clipping (evaluate() computes them; the fast kernels do not).
+FILLED_NAN_INPUTS = (NanInput.TO_LOWER, NanInput.TO_ZERO, NanInput.TO_UPPER)
 
 
 class NanBound(StrEnum):
@@ -275,8 +280,8 @@ def _clip(m: Meaning, t: np.ndarray, lo_a: np.ndarray, hi_a: np.ndarray, reading
     """The clip of `t` with (possibly per-element) bounds, under m's NaN-input rule and min > max order."""
     crossed = bool(np.any(lo_a > hi_a))
     order = _effective_order(m, crossed, reading)
-    if m.nan_input in (NanInput.TO_LOWER, NanInput.TO_ZERO) and m.out_dtype.is_float:
-        fill = lo_a if m.nan_input is NanInput.TO_LOWER else np.zeros((), dtype=t.dtype)
+    if m.nan_input in FILLED_NAN_INPUTS and m.out_dtype.is_float:
+        fill = {NanInput.TO_LOWER: lo_a, NanInput.TO_UPPER: hi_a}.get(m.nan_input, np.zeros((), dtype=t.dtype))
         t = np.where(np.isnan(t.astype(np.float32)), fill, t).astype(t.dtype)
     # np.maximum/np.minimum propagate NaN inputs, which is the spec reading of every other dialect here.
     if order is Order.MAX_WINS:

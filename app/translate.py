@@ -76,7 +76,8 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
     if e.meaning is None or e.unsupported:
         return Translation(e.spec, UNSUPPORTED, notes + source_findings(m), e.artifacts, e.meaning)
     found = compare(m, e.meaning)
-    merged = _merge(notes, found + _reading_findings(m, e.meaning, found)) + source_findings(m)
+    # The other readings' findings keep their own message and witness (never lent to a default-reading finding).
+    merged = _merge(notes, found) + _reading_findings(m, e.meaning, found) + source_findings(m)
     return Translation(e.spec, status_of(merged, False), merged, e.artifacts, e.meaning)
 
 

@@ -132,7 +132,7 @@ def test_float_variants_property(dt, numba: bool, monkeypatch: pytest.MonkeyPatc
     @settings(derandomize=True, max_examples=40, deadline=None)
     @given(lo=_float_bound(dt), hi=_float_bound(dt),
            order=st.sampled_from([Order.MAX_WINS, Order.MIN_WINS, Order.REJECTED, Order.AMBIGUOUS]),
-           nan_input=st.sampled_from([NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO]),
+           nan_input=st.sampled_from([NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO, NanInput.TO_UPPER]),
            nan_bound=st.sampled_from([NanBound.PROPAGATE, NanBound.IGNORE, NanBound.ZERO]))
     def check(lo, hi, order, nan_input, nan_bound) -> None:
         m = Meaning("test", "1", dt, Bound(lo), Bound(hi), order=order, nan_input=nan_input, nan_bound=nan_bound)
@@ -196,7 +196,7 @@ def test_promotion_property(src: str, res: str, numba: bool, monkeypatch: pytest
 
     @settings(derandomize=True, max_examples=15, deadline=None)
     @given(lo=bound, hi=bound, order=st.sampled_from([Order.MAX_WINS, Order.MIN_WINS]),
-           nan_input=st.sampled_from([NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO]),
+           nan_input=st.sampled_from([NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO, NanInput.TO_UPPER]),
            nan_bound=st.sampled_from([NanBound.PROPAGATE, NanBound.IGNORE, NanBound.ZERO]))
     def check(lo, hi, order, nan_input, nan_bound) -> None:
         m = Meaning("pytorch", "clamp", dt, Bound(lo), Bound(hi), order=order, nan_input=nan_input,
@@ -238,8 +238,8 @@ def _tensor_cases() -> list:
 
 @pytest.mark.parametrize("numba", [True, False], ids=["numba-if-installed", "numpy-only"])
 @pytest.mark.parametrize("order", [Order.MAX_WINS, Order.MIN_WINS, Order.REJECTED])
-@pytest.mark.parametrize("nan_input", [NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO],
-                         ids=["nan-propagates", "nan-to-lower", "nan-to-zero"])
+@pytest.mark.parametrize("nan_input", [NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO, NanInput.TO_UPPER],
+                         ids=["nan-propagates", "nan-to-lower", "nan-to-zero", "nan-to-upper"])
 @pytest.mark.parametrize("dt, shape, lo, hi, rd", _tensor_cases())
 def test_tensor_bounds_equal_evaluate(dt, shape, lo, hi, rd, nan_input, order, numba: bool,
                                       monkeypatch: pytest.MonkeyPatch) -> None:

@@ -142,7 +142,8 @@ def test_cupy_kernel_every_pattern(dt: DType) -> None:
 
 
 @pytest.mark.parametrize("order", [Order.MAX_WINS, Order.MIN_WINS])
-@pytest.mark.parametrize("rule", [NanInput.TO_LOWER, NanInput.TO_ZERO], ids=["nan-to-lower", "nan-to-zero"])
+@pytest.mark.parametrize("rule", [NanInput.TO_LOWER, NanInput.TO_ZERO, NanInput.TO_UPPER],
+                         ids=["nan-to-lower", "nan-to-zero", "nan-to-upper"])
 @pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
 def test_nan_input_rules_every_pattern(dt: DType, rule: NanInput, order: Order, path: str) -> None:
     """A NaN input is replaced (lower bound or +0) then clipped: crossed bounds and NaN bounds included."""
@@ -151,7 +152,8 @@ def test_nan_input_rules_every_pattern(dt: DType, rule: NanInput, order: Order, 
             _check(Meaning("tosa", "CLAMP", dt, Bound(lo), Bound(hi), order=order, nan_input=rule, nan_bound=nb))
 
 
-@pytest.mark.parametrize("rule", [NanInput.TO_LOWER, NanInput.TO_ZERO], ids=["nan-to-lower", "nan-to-zero"])
+@pytest.mark.parametrize("rule", [NanInput.TO_LOWER, NanInput.TO_ZERO, NanInput.TO_UPPER],
+                         ids=["nan-to-lower", "nan-to-zero", "nan-to-upper"])
 @pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
 def test_nan_input_rules_with_scale_bias_every_pattern(dt: DType, rule: NanInput, path: str) -> None:
     """With a ScaleBias the rule applies to x*scale+bias (inf*0 is a NaN too): the table carries it."""
@@ -194,7 +196,7 @@ def test_tensor_bounds_every_pattern(dt: DType, path: str) -> None:
     lo_vals = tuple(grid[i % len(grid)] for i in range(256))
     hi_vals = tuple(grid[(i * 7 + 3) % len(grid)] for i in range(256))
     for order in (Order.MAX_WINS, Order.MIN_WINS):
-        for rule in (NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO):
+        for rule in (NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO, NanInput.TO_UPPER):
             m = Meaning("stablehlo", "clamp", dt, None, None, order=order, nan_input=rule,
                         lower_tensor=TensorBound((256,), lo_vals), upper_tensor=TensorBound((256, 1), hi_vals))
             with np.errstate(all="ignore"):

@@ -59,7 +59,7 @@ class MeaningOut(_Strict):
     lower: BoundOut | None
     upper: BoundOut | None
     order: Literal["max-wins", "min-wins", "ambiguous", "rejected"]
-    nan_input: Literal["propagate", "undocumented", "to-lower", "to-zero"]
+    nan_input: Literal["propagate", "undocumented", "to-lower", "to-zero", "to-upper"]
     nan_bound: Literal["propagate", "ignore", "rejected", "undocumented", "zero"]
     scale_bias: ScaleBiasOut | None
     state: Literal["defined", "rejected", "ambiguous"]
@@ -191,8 +191,9 @@ class Problem(BaseModel):
 WIRE_ITEM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 400}]}
 Semantic = Union[DialectName, TargetSpec]
 Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
-# Every registered dialect's reading names (DirectML: current-doc, 2022-doc; WebNN: spec, chromium); a name the
-# chosen semantics does not take is a 400 naming `reading` (app/execute.py check_reading).
+# Every registered dialect's reading names (DirectML: current-doc, 2022-doc; WebNN: spec, chromium; TensorRT:
+# observed, header; TFLite: xnnpack, builtin); a name the chosen semantics does not take is a 400 naming `reading`
+# (app/execute.py check_reading).
 READING_NAMES = tuple(dict.fromkeys(r for d in registry.DIALECTS.values() for r in d.readings))
 Reading = Literal[READING_NAMES]  # type: ignore[valid-type]
 
@@ -222,7 +223,9 @@ class ExecuteOptions(_Strict):
     reading: Reading | None = Field(default=None, description="Which reading of the semantics' dialect: "
                                                               "directml current-doc (default) or 2022-doc for an "
                                                               "ambiguous min > max; webnn spec (default) or "
-                                                              "chromium")
+                                                              "chromium; tensorrt observed (default) or header; "
+                                                              "tflite xnnpack (default) or builtin (the litert "
+                                                              "backend then runs the builtin kernels)")
 
 
 class ExecuteRequest(ExecuteOptions):
@@ -246,7 +249,8 @@ class CompareRequest(_Strict):
     backend: Backend = "numpy"
     reading: Reading | None = Field(default=None, description="A reading of the dialects that have them "
                                                               "(directml: current-doc, 2022-doc; webnn: spec, "
-                                                              "chromium); the others run their one meaning")
+                                                              "chromium; tensorrt: observed, header; tflite: "
+                                                              "xnnpack, builtin); the others run their one meaning")
 
 
 class CompareOutput(_Strict):

@@ -3,22 +3,28 @@
 NvInfer.h: `kCLIP = 8, //!< Clip activation: max(alpha, min(beta, x))`. alpha and beta are the layer's `float`
 attributes (setAlpha/setBeta), so min > max gives alpha (the lower bound wins, the opposite of ONNX Clip-13).
 The header says nothing about NaN. NVIDIA/TensorRT#4773 reports TensorRT 10.16 replacing a NaN input with the
-lower bound: a report, not a document. Two readings, chosen per spec (`reading`):
+lower bound: a report, not a document. Two readings (Dialect.readings; the first is the default):
   observed (default): a NaN input gives alpha (NanInput.TO_LOWER). The header is silent rather than contrary, and
       the report is the only evidence of what TensorRT computes; a translation that says "NaN -> alpha" with a
       witness is what someone porting a model needs.
   header: only the documented formula; NaN input undocumented (executed as propagate), the report kept as an
       engine note.
+The resolved Meaning is the observed reading's; `Meaning.alternates` holds ("header", its meaning), so
+/v1/execute and /v1/compare take `"reading": "header"` and translations report drift "under the header reading".
+The spec field `reading` (kept for specs written before the request-level one) pins which reading is that
+meaning's own: `"reading": "header"` resolves to the header meaning, with the observed one in `alternates`; a
+request's `reading` still chooses either.
 No TensorRT engine runs here (it needs an NVIDIA GPU and the TensorRT wheel); nothing here was executed on it.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
@@ -63,7 +69,9 @@ class TensorRtSpec(_Strict):
     shape: Shape | None = None
     alpha: WireNumber
     beta: WireNumber
-    reading: Annotated[str, StringConstraints(max_length=16)] = "observed"
+    reading: Annotated[str, StringConstraints(max_length=16)] = Field(
+        default="observed", description="Which reading is this clip's own meaning: observed (default) or header; "
+                                        "a request's `reading` (/v1/execute, /v1/compare) chooses either")
 
 
 class TensorRtTarget(_Strict):
@@ -95,7 +103,8 @@ def dtype_tensorrt(name: str, loc: str = "dtype") -> DType:
 
 
 def reading_tensorrt(text: str, loc: str = "reading") -> str:
-    """Which reading of a NaN input applies: 'observed' (default, #4773) or 'header' (NvInfer.h only)."""
+    """The spec's own reading of a NaN input: 'observed' (default, #4773) or 'header' (NvInfer.h only); a request's
+    `reading` (/v1/execute, /v1/compare) chooses either one at run time."""
     key = text.strip().lower()
     if key not in READINGS:
         raise SpecError(one_of("Unknown TensorRT reading", text, READINGS), loc)
@@ -151,13 +160,8 @@ def nan_input_tensorrt(reading: str) -> NanInput:
     return NanInput.TO_LOWER if reading == "observed" else NanInput.UNDOCUMENTED
 
 
-def resolve(spec: TensorRtSpec) -> Meaning:
-    """max(alpha, min(beta, x)): alpha wins when alpha > beta; NaN input by the spec's reading."""
-    version = version_tensorrt(spec.version)
-    dt = dtype_tensorrt(spec.dtype)
-    reading = reading_tensorrt(spec.reading)
-    lo = bound_tensorrt(spec.alpha, dt, "alpha")
-    hi = bound_tensorrt(spec.beta, dt, "beta")
+def meaning_tensorrt(version: str, dt: DType, lo: Bound, hi: Bound, reading: str) -> Meaning:
+    """kCLIP under one reading: bounds and order as the header says; the NaN-input rule is the reading's."""
     rules = (f"TensorRT {version} kCLIP: max(alpha, min(beta, x)) ({HEADER_SRC}); alpha > beta gives alpha",
              "alpha and beta are float attributes: a bound rounds to float, then to the tensor type "
              "(float16: nearest-even; int8: nearest-even, saturated [inferred])",
@@ -165,7 +169,20 @@ def resolve(spec: TensorRtSpec) -> Meaning:
              "NaN alpha/beta: undocumented")
     notes = (NOTE_NAN,) if reading == "header" and dt.is_float else ()
     return Meaning(NAME, OP_VERSION, dt, lo, hi, order=Order.MIN_WINS, nan_input=nan_input_tensorrt(reading),
-                   nan_bound=NanBound.UNDOCUMENTED, rules=rules, engine_notes=notes)
+                   nan_bound=NanBound.UNDOCUMENTED, rules=rules, engine_notes=notes,
+                   readings=tuple(f"{k}: {v}" for k, v in READINGS.items()))
+
+
+def resolve(spec: TensorRtSpec) -> Meaning:
+    """max(alpha, min(beta, x)): alpha wins when alpha > beta. The meaning is the spec's reading's (observed unless
+    the spec pins header); the other reading's meaning is kept in `alternates`."""
+    version = version_tensorrt(spec.version)
+    dt = dtype_tensorrt(spec.dtype)
+    own = reading_tensorrt(spec.reading)
+    lo = bound_tensorrt(spec.alpha, dt, "alpha")
+    hi = bound_tensorrt(spec.beta, dt, "beta")
+    others = tuple((r, meaning_tensorrt(version, dt, lo, hi, r)) for r in READINGS if r != own)
+    return replace(meaning_tensorrt(version, dt, lo, hi, own), alternates=others)
 
 
 def normalize(spec: TensorRtSpec) -> dict:

@@ -10,11 +10,22 @@ Interpreter, with its default XNNPACK delegate) and the emitted .tflite bytes ar
 Measured on ai-edge-litert 2.3.0 (tests/dialects/test_tflite.py): the float ops propagate a NaN input on every
 path (default delegate, builtin kernels, reference kernels); the reference's inference that the RELU6 loop
 `std::min(std::max(0.f, x), 6.f)` maps NaN to 0 is not what this build does.
+
+Two readings (Dialect.readings; the first is the default), both measured, since no document states either:
+- `xnnpack`: what `Interpreter()` computes (its default op resolver applies the XNNPACK delegate): the default,
+  because it is what a user running a model gets. Float NaN inputs propagate; subnormals flush (an engine note).
+- `builtin`: the builtin kernels without default delegates (OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES):
+  subnormals kept; float MINIMUM/MAXIMUM are maximum_minimum.cc's ternaries, so a NaN input gives the clip of max
+  (NanInput.TO_UPPER), a NaN min gives all NaN and a NaN max gives min everywhere (rule `builtin_tflite`).
+The resolved Meaning is the xnnpack reading's; `Meaning.alternates` holds ("builtin", its meaning), so
+/v1/execute and /v1/compare take `"reading": "builtin"` (the `litert` backend then runs the builtin kernels) and
+translations report drift "under the builtin reading".
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
@@ -73,6 +84,8 @@ READINGS = {
     READING_BUILTIN: "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES / BUILTIN_REF: maximum_minimum.cc's ternaries "
                      "(MINIMUM(NaN, max) = max), subnormals kept (measured)",
 }
+
+READING_LINES = tuple(f"{k}: {v}" for k, v in READINGS.items())
 
 
 class TfliteQuantization(_Strict):
@@ -198,6 +211,37 @@ def _quantization(spec: TfliteSpec, op: str, dt: DType) -> tuple[float, int] | N
 
 
 def resolve(spec: TfliteSpec) -> Meaning:
+    """The xnnpack reading's meaning (the default), with the builtin reading's kept in `alternates`."""
+    m = resolve_xnnpack(spec)
+    if m.state is State.REJECTED:
+        return m  # both paths refuse it in Prepare/Eval
+    return replace(m, readings=READING_LINES, alternates=((READING_BUILTIN, builtin_tflite(m)),))
+
+
+def builtin_tflite(m: Meaning) -> Meaning:
+    """The builtin kernels (no default delegate): subnormals kept (NOTE_FTZ is XNNPACK's); float MINIMUM/MAXIMUM
+    are maximum_minimum.cc's `el1 < el2 ? el1 : el2` / `el1 > el2 ? el1 : el2` with the tensor as el1: MINIMUM(NaN,
+    max) = max (a NaN input is read as max, then clipped), MAXIMUM(t, NaN) = NaN (a NaN min: all NaN)."""
+    notes = tuple(n for n in m.engine_notes if n not in (NOTE_FTZ, NOTE_MM_NAN_BUILTIN, NOTE_MM_NAN_BOUND))
+    rules = m.rules + (f"builtin reading: {READINGS[READING_BUILTIN]}",)
+    if m.version != MINMAX or not m.dtype.is_float:
+        return replace(m, engine_notes=notes, rules=rules)
+    assert m.upper is not None
+    return replace(m, upper=nan_max_builtin_tflite(m.upper), nan_input=NanInput.TO_UPPER,
+                   nan_bound=NanBound.PROPAGATE, engine_notes=notes, rules=rules)
+
+
+def nan_max_builtin_tflite(upper: Bound) -> Bound:
+    """A NaN max on the builtin kernels: MINIMUM(x, NaN) = `x < NaN ? x : NaN` = NaN, then MAXIMUM(NaN, min) = min
+    for every input (maximum_minimum.cc): the same function as max = -inf under min-wins."""
+    if not upper.is_nan:
+        return upper
+    return replace(upper, value=-math.inf, steps=upper.steps + (
+        "max NaN (builtin kernels): MINIMUM(x, NaN) = NaN, then MAXIMUM(NaN, min) = min for every input: read as "
+        "max = -inf, so min > max gives min",))
+
+
+def resolve_xnnpack(spec: TfliteSpec) -> Meaning:
     """The function the op computes on the stored values (quantized integers for uint8/int8/int16)."""
     op = op_tflite(spec.op)
     dt = dtype_tflite(spec.dtype, op)
@@ -251,8 +295,7 @@ def _resolve_minmax(spec: TfliteSpec, dt: DType) -> Meaning:
     if dt.is_float:
         notes = (NOTE_FTZ, NOTE_MM_NAN_BUILTIN) + ((NOTE_MM_NAN_BOUND,) if lo.is_nan or hi.is_nan else ())
     return Meaning(NAME, MINMAX, dt, lo, hi, order=Order.MIN_WINS, nan_input=NanInput.PROPAGATE,
-                   nan_bound=NanBound.UNDOCUMENTED, rules=rules, engine_notes=notes,
-                   readings=tuple(f"{k}: {v}" for k, v in READINGS.items()) if dt.is_float else ())
+                   nan_bound=NanBound.UNDOCUMENTED, rules=rules, engine_notes=notes)
 
 
 def normalize(spec: TfliteSpec) -> dict:

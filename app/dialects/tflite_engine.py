@@ -2,7 +2,8 @@
 
 The model is written by tflite_flatbuffer.build_model (the `tflite` package's generated schema builders). The
 engine runs it with the interpreter's default op resolver, which applies the XNNPACK delegate (the reading
-"xnnpack", the default); `resolver="builtin"` runs the builtin kernels without default delegates.
+"xnnpack", the default); the reading "builtin" (a request's `reading`, carried on Semantics.reading) or
+`resolver="builtin"` runs the builtin kernels without default delegates.
 """
 
 from __future__ import annotations
@@ -63,11 +64,20 @@ def invoke(data: bytes, x: np.ndarray, resolver: str = "default") -> np.ndarray:
     return np.array(it.get_tensor(it.get_output_details()[0]["index"])).reshape(x.shape)
 
 
-def run_litert(sem: Any, x: np.ndarray, resolver: str = "default") -> np.ndarray:
-    """The semantics' own model (built for x's shape) on the LiteRT interpreter."""
-    from app.dialects.tflite import TfliteSpec
+def resolver_of(reading: str | None) -> str:
+    """The op resolver that runs a reading: builtin -> the builtin kernels; xnnpack or none -> the default."""
+    from app.dialects.tflite import READING_BUILTIN
+    return "builtin" if reading == READING_BUILTIN else "default"
+
+
+def run_litert(sem: Any, x: np.ndarray, resolver: str | None = None) -> np.ndarray:
+    """The semantics' own model (built for x's shape) on the LiteRT interpreter, with the op resolver of the
+    chosen reading (`sem.reading`) unless `resolver` names one."""
+    from app.dialects.tflite import TfliteSpec, resolve
     if sem.meaning.state is State.REJECTED:
         raise RejectedSpec(sem.meaning.reason or "rejected by TFLite", "spec")
     spec = TfliteSpec.model_validate(sem.spec)
     x = np.asarray(x, dtype=sem.meaning.dtype.np_dtype)
-    return invoke(model_bytes(spec, sem.meaning, list(x.shape) or [1]), x, resolver)
+    # The model holds the spec's constants (the default meaning's): a reading changes how it runs, not what it is.
+    data = model_bytes(spec, resolve(spec), list(x.shape) or [1])
+    return invoke(data, x, resolver or resolver_of(getattr(sem, "reading", None)))

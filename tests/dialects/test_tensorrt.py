@@ -19,6 +19,7 @@ from app.findings import Code, Severity
 from app.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
 from app.specs import OnnxSpec
 from app.translate import translate
+from tests.dialects._readings import default_status, under
 
 
 def spec(dtype: str, alpha, beta, reading: str = "observed", shape=None, version: str = "10") -> trt.TensorRtSpec:
@@ -92,6 +93,39 @@ def test_readings(reading, nan_input, note):
     assert list(trt.DIALECT.readings)[0] == "observed"
 
 
+@pytest.mark.parametrize("pinned,own,other", [
+    pytest.param("observed", NanInput.TO_LOWER, ("header", NanInput.UNDOCUMENTED), id="default-observed"),
+    pytest.param("header", NanInput.UNDOCUMENTED, ("observed", NanInput.TO_LOWER), id="spec-pins-header"),
+])
+def test_both_readings_on_one_meaning(pinned, own, other):
+    """The resolved meaning is the spec's reading's (observed unless pinned); the other is in `alternates`, so a
+    request's `reading` picks either (app.execute.with_reading), and the reported label is the meaning's own."""
+    from app.execute import Semantics, with_reading
+    m = trt.resolve(spec("float32", 0, 6, pinned))
+    assert m.nan_input is own and [n for n, _ in m.alternates] == [other[0]]
+    assert m.under(other[0]).nan_input is other[1] and m.under(pinned) is m
+    assert [r.split(":")[0] for r in m.readings] == list(trt.READINGS)
+    sem = Semantics("tensorrt", m, trt.normalize(spec("float32", 0, 6, pinned)))
+    for reading, want_label, want_out in ((None, pinned, m), (other[0], other[0], m.under(other[0])),
+                                          (pinned, pinned, m)):
+        got, label = with_reading(sem, reading)
+        assert label == want_label and got.meaning is want_out and got.reading == reading
+
+
+@settings(derandomize=True, max_examples=60)
+@given(st.floats(-1e6, 1e6, width=32), st.floats(-1e6, 1e6, width=32),
+       st.lists(st.floats(width=32, allow_nan=True), min_size=1, max_size=8))
+def test_readings_differ_only_on_nan_inputs(alpha, beta, xs):
+    """observed and header share the header's formula: they agree on every non-NaN input, and a NaN input gives
+    alpha (observed) or NaN (header, executed as propagate)."""
+    m = trt.resolve(spec("float32", alpha, beta))
+    x = np.asarray(xs, np.float32)
+    a, b = evaluate(m, x), evaluate(m.under("header"), x)
+    nan = np.isnan(x)
+    assert same_outputs(a[~nan], b[~nan]).all()
+    assert (a[nan] == np.float32(m.lo)).all() and np.isnan(b[nan]).all()
+
+
 def test_unknown_reading_and_version():
     with pytest.raises(SpecError, match="Did you mean 'header'") as exc:
         trt.resolve(spec("float32", 0, 6, "headers"))
@@ -155,24 +189,31 @@ def test_onnx_tensorrt_parser_findings(elem_type, status, severity, text):
 
 # --- to and from TOSA: min > max (TensorRT alpha vs TOSA error) and NaN (IGNORE vs to-lower) -----------------------
 
-@pytest.mark.parametrize("source,target,mode,status,check", [
+# status: under the default readings (observed); header: the non-info finding codes only the other reading adds
+# (the header leaves a NaN input undocumented: a warning against TOSA IGNORE, so the translation as a whole drifts).
+@pytest.mark.parametrize("source,target,mode,status,check,header", [
     pytest.param(spec("float32", 3, 1), "tosa", Mode.PRESERVE, "exact",
-                 {"min_val": 3.0, "max_val": 3.0, "nan_mode": "IGNORE"}, id="crossed-to-tosa-min-eq-max-ignore"),
-    pytest.param(spec("float32", 3, 1), "tosa", Mode.LITERAL, "unsupported", None, id="crossed-to-tosa-error-if"),
-    pytest.param(spec("float32", 0, 6), "tosa", Mode.PRESERVE, "exact", {"nan_mode": "IGNORE"},
+                 {"min_val": 3.0, "max_val": 3.0, "nan_mode": "IGNORE"}, [Code.NAN_INPUT],
+                 id="crossed-to-tosa-min-eq-max-ignore"),
+    pytest.param(spec("float32", 3, 1), "tosa", Mode.LITERAL, "unsupported", None, [],
+                 id="crossed-to-tosa-error-if"),
+    pytest.param(spec("float32", 0, 6), "tosa", Mode.PRESERVE, "exact", {"nan_mode": "IGNORE"}, [Code.NAN_INPUT],
                  id="observed-to-tosa-ignore"),
-    pytest.param(spec("float32", 0, 6, "header"), "tosa", Mode.PRESERVE, "drift", {"nan_mode": "PROPAGATE"},
+    pytest.param(spec("float32", 0, 6, "header"), "tosa", Mode.PRESERVE, "drift", {"nan_mode": "PROPAGATE"}, [],
                  id="header-to-tosa-nan-undocumented"),
     pytest.param(tosa.TosaSpec(dialect="tosa", dtype="fp16", min_val=-1, max_val=1, nan_mode="IGNORE"), "tensorrt",
-                 Mode.PRESERVE, "exact", {"alpha": -1.0, "beta": 1.0}, id="tosa-ignore-to-tensorrt"),
+                 Mode.PRESERVE, "exact", {"alpha": -1.0, "beta": 1.0}, [Code.NAN_INPUT],
+                 id="tosa-ignore-to-tensorrt"),
     pytest.param(tosa.TosaSpec(dialect="tosa", dtype="fp32", min_val=0, max_val=6), "tensorrt", Mode.PRESERVE,
-                 "drift", None, id="tosa-propagate-to-tensorrt-nan-drift"),
-    pytest.param(spec("int8", -2.5, 100), "tosa", Mode.PRESERVE, "exact", {"min_val": -2, "max_val": 100},
+                 "drift", None, [Code.NAN_INPUT], id="tosa-propagate-to-tensorrt-nan-drift"),
+    pytest.param(spec("int8", -2.5, 100), "tosa", Mode.PRESERVE, "exact", {"min_val": -2, "max_val": 100}, [],
                  id="int8-rounded-bound-to-tosa"),
 ])
-def test_tensorrt_and_tosa(source, target, mode, status, check):
+def test_tensorrt_and_tosa(source, target, mode, status, check, header):
     tr = translate(source, [target], mode).translations[0]
-    assert tr.status == status, [f.to_json() for f in tr.findings]
+    assert default_status(tr) == status, [f.to_json() for f in tr.findings]
+    assert [f.code for f in under(tr, "header")] == header
+    assert tr.status == ("drift" if header else status)
     for k, v in (check or {}).items():
         assert tr.target[k] == v
 

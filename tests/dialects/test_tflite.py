@@ -23,6 +23,7 @@ from app.findings import Code
 from app.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
 from app.specs import OnnxSpec, OpenVinoSpec
 from app.translate import translate
+from tests.dialects._readings import default_status, under
 
 
 def spec(op: str, dtype: str = "float32", mn=None, mx=None, q=None, shape=None) -> tfl.TfliteSpec:
@@ -143,6 +144,34 @@ def test_rejected_like_the_kernel(s, text):
         evaluate(m, np.zeros(2, np.int16))
 
 
+@pytest.mark.parametrize("s,nan_input,lo,hi,x,want", [
+    pytest.param(spec("MINIMUM_MAXIMUM", mn=0, mx=5), NanInput.TO_UPPER, 0.0, 5.0, [math.nan, -1, 9], [5, 0, 5],
+                 id="nan-input-read-as-max"),
+    pytest.param(spec("MINIMUM_MAXIMUM", mn=6, mx=4), NanInput.TO_UPPER, 6.0, 4.0, [math.nan, 5], [6, 6],
+                 id="crossed-nan-input-gives-min"),
+    pytest.param(spec("MINIMUM_MAXIMUM", mn=0, mx="nan"), NanInput.TO_UPPER, 0.0, -math.inf, [math.nan, -1, 9],
+                 [0, 0, 0], id="nan-max-gives-min-everywhere"),
+    pytest.param(spec("MINIMUM_MAXIMUM", mn="nan", mx=6), NanInput.TO_UPPER, "nan", 6.0, [math.nan, -1, 9],
+                 [math.nan] * 3, id="nan-min-all-nan"),
+    pytest.param(spec("RELU6"), NanInput.PROPAGATE, 0.0, 6.0, [math.nan, 1e-40, 9], [math.nan, 1e-40, 6],
+                 id="relu6-same-function"),
+])
+def test_builtin_reading_meaning(s, nan_input, lo, hi, x, want):
+    """The builtin reading (Meaning.alternates): maximum_minimum.cc's ternaries; the default stays xnnpack's."""
+    m = tfl.resolve(s)
+    b = m.under(tfl.READING_BUILTIN)
+    assert [name for name, _ in m.alternates] == [tfl.READING_BUILTIN] and m.nan_input is NanInput.PROPAGATE
+    assert b.nan_input is nan_input and tfl.NOTE_FTZ not in b.engine_notes
+    assert (str(b.lo) if lo == "nan" else b.lo, b.hi) == (lo, hi)
+    got = evaluate(b, np.asarray(x, np.float32))
+    assert same_outputs(got, np.asarray(want, np.float32)).all(), got
+
+
+def test_rejected_meaning_has_no_readings():
+    m = tfl.resolve(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)))
+    assert m.state is State.REJECTED and m.alternates == () and m.under(tfl.READING_BUILTIN) is m
+
+
 def test_meaning_variants():
     m = tfl.resolve(spec("MINIMUM_MAXIMUM", mn=0, mx=5))
     assert m.order is Order.MIN_WINS and m.nan_input is NanInput.PROPAGATE and m.nan_bound is NanBound.UNDOCUMENTED
@@ -167,10 +196,18 @@ def _onnx(mn, mx, et="FLOAT"):
     pytest.param(0, 6.000001, None, "MINIMUM_MAXIMUM", id="not-exactly-6"),
 ])
 def test_converter_matching(mn, mx, version, op):
+    """Exact under the default (xnnpack) reading; under the builtin reading MINIMUM(NaN, max) = max drifts from
+    ONNX's NaN, with that witness, so a MINIMUM_MAXIMUM translation as a whole drifts."""
     tr = translate(_onnx(mn, mx), [tfl.target(version)]).translations[0]
-    assert tr.status == "exact" and tr.target["op"] == op, [f.to_json() for f in tr.findings]
+    assert default_status(tr) == "exact" and tr.target["op"] == op, [f.to_json() for f in tr.findings]
+    builtin = under(tr, "builtin")
     if op == "MINIMUM_MAXIMUM":
         assert any(f.code is Code.TENSOR_BOUNDS for f in tr.findings)
+        assert tr.status == "drift" and [f.code for f in builtin] == [Code.NAN_INPUT]
+        w = builtin[0].witness
+        assert math.isnan(w.input) and math.isnan(w.source_output) and w.target_output == tr.target["max"]
+    else:
+        assert tr.status == "exact" and builtin == []
     from app.dialects.tflite_flatbuffer import OPCODES, read_back
     data = base64.b64decode(tr.artifacts["tflite_model"])
     assert data[4:8] == b"TFL3"
@@ -178,17 +215,24 @@ def test_converter_matching(mn, mx, version, op):
     assert read_back(data)["opcodes"] == want and read_back(data)["version"] == 3
 
 
-@pytest.mark.parametrize("source,mode,status,code", [
-    pytest.param(_onnx(6, 4), Mode.LITERAL, "drift", Code.MIN_GREATER_THAN_MAX, id="5.3-onnx-crossed-literal"),
-    pytest.param(_onnx(6, 4), Mode.PRESERVE, "exact", Code.MIN_GREATER_THAN_MAX, id="onnx-crossed-preserved"),
-    pytest.param(_onnx(-3, 100, "INT8"), Mode.PRESERVE, "exact", Code.TENSOR_BOUNDS, id="onnx-int8-minmax"),
-    pytest.param(_onnx(0, 6, "FLOAT16"), Mode.PRESERVE, "unsupported", Code.DTYPE_UNSUPPORTED, id="5.3-no-f16"),
+# status: under the default readings; builtin: the non-info codes only the builtin reading adds (a float
+# MINIMUM_MAXIMUM reads a NaN input as max there), which make the translation as a whole drift.
+@pytest.mark.parametrize("source,mode,status,code,builtin", [
+    pytest.param(_onnx(6, 4), Mode.LITERAL, "drift", Code.MIN_GREATER_THAN_MAX, [Code.NAN_INPUT],
+                 id="5.3-onnx-crossed-literal"),
+    pytest.param(_onnx(6, 4), Mode.PRESERVE, "exact", Code.MIN_GREATER_THAN_MAX, [Code.NAN_INPUT],
+                 id="onnx-crossed-preserved"),
+    pytest.param(_onnx(-3, 100, "INT8"), Mode.PRESERVE, "exact", Code.TENSOR_BOUNDS, [], id="onnx-int8-minmax"),
+    pytest.param(_onnx(0, 6, "FLOAT16"), Mode.PRESERVE, "unsupported", Code.DTYPE_UNSUPPORTED, [],
+                 id="5.3-no-f16"),
     pytest.param(OpenVinoSpec(dialect="openvino", element_type="i8", min=0.5, max=100.7), Mode.LITERAL, "drift",
-                 Code.BOUND_ROUNDING, id="openvino-ceil-vs-literal-c-cast"),
+                 Code.BOUND_ROUNDING, [], id="openvino-ceil-vs-literal-c-cast"),
 ])
-def test_translate_into_tflite(source, mode, status, code):
+def test_translate_into_tflite(source, mode, status, code, builtin):
     tr = translate(source, ["tflite"], mode).translations[0]
-    assert tr.status == status, [f.to_json() for f in tr.findings]
+    assert default_status(tr) == status, [f.to_json() for f in tr.findings]
+    assert [f.code for f in under(tr, "builtin")] == builtin
+    assert tr.status == ("drift" if builtin and status == "exact" else status)
     if code is not None:
         assert code in {f.code for f in tr.findings}
     if status == "drift" and code is Code.MIN_GREATER_THAN_MAX:
@@ -196,18 +240,20 @@ def test_translate_into_tflite(source, mode, status, code):
         assert w is not None and w.source_output == 4.0 and w.target_output == 6.0  # ONNX -> 4, TFLite -> 6
 
 
-@pytest.mark.parametrize("source,target,status,code", [
-    pytest.param(spec("MINIMUM_MAXIMUM", mn=6, mx=4), "onnx", "exact", Code.MIN_GREATER_THAN_MAX,
+@pytest.mark.parametrize("source,target,status,code,builtin", [
+    pytest.param(spec("MINIMUM_MAXIMUM", mn=6, mx=4), "onnx", "exact", Code.MIN_GREATER_THAN_MAX, [Code.NAN_INPUT],
                  id="crossed-to-onnx-preserved"),
-    pytest.param(spec("RELU6", "int8", q=(0.07, 0)), "onnx", "exact", None, id="quantized-to-onnx-int8"),
-    pytest.param(spec("RELU6"), "stablehlo", "exact", None, id="relu6-to-stablehlo"),
-    pytest.param(spec("RELU6"), "directml", "drift", Code.NAN_INPUT, id="relu6-to-directml-nan-undocumented"),
+    pytest.param(spec("RELU6", "int8", q=(0.07, 0)), "onnx", "exact", None, [], id="quantized-to-onnx-int8"),
+    pytest.param(spec("RELU6"), "stablehlo", "exact", None, [], id="relu6-to-stablehlo"),
+    pytest.param(spec("RELU6"), "directml", "drift", Code.NAN_INPUT, [], id="relu6-to-directml-nan-undocumented"),
     pytest.param(spec("MINIMUM_MAXIMUM", mn=6, mx=4), "openvino", "exact", Code.MIN_GREATER_THAN_MAX,
-                 id="crossed-to-openvino"),
+                 [Code.NAN_INPUT], id="crossed-to-openvino"),
 ])
-def test_translate_from_tflite(source, target, status, code):
+def test_translate_from_tflite(source, target, status, code, builtin):
     tr = translate(source, [target]).translations[0]
-    assert tr.status == status, [f.to_json() for f in tr.findings]
+    assert default_status(tr) == status, [f.to_json() for f in tr.findings]
+    assert [f.code for f in under(tr, "builtin")] == builtin
+    assert tr.status == ("drift" if builtin else status)
     if code is not None:
         assert code in {f.code for f in tr.findings}
 
@@ -289,6 +335,35 @@ def test_litert_agrees_with_the_meaning(op, dt, mn, mx, q):
     assert got.dtype == want.dtype
     bad = ~same_outputs(got, want)
     assert not bad.any(), list(zip(x[bad][:5], got[bad][:5], want[bad][:5]))
+
+
+# The builtin reading: every case of the sweep, plus NaN constants, subnormal inputs included (kept on this path).
+BUILTIN_SWEEP = [pytest.param(*p.values, id=p.id) for p in SWEEP] + [
+    pytest.param("MINIMUM_MAXIMUM", "float32", mn, mx, None, id=f"minmax-f32-{mn}-{mx}")
+    for mn, mx in (("nan", 6), (0, "nan"), ("nan", "nan"), (6, "nan"), ("nan", -math.inf))]
+
+
+@pytest.mark.parametrize("op,dt,mn,mx,q", BUILTIN_SWEEP)
+def test_litert_builtin_agrees_with_the_builtin_reading(op, dt, mn, mx, q):
+    """Semantics.reading = "builtin" makes the engine run the builtin kernels, and they compute the builtin
+    reading's meaning on every input (NaN inputs, NaN constants, crossed bounds and subnormals included)."""
+    from app.execute import Semantics
+    eng = _engine()
+    s = spec(op, dt, mn, mx, q)
+    m = tfl.resolve(s).under(tfl.READING_BUILTIN)
+    x = _inputs(tfl.resolve(s))
+    got = eng.run_litert(Semantics("tflite", m, tfl.normalize(s), tfl.READING_BUILTIN), x)
+    want = evaluate(m, x)
+    bad = ~same_outputs(got, want)
+    assert got.dtype == want.dtype and not bad.any(), list(zip(x[bad][:5], got[bad][:5], want[bad][:5]))
+
+
+@pytest.mark.parametrize("reading,resolver", [pytest.param(None, "default", id="none-default"),
+                                              pytest.param(tfl.READING_XNNPACK, "default", id="xnnpack-default"),
+                                              pytest.param(tfl.READING_BUILTIN, "builtin", id="builtin")])
+def test_reading_picks_the_op_resolver(reading, resolver):
+    from app.dialects.tflite_engine import resolver_of
+    assert resolver_of(reading) == resolver
 
 
 @pytest.mark.parametrize("op", ["RELU6", "RELU_N1_TO_1", "RELU", "MINIMUM_MAXIMUM"])
