@@ -150,6 +150,9 @@ def cmd_dialects(args: argparse.Namespace) -> int:
     _print_rows(rows)
     print("\nDefaults: " + ", ".join(" ".join(f"{k}={v}" for k, v in d["default_target"].items())
                                     for d in body["dialects"]))
+    named = [d["dialect"] for d in body["dialects"] if not d.get("in_defaults", True)]
+    if named:
+        print(f"Used when named (--to {named[0]}), not by default: {', '.join(named)}")
     print("Rules per version and the finding codes: clipbridge dialects --format json (or GET /v1/dialects)")
     return 0
 
@@ -193,8 +196,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between DirectML, OpenVINO "
-                                "and ONNX, and report drift.")
+    from app.capabilities import default_help, target_forms
+    from app.dialects import registry
+    p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
+                                f"{', '.join(registry.names())}, and report drift.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the HTTP service (uvicorn)")
     s.add_argument("--host", default=None, help="default: CLIPBRIDGE_HOST or 127.0.0.1")
@@ -206,8 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
                                          "2 unsupported or error")
     t.add_argument("spec", nargs="?", default="-", help="a JSON clip spec file (or a /v1/translate body; its "
                    "'source' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
-    t.add_argument("--to", action="append", help="target: onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
-                                                 "repeatable; default: every other dialect")
+    t.add_argument("--to", action="append", help=f"target: {target_forms()}; repeatable; default: every "
+                                                 f"other default dialect ({', '.join(registry.default_names())})")
     t.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     lint_cli.add_lint_options(t, "json")
     t.set_defaults(func=cmd_translate)
@@ -215,8 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "all exact, 1 drift, 2 unsupported or error")
     m.add_argument("model", help="an .onnx file or an IR .xml (its .bin beside it is read when present)")
     m.add_argument("--weights", help="the IR's .bin, when not beside the .xml")
-    m.add_argument("--target", action="append", help="onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
-                                                     "repeatable; default: onnx, openvino, directml")
+    m.add_argument("--target", "--to", dest="target", action="append", help=f"a column: {target_forms()}; "
+                   f"repeatable or comma-separated (--to default,stablehlo); 'default' and 'all' name groups; "
+                   f"{default_help()}")
     lint_cli.add_lint_options(m, "table")
     m.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     m.add_argument("--rewrite", metavar="OUT.onnx", help="write the model with every Clip given explicit typed "
@@ -227,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
     m.set_defaults(func=cmd_scan)
     lint_cli.add_subcommands(sub)
-    d = sub.add_parser("dialects", help="print the capability matrix (versions, dtypes, ranks)")
+    d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"
+                       "): versions, dtypes, ranks")
     d.add_argument("--format", choices=["table", "json"], default="table",
                    help="table: one row per version (default); json: the /v1/dialects body, rules included")
     d.set_defaults(func=cmd_dialects)

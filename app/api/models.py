@@ -118,10 +118,22 @@ class VersionCapability(_Strict):
     rules: list[str]
 
 
+class RuleText(_Strict):
+    rule: str
+    source: str
+
+
 class DialectCapability(_Strict):
     dialect: DialectName
     default_target: dict[str, Any]
     versions: list[VersionCapability]
+    in_defaults: bool = Field(True, description="a default target and scan column (else used when named)")
+    version_field: str | None = Field(None, description="the target's version field: 'opset', 'version', ...")
+    version_example: str = Field("", description="how a versioned target is written: 'onnx:13'")
+    target_versions: list[str] = Field([], description="versions a target selector offers (more may be valid)")
+    examples: dict[str, dict[str, Any]] = Field({}, description="named example source specs")
+    spec_schema: dict[str, Any] = Field({}, description="the JSON Schema of this dialect's source spec")
+    rule_texts: dict[str, RuleText] = Field({}, description="finding code -> this dialect's rule and its source")
 
 
 class CodeDoc(_Strict):
