@@ -409,3 +409,66 @@ def test_api_key_is_asked_for_once_and_sent(new_page, keyed_server):
     assert request.value.headers.get("x-api-key") == key
     expect(badge(page, "openvino")).to_have_text("unsupported")
     expect(dialog).to_be_hidden()
+
+
+# --- every registered dialect (StableHLO is registered with one line, out of the defaults) ------------------
+
+def test_stablehlo_is_a_source_with_a_schema_form_and_examples(page, server):
+    """StableHLO's source choice, form (from its spec model's JSON Schema) and example buttons (from its
+    Dialect.examples) come from /v1/dialects: no line of the inspector names it."""
+    open_inspector(page, server)
+    expect(page.get_by_label("Source dialect").locator("option[value=stablehlo]")).to_have_count(1)
+    example(page, "stablehlo: relu6-f32")
+    expect(page.get_by_label("Source dialect")).to_have_value("stablehlo")
+    expect(page.get_by_label("element_type", exact=True)).to_have_value("f32")
+    expect(page.get_by_label("shape", exact=True)).to_have_value("1, 4")
+    expect(page.locator("#meaning")).to_contain_text("float32: clip to [0.0, 6.0]")
+    expect(badge(page, "onnx")).to_have_text("exact")  # the default targets
+    expect(badge(page, "openvino")).to_have_text("exact")
+    expect(badge(page, "directml")).to_have_text("drift")  # DirectML does not document NaN
+    expect(panel(page, "stablehlo")).to_have_count(0)
+    expect(page.locator("#plot-legend li").first).to_contain_text("stablehlo (source)")
+
+    # A form edit goes to the service; its field error lands next to the field the schema form made.
+    page.get_by_label("element_type", exact=True).select_option("i8")
+    page.get_by_label("max", exact=True).fill("300")
+    expect(page.locator("#f-max-err")).to_contain_text("300 is outside i8 [-128, 127]")
+    page.get_by_label("max", exact=True).fill("100")
+    expect(page.locator("#meaning")).to_contain_text("int8: clip to [0, 100]")
+    expect(page).to_have_url(re.compile(r"%22element_type%22%3A%22i8%22"))
+
+    page.get_by_label("Source dialect").select_option("onnx")  # the translation into it, when there is one
+    expect(page.get_by_label("elem_type")).to_have_value("INT8")
+
+
+def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, server, output_dir):
+    open_inspector(page, server)
+    target = page.get_by_role("group", name="Translate to")
+    expect(target.get_by_label("stablehlo")).not_to_be_checked()  # out of the defaults (in_defaults=False)
+    expect(target.get_by_label("ONNX")).to_be_checked()
+    example(page, "int8, fractional bounds")
+    target.get_by_label("stablehlo").check()
+    sh = panel(page, "stablehlo")
+    expect(badge(page, "stablehlo")).to_have_text("drift")  # literal: 0.5 is no value of i8
+    expect(sh.locator("h2")).to_have_text("stablehlo")
+    expect(sh.get_by_label("stablehlo version")).to_have_value("1")
+    expect(sh.locator(".target-spec pre")).to_contain_text('"element_type": "i8"')
+    page.get_by_label("preserve", exact=True).check()
+    expect(badge(page, "stablehlo")).to_have_text("exact")
+    expect(sh.locator(".target-spec pre")).to_contain_text('"min": 1')
+    mlir = save(page, sh.get_by_role("button", name="Download stablehlo_mlir"), output_dir).read_text()
+    assert "stablehlo.clamp" in mlir and "dense<1>" in mlir
+
+    legend = page.locator("#plot-legend li")
+    expect(legend).to_have_count(4)
+    expect(legend.last).to_contain_text("stablehlo:1: int8: clip to [1, 100]")
+    expect(page.locator("#plot polyline.curve-3")).not_to_have_count(0)
+    expect(page).to_have_url(re.compile(r"targets=onnx%2Copenvino%2Cdirectml%2Cstablehlo"))
+    fresh = new_page(server)
+    fresh.goto(page.url)
+    expect(fresh.get_by_role("group", name="Translate to").get_by_label("stablehlo")).to_be_checked()
+    expect(badge(fresh, "stablehlo")).to_have_text("exact")
+
+    target.get_by_label("stablehlo").uncheck()
+    expect(panel(page, "stablehlo")).to_have_count(0)
+    expect(legend).to_have_count(3)
