@@ -58,3 +58,14 @@ def test_dialects_and_schemas(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["dialects"][0]["dialect"] == "onnx"
     assert main(["schemas", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "TranslateRequest.json").exists()
+
+
+def test_dialects_table_lists_every_registered_dialect(capsys):
+    from app.dialects import registry
+    assert main(["dialects"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0] for line in out.splitlines()[1:] if line and not line.startswith(("Defaults", "Used",
+                                                                                               "Rules"))}
+    assert set(registry.names()) <= rows
+    named = [n for n in registry.names() if n not in registry.default_names()]
+    assert f"Used when named (--to {named[0]}), not by default: {', '.join(named)}" in out
