@@ -53,7 +53,7 @@ def expand_targets(texts: list[str] | None) -> list[str]:
         for part in (p.strip() for p in text.split(",")):
             key = part.lower()
             names = registry.default_names() if key == "default" else registry.names() if key == "all" else [part]
-            out += [n for n in names if n and n not in out]
+            out += [n for n in names if n]  # a column asked for twice is two columns (as before)
     return out or list(registry.default_names())
 
 

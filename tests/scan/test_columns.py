@@ -31,7 +31,7 @@ DEFAULTS = ["onnx", "openvino", "directml"]
     pytest.param(["stablehlo", "default"], ["stablehlo", *DEFAULTS], id="order-as-asked"),
     pytest.param(["all"], list(registry.names()), id="all"),
     pytest.param(["onnx:11, stablehlo:1"], ["onnx:11", "stablehlo:1"], id="comma-with-versions"),
-    pytest.param(["onnx", "onnx", "onnx,"], ["onnx"], id="duplicates-and-empty-items"),
+    pytest.param(["onnx", "onnx,"], ["onnx", "onnx"], id="repeats-kept-empty-items-dropped"),
 ])
 def test_expand_targets(texts, expected):
     assert expand_targets(texts) == expected
