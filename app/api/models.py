@@ -248,7 +248,7 @@ class CompareRequest(_Strict):
     spec: Spec
     input: TensorIn
     semantics: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
-        default=None, description="default: onnx, openvino, directml")
+        default=None, description="default: " + ", ".join(registry.default_names()))
     mode: Literal["literal", "preserve"] = "literal"
     backend: Backend = "numpy"
     reading: Reading | None = None

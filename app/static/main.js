@@ -13,6 +13,7 @@ import { TargetPanel, VERSION_KEY, dialectName, refLabel, registerDialects, targ
 // Every registered dialect, in registry order, and the default targets (in_defaults): both from /v1/dialects,
 // so a dialect added to the registry appears here (source choice, form, examples, panels, plot) by itself.
 let DIALECTS = [];
+const COMPARE_MAX = 8; // CompareRequest.semantics max_length
 let DEFAULTS = [];
 // targets: the dialects translated to (panels, plot and scan columns); the defaults unless the user adds more.
 const state = { spec: null, mode: 'preserve', versions: {}, targets: [], last: null, lastKey: '' };
@@ -210,11 +211,17 @@ async function updatePlot(res, spec, targets, mode, my) {
     return;
   }
   try {
-    const cmp = await api('/v1/compare', { json: {
-      spec, mode, backend: 'numpy', semantics: [spec.dialect, ...targets],
-      input: { dtype: res.meaning.dtype, shape: [sample.xs.length], data: sample.xs },
-    } });
-    if (my === seq) renderPlot(...plotEls(), sample, cmp.outputs);
+    // /v1/compare takes up to 8 semantics: more targets go in several calls, each with the source first.
+    const input = { dtype: res.meaning.dtype, shape: [sample.xs.length], data: sample.xs };
+    const calls = [];
+    for (let i = 0; i < Math.max(targets.length, 1); i += COMPARE_MAX - 1) {
+      calls.push(api('/v1/compare', { json: {
+        spec, mode, backend: 'numpy', semantics: [spec.dialect, ...targets.slice(i, i + COMPARE_MAX - 1)], input,
+      } }));
+    }
+    const answers = await Promise.all(calls);
+    const outputs = [answers[0].outputs[0], ...answers.flatMap((a) => a.outputs.slice(1))];
+    if (my === seq) renderPlot(...plotEls(), sample, outputs);
   } catch (exc) {
     if (my === seq) clearPlot(...plotEls(), `No plot: ${exc.message}`);
   }
