@@ -469,6 +469,15 @@ def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, se
     expect(fresh.get_by_role("group", name="Translate to").get_by_label("stablehlo")).to_be_checked()
     expect(badge(fresh, "stablehlo")).to_have_text("exact")
 
+    # The drop zone scans with the chosen targets: StableHLO is a column of the scan table too.
+    model = relu6_model(output_dir / "relu6-columns.onnx")
+    with page.expect_file_chooser() as chooser:
+        page.get_by_label("Or choose files").click()
+    chooser.value.set_files(str(model))
+    expect(page.locator(".scan-table thead th")).to_contain_text(["onnx:13", "openvino:opset16", "directml:6_4",
+                                                                   "stablehlo:1"])
+    expect(page.locator(".scan-table tbody tr").first.locator(".badge")).to_have_count(4)
+
     target.get_by_label("stablehlo").uncheck()
     expect(panel(page, "stablehlo")).to_have_count(0)
     expect(legend).to_have_count(3)

