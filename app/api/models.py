@@ -110,6 +110,10 @@ class TranslateResponse(_Strict):
 
 
 class VersionCapability(_Strict):
+    """One version row of a dialect's capability(); a dialect may add facts of its own (extra keys pass through),
+    so a new dialect's row needs no change here."""
+
+    model_config = ConfigDict(extra="allow")
     version: str
     selects: str = Field(description="Which requests resolve to this version")
     dtypes: list[str]
