@@ -15,10 +15,11 @@ function deref(node, schema) {
   return ref ? (schema.$defs || {})[ref.split('/').pop()] || {} : node || {};
 }
 
-/** The alternatives of a schema node (anyOf / oneOf, else the node itself), each dereferenced. */
+/** The alternatives of a schema node (anyOf / oneOf, nested ones flattened, else the node itself). */
 function alternatives(node, schema) {
   const n = deref(node, schema);
-  return (n.anyOf || n.oneOf || [n]).map((a) => deref(a, schema));
+  const alts = n.anyOf || n.oneOf;
+  return alts ? alts.flatMap((a) => alternatives(a, schema)) : [n];
 }
 
 /** One form field for a top-level property of a spec's JSON Schema (null: edited as JSON only). */
@@ -58,6 +59,16 @@ function schemaFields(dialect, caps) {
     .filter(([name]) => name !== 'dialect')
     .map(([name, prop]) => schemaField(name, { prop, schema }, required.has(name), caps[dialect].dtypes))
     .filter(Boolean);
+}
+
+/** A spec the schema form can show: each of its keys is a field, holding a value of the field's kind (a tensor
+ * bound or a nested object is edited as JSON). Hand-made forms take any compact spec of their dialect. */
+function fitsForm(spec, caps) {
+  if (HAND_FORMS[spec.dialect]) return true;
+  const fields = new Map(schemaFields(spec.dialect, caps).map((f) => [f.paths[0], f]));
+  return Object.entries(spec).every(([key, value]) => key === 'dialect' || (fields.has(key) && (
+    value === null || typeof value !== 'object' || (Array.isArray(value) && /^(dims|ints)$/.test(fields.get(key).kind)
+      && value.every((v) => v === null || typeof v !== 'object')))));
 }
 
 /** Hand-made forms where a dialect's spec is nested or one field writes several paths. */
@@ -167,8 +178,9 @@ function readField(field, el) {
 
 /** caps: every registered dialect (from /v1/dialects), so a new one is known here without a line of its own. */
 let known = () => false;
+let fits = () => false;
 /** The form shows compact specs of a known dialect; a model, an IR or anything else is edited as text. */
-const formable = (spec) => known(spec.dialect) && spec.model === undefined && spec.ir_xml === undefined;
+const formable = (spec) => known(spec.dialect) && spec.model === undefined && spec.ir_xml === undefined && fits(spec);
 const fieldId = (path) => `f-${path.replace(/[^A-Za-z0-9]+/g, '-')}`;
 const stripLoc = (loc) => String(loc).replace(/^(source|spec)(\.|$)/, '');
 
@@ -180,6 +192,7 @@ export class SourceEditor {
   constructor(caps, onChange, hooks) {
     this.caps = caps;
     known = (dialect) => Object.hasOwn(caps, dialect);
+    fits = (spec) => fitsForm(spec, caps);
     this.onChange = onChange;
     this.hooks = hooks;
     this.spec = null;
