@@ -147,6 +147,11 @@ def trunc_exact(value: Number) -> int:
     return math.trunc(value)
 
 
+def round_half_even_exact(value: Number) -> int:
+    """The integer nearest the exact value, the even one when it lies halfway (IEEE roundTiesToEven)."""
+    return round(Fraction(value))  # Fraction.__round__ is exact and rounds halves to even
+
+
 def compare_key(value: Number) -> Fraction | float:
     """A key that orders exact values exactly (ints, doubles, Fractions, +-inf); NaN stays NaN."""
     if isinstance(value, float) and not math.isfinite(value):

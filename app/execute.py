@@ -19,11 +19,12 @@ import numpy as np
 
 from app.dialects import registry
 from app.dialects.common import Mode
-from app.errors import BackendUnavailable, Busy, RejectedSpec, TimedOut, located
+from app.errors import BackendUnavailable, Busy, ClipBridgeError, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp, reference_only
 from app.kernels_half import HALF, clip_cupy_half
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
 from app.specs import AnyTarget
+from app.suggest import one_of
 from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
@@ -61,10 +62,46 @@ def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) 
 
 
 def reading_for(m: Meaning, reading: str | None) -> str | None:
-    """The reading an ambiguous meaning runs under (None when the meaning is not ambiguous)."""
-    if not (m.crossed and m.order is Order.AMBIGUOUS):
-        return None
-    return READINGS[reading] if reading else DEFAULT_READING
+    """The reading `m` runs under, as reported: an ambiguous DirectML min > max's formula, or the name of a
+    dialect reading whose meaning differs (WebNN: spec, chromium); None when no reading applies."""
+    if m.crossed and m.order is Order.AMBIGUOUS:
+        return READINGS.get(reading or "", DEFAULT_READING)
+    if m.alternates:
+        return reading if reading in readings_of(m.dialect) else next(iter(readings_of(m.dialect)), None)
+    return None
+
+
+def readings_of(dialect: str) -> tuple[str, ...]:
+    """The reading names a dialect's semantics take (Dialect.readings; the first is the default)."""
+    d = registry.DIALECTS.get(dialect)
+    return tuple(d.readings) if d is not None else ()
+
+
+def check_reading(reading: str | None, dialects: list[str]) -> None:
+    """A 400 naming `reading` unless one of the dialects (names as requested) takes it."""
+    if reading is None:
+        return
+    names = [n.strip().lower() for n in dialects]
+    valid = list(dict.fromkeys(r for n in names for r in readings_of(n)))
+    if reading not in valid:
+        whose = ", ".join(dict.fromkeys(names)) or "these"
+        if not valid:
+            having = ", ".join(n for n, d in registry.DIALECTS.items() if d.readings)
+            raise ClipBridgeError(f"`reading` applies to the semantics of {having}; {whose} semantics take "
+                                  f"none. Got: {reading!r}", "reading")
+        raise ClipBridgeError(one_of(f"Unknown reading for {whose} semantics", reading, valid), "reading")
+
+
+def with_reading(sem: Semantics, reading: str | None, strict: bool = True) -> tuple[Semantics, str | None]:
+    """`sem` under the chosen reading (its meaning swapped for that reading's) and the reading to report.
+    strict: a reading `sem`'s dialect does not take is a 400; else it falls back to the default reading."""
+    if reading is not None and reading not in readings_of(sem.dialect):
+        if strict:
+            check_reading(reading, [sem.dialect])
+        reading = None
+    label = reading_for(sem.meaning, reading)  # read off the default meaning, which holds the alternates
+    m = sem.meaning.under(reading)
+    return (sem if m is sem.meaning else Semantics(sem.dialect, m, sem.spec)), label
 
 
 class Slots:

@@ -142,6 +142,13 @@ class Meaning:
     # Per-element bounds. When a side is a tensor, its scalar Bound (lower/upper) is None.
     lower_tensor: TensorBound | None = None
     upper_tensor: TensorBound | None = None
+    # The same op under a dialect's other readings, (reading name, meaning), when its documents and shipped
+    # implementations disagree (WebNN: the W3C text vs Chromium). This meaning is the default reading's.
+    alternates: tuple[tuple[str, "Meaning"], ...] = field(default=(), repr=False)
+
+    def under(self, reading: str | None) -> "Meaning":
+        """This meaning under the named reading (itself for the default reading or an unknown name)."""
+        return dict(self.alternates).get(reading or "", self)
 
     @property
     def out_dtype(self) -> DType:

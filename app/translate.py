@@ -73,8 +73,30 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
     if e.meaning is None or e.unsupported:
         return Translation(e.spec, UNSUPPORTED, notes + source_findings(m), e.artifacts, e.meaning)
     found = compare(m, e.meaning)
-    merged = _merge(notes, found) + source_findings(m)
+    merged = _merge(notes, found + _reading_findings(m, e.meaning, found)) + source_findings(m)
     return Translation(e.spec, status_of(merged, False), merged, e.artifacts, e.meaning)
+
+
+def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[Finding]:
+    """Drift under the source's or the target's other readings (Meaning.alternates), where it differs from the
+    default readings' findings: each message names the reading ("under the chromium reading: ...")."""
+    seen = {(f.code, f.message, repr(f.witness)) for f in found}  # repr: a NaN witness equals itself
+    out: list[Finding] = []
+    names = dict.fromkeys(name for m in (src, tgt) for name, _ in m.alternates)
+    for name in names:  # each side under that reading where it has it, else its one meaning
+        a, b = src.under(name), tgt.under(name)
+        rejected = [m for m in (a, b) if m.state is State.REJECTED]
+        if rejected:
+            out.append(Finding(Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"under the {name} reading: "
+                               f"{rejected[0].dialect} refuses to build this clip: {rejected[0].reason}",
+                               a.describe(), b.describe()))
+            continue
+        for f in compare(a, b):
+            if (f.code, f.message, repr(f.witness)) not in seen:
+                seen.add((f.code, f.message, repr(f.witness)))
+                out.append(Finding(f.code, f.severity, f"under the {name} reading: {f.message}",
+                                   f.source_behaviour, f.target_behaviour, f.witness))
+    return out
 
 
 def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:

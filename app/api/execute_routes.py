@@ -18,7 +18,7 @@ from app.api.strict import StrictJSONRoute
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
-from app.execute import Slots, compare_outputs, pick_backend, reading_for, run, semantics_for
+from app.execute import Slots, check_reading, compare_outputs, pick_backend, run, semantics_for, with_reading
 from app.field_errors import field_errors
 from app.numbers import wire_number
 from app.settings import Settings
@@ -64,7 +64,7 @@ def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
     _check_dtype(body.input.dtype, sem.meaning.dtype.name, "input.dtype")
     dt, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     backend = pick_backend(body.backend)
-    reading = reading_for(sem.meaning, body.reading)
+    sem, reading = with_reading(sem, body.reading)
     y = slots(request).run(lambda: run(sem, x, backend, reading, inplace=True))
     return {"output": _out(y, dt), "semantics": label(body.semantics, src.dialect), "backend": backend,
             "reading": reading, "meaning": sem.meaning.describe()}
@@ -79,6 +79,7 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
     _check_dtype(body.input.dtype, dt.name, "input.dtype")
     _, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     wanted = body.semantics or list(registry.default_names())
+    check_reading(body.reading, [w if isinstance(w, str) else w.dialect for w in wanted])
     backend = pick_backend(body.backend)
     outputs: list[dict[str, Any]] = []
     results: dict[str, np.ndarray] = {}
@@ -88,7 +89,7 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
             name = label(item, src.dialect)
             try:
                 sem = semantics_for(src, item, Mode(body.mode))
-                reading = reading_for(sem.meaning, body.reading)
+                sem, reading = with_reading(sem, body.reading, strict=False)
                 y = run(sem, x, backend, reading)
             except (RejectedSpec, ClipBridgeError) as exc:
                 if isinstance(exc, PayloadTooLarge):
@@ -141,7 +142,7 @@ async def execute_npy(request: Request, options: str = Query(
     sem = semantics_for(src, opts.semantics, Mode(opts.mode))
     x, offset = npy_array(buf, sem.meaning.dtype, settings.max_npy_elements)
     backend = pick_backend(opts.backend)
-    reading = reading_for(sem.meaning, opts.reading)
+    sem, reading = with_reading(sem, opts.reading)
 
     y = await anyio.to_thread.run_sync(slots(request).run, lambda: run(sem, x, backend, reading, inplace=True))
     headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend}

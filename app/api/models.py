@@ -207,7 +207,10 @@ class Problem(BaseModel):
 WIRE_ITEM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 400}]}
 Semantic = Union[DialectName, TargetSpec]
 Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
-Reading = Literal["current-doc", "2022-doc"]
+# Every registered dialect's reading names (DirectML: current-doc, 2022-doc; WebNN: spec, chromium); a name the
+# chosen semantics does not take is a 400 naming `reading` (app/execute.py check_reading).
+READING_NAMES = tuple(dict.fromkeys(r for d in registry.DIALECTS.values() for r in d.readings))
+Reading = Literal[READING_NAMES]  # type: ignore[valid-type]
 
 
 class TensorIn(_Strict):
@@ -232,8 +235,10 @@ class ExecuteOptions(_Strict):
     mode: Literal["literal", "preserve"] = Field(
         default="literal", description="How the spec becomes another dialect's op: literal copies its numbers.")
     backend: Backend = "numpy"
-    reading: Reading | None = Field(default=None, description="For an ambiguous DirectML min > max: which "
-                                                              "document's formula (default current-doc)")
+    reading: Reading | None = Field(default=None, description="Which reading of the semantics' dialect: "
+                                                              "directml current-doc (default) or 2022-doc for an "
+                                                              "ambiguous min > max; webnn spec (default) or "
+                                                              "chromium")
 
 
 class ExecuteRequest(ExecuteOptions):
@@ -255,7 +260,9 @@ class CompareRequest(_Strict):
         default=None, description="default: " + ", ".join(registry.default_names()))
     mode: Literal["literal", "preserve"] = "literal"
     backend: Backend = "numpy"
-    reading: Reading | None = None
+    reading: Reading | None = Field(default=None, description="A reading of the dialects that have them "
+                                                              "(directml: current-doc, 2022-doc; webnn: spec, "
+                                                              "chromium); the others run their one meaning")
 
 
 class CompareOutput(_Strict):

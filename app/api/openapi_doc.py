@@ -22,7 +22,8 @@ EXTRA: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
                                    "required": True, "schema": {"type": "string", "minLength": 1}},
         "X-Clipbridge-Backend": {"description": "The backend that computed it", "required": True,
                                  "schema": {"type": "string", "enum": [b for b in BACKENDS if b != "auto"]}},
-        "X-Clipbridge-Reading": {"description": "The reading of an ambiguous DirectML min > max, when one applied",
+        "X-Clipbridge-Reading": {"description": "The reading applied, when one did (an ambiguous DirectML min > "
+                                                "max's formula; webnn: spec or chromium)",
                                  "required": False, "schema": {"type": "string"}}},
     ("/v1/models/rewrite", "post", "200"): {
         "X-Clipbridge-Opset": {"description": "ONNX opset of the rewritten model", "required": True,

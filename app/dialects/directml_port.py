@@ -10,6 +10,7 @@ import numpy as np
 
 from app.dialects import directml
 from app.dialects.base import Dialect, Resolved
+from app.meaning import READING_2022, READING_CURRENT
 from app.numbers import wire_number
 from app.specs import DirectMLSpec, DirectMLTarget
 
@@ -88,4 +89,5 @@ DIALECT = Dialect(
     name="directml", spec_model=DirectMLSpec, target_model=DirectMLTarget, resolve=resolve, emit=directml.emit,
     target=target, check_version=directml.feature_level_directml, capability=capability,
     version_example="directml:5_0", strided_tensors=True, bundle=bundle,
-    artifacts={"cpp": "C++ filling the DirectML desc structs"})
+    artifacts={"cpp": "C++ filling the DirectML desc structs"},
+    readings={"current-doc": READING_CURRENT, "2022-doc": READING_2022})  # an ambiguous min > max only

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import directml_port, onnx_port, openvino_port, stablehlo
+from app.dialects import directml_port, onnx_port, openvino_port, stablehlo, webnn_port
 from app.dialects.base import Dialect
 from app.errors import UnsupportedTarget
 from app.suggest import one_of
@@ -17,6 +17,7 @@ DIALECTS: dict[str, Dialect] = {
     "openvino": openvino_port.DIALECT,
     "directml": directml_port.DIALECT,
     "stablehlo": stablehlo.DIALECT,
+    "webnn": webnn_port.DIALECT,
 }
 
 

@@ -24,6 +24,7 @@ EXAMPLES = {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6}}, "5_0"),
     "stablehlo": ({"dialect": "stablehlo", "element_type": "f32", "min": 0, "max": 6}, "1"),
+    "webnn": ({"dialect": "webnn", "dataType": "float32", "minValue": 0, "maxValue": 6}, "1"),
 }
 
 

@@ -1,0 +1,287 @@
+"""WebNN clamp on the dialect interface: emit (a Meaning -> a WebNN spec and its JavaScript builder call), the
+capability row, examples, rule texts and the registry entry. The rules themselves are in app/dialects/webnn.py.
+
+No WebNN engine runs on Linux (WebNN lives in browsers): `engines` is empty and execution is the numpy kernel
+on the meaning of the chosen reading.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+from typing import Any
+
+from app import exact
+from app.dialects.base import Dialect
+from app.dialects.common import Emitted, Mode
+from app.dialects.webnn import (DATA_TYPES, ISSUE_874, NAME, NAME_OF, NOT_IN_WEBNN, OP_VERSION, READINGS,
+                                REQUIRED_RANKS, SPEC_SRC, TYPE_ERROR, VERSIONS, BigInt, WebNNSpec, WebNNTarget,
+                                normalize, resolve, resolve_source, version_webnn)
+from app.dtypes import DType
+from app.findings import Code, Finding, Notes, Severity
+from app.meaning import Bound, EngineNote, Meaning, NanBound, Order, State
+from app.numbers import Number, format_number
+
+JS_SAFE = 2**53
+ORT_SOURCE = "onnx"  # the dialect whose Clip onnxruntime's WebNN execution provider turns into clamp
+NOTE_ORT_FLOAT = EngineNote("onnxruntime WebNN EP", "onnxruntime's WebNN execution provider reads Clip's min/max "
+                            "into float (clip_op_builder.cc GetClipMinMax) before builder.clamp: integer bounds "
+                            "beyond 2^24 lose precision on that path.")
+
+
+def _unsupported(code: Code, message: str, source: str = "", target: str = "not expressible") -> Emitted:
+    return Emitted(None, None, [Finding(code, Severity.ERROR, message, source, target)], unsupported=True)
+
+
+def _number_for(value: Number, dt: DType) -> Number:
+    """How an exact bound value is written: a BigInt where a JS Number cannot hold the integer exactly."""
+    if not dt.is_float and isinstance(value, int) and abs(value) > JS_SAFE:
+        return BigInt(value)
+    return value
+
+
+def _literal(bound: Bound | None, dt: DType, side: str, notes: Notes) -> Number | None:
+    """Literal mode: the source's number as written (a BigInt for an integer beyond 2^53 of int64/uint64);
+    a source default becomes an omitted option, which WebNN reads as no clamp."""
+    if bound is None:
+        return None
+    if bound.default or bound.given is None:
+        notes.add(Code.DEFAULT_BOUND, Severity.INFO, f"The source's {side} is its default "
+                  f"({format_number(bound.value)}); WebNN leaves {side} out: no clamp on that side")
+        return None
+    given = bound.given
+    if not dt.is_float and exact.is_integral(given) and not isinstance(given, float):
+        return _number_for(int(given), dt)
+    return given
+
+
+def _open_side(v: Number, dt: DType, side: str) -> bool:
+    """A value that clamps nothing on its side: +-inf for float types, the type's extreme for integer types."""
+    if exact.is_nan(v):
+        return False
+    if dt.is_float:
+        return v == (-math.inf if side == "minValue" else math.inf)
+    return v == (dt.lowest() if side == "minValue" else dt.highest())
+
+
+def _preserve(src: Meaning, notes: Notes) -> list[Number | None] | Emitted:
+    """Preserve mode: the source's effective bounds (values of the type) so that the spec reading computes the
+    same; min > max becomes min = max (WebNN throws on min > max); an ignored NaN bound is left out."""
+    assert src.lower is not None and src.upper is not None
+    dt = src.dtype
+    want: list[Number | None] = [src.lower.value, src.upper.value]
+    for i, side in enumerate(("minValue", "maxValue")):
+        if not exact.is_nan(want[i]):
+            continue
+        if src.nan_bound is NanBound.PROPAGATE:
+            return _unsupported(Code.NAN_BOUND, "The source's NaN bound makes every output NaN; no WebNN clamp "
+                                "computes that (a NaN option is unspecified in the spec, ignored by Chromium)",
+                                f"NaN bound: {src.nan_bound.value}")
+        if src.nan_bound is NanBound.ZERO:
+            want[i] = 0.0 if dt.is_float else 0
+            notes.add(Code.NAN_BOUND, Severity.INFO, f"The source reads its NaN {side} as 0: wrote 0")
+        else:  # IGNORE, or UNDOCUMENTED (executed as ignored)
+            want[i] = None
+            how = "ignores" if src.nan_bound is NanBound.IGNORE else "does not document (executed as ignored)"
+            notes.add(Code.NAN_BOUND, Severity.INFO if src.nan_bound is NanBound.IGNORE else Severity.WARNING,
+                      f"The source {how} its NaN {side}: left it out (no clamp on that side)")
+    lo, hi = want
+    if lo is not None and hi is not None and exact.compare_key(lo) > exact.compare_key(hi):
+        pick = hi if src.order is Order.MAX_WINS else lo
+        if src.order is Order.AMBIGUOUS:
+            notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; emitted "
+                      "minValue = maxValue under the default reading (current doc: Min)")
+        else:
+            notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, f"min > max emitted as minValue = maxValue = "
+                      f"{format_number(pick)} (WebNN throws a TypeError on minValue > maxValue)")
+        lo = hi = pick
+    out: list[Number | None] = []
+    for v, side in ((lo, "minValue"), (hi, "maxValue")):
+        out.append(None if v is None or _open_side(v, dt, side) else _number_for(v, dt))
+    return out
+
+
+def emit(src: Meaning, target: WebNNTarget, mode: Mode, shape: list | None) -> Emitted:
+    """A WebNN clamp (spec and JavaScript builder call) computing `src` under the spec reading."""
+    version_webnn(target.version or VERSIONS[-1])
+    dt = src.dtype
+    if dt.name not in NAME_OF:
+        return _unsupported(Code.DTYPE_UNSUPPORTED, f"{dt.name} is not a WebNN MLOperandDataType (WebNN has "
+                            f"{', '.join(DATA_TYPES)})", dt.name)
+    if src.scale_bias is not None:
+        return _unsupported(Code.SCALE_BIAS, "ScaleBias is not expressed by WebNN clamp (a mul and add before it "
+                            "would be needed)", "x*Scale+Bias before clipping")
+    if src.has_tensor_bounds:
+        return _unsupported(Code.TENSOR_BOUNDS, "WebNN clamp takes scalar minValue/maxValue only (per-element "
+                            "bounds need builder.max then builder.min)", "per-element bounds")
+    if src.result_dtype not in (None, dt):
+        return _unsupported(Code.DTYPE_PROMOTION, f"WebNN clamp's output has the input's dataType; the source's "
+                            f"is {src.out_dtype.name}", f"result {src.out_dtype.name}")
+    notes = Notes()
+    if mode is Mode.LITERAL:
+        values: list[Number | None] = [_literal(src.lower, dt, "minValue", notes),
+                                       _literal(src.upper, dt, "maxValue", notes)]
+    else:
+        got = _preserve(src, notes)
+        if isinstance(got, Emitted):
+            return got
+        values = got
+    spec = WebNNSpec(dialect=NAME, dataType=NAME_OF[dt.name], shape=shape, minValue=values[0], maxValue=values[1])
+    meaning = resolve(spec)
+    if meaning.state is State.REJECTED:
+        ort = (" onnxruntime's WebNN execution provider copies Clip's min/max into clamp's options the same way, "
+               "so this model fails to build there") if src.dialect == ORT_SOURCE else ""
+        return Emitted(normalize(spec), meaning, notes.items + [Finding(
+            Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"WebNN refuses to build this clamp: {TYPE_ERROR}.{ort}",
+            src.describe(), "TypeError")], unsupported=True)
+    _shape_notes(shape, notes)
+    if src.dialect == ORT_SOURCE and _loses_in_float(src):
+        meaning = _with_note(meaning, NOTE_ORT_FLOAT)
+    return Emitted(normalize(spec), meaning, notes.items, {"webnn_js": js_text(spec)})
+
+
+def _loses_in_float(src: Meaning) -> bool:
+    """An integer bound that a C float cannot hold (beyond 2^24)."""
+    if src.dtype.is_float:
+        return False
+    return any(b is not None and not b.default and exact.to_float32(b.value) != b.value
+               for b in (src.lower, src.upper))
+
+
+def _with_note(m: Meaning, note: EngineNote) -> Meaning:
+    alts = tuple((name, replace(a, engine_notes=a.engine_notes + (note,))) for name, a in m.alternates)
+    return replace(m, engine_notes=m.engine_notes + (note,), alternates=alts)
+
+
+def _shape_notes(shape: list | None, notes: Notes) -> None:
+    """WebNN operand shapes are static; ranks 0 to 5 are the ones every implementation must take."""
+    if shape is None:
+        notes.add(Code.SHAPE_UNKNOWN, Severity.INFO, "The source gives no shape; builder.input needs one: the "
+                  "artifact leaves `shape` to fill in")
+        return
+    if any(not isinstance(d, int) for d in shape):
+        notes.add(Code.SHAPE_UNKNOWN, Severity.WARNING, "WebNN operand shapes are static: the artifact declares "
+                  "each unknown size as a constant to set")
+    if len(shape) > REQUIRED_RANKS[1]:
+        notes.add(Code.RANK_UNSUPPORTED, Severity.WARNING, f"Rank {len(shape)}: WebNN requires ranks 0 to 5 of "
+                  "every implementation; higher ranks work only where opSupportLimits().clamp.input.rankRange "
+                  "allows")
+
+
+# --- the JavaScript artifact ---------------------------------------------------------------------------------
+
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]{0,40}")
+_RESERVED = {"x", "y", "builder", "context", "graph", "shape", "const", "let", "var", "await", "new", "class",
+             "function", "return", "this", "null", "true", "false", "in", "of", "do", "if", "for"}
+
+
+def js_number(value: Number) -> str:
+    """An MLNumber as a JavaScript literal: `123n` for a BigInt, else the Number literal of its double."""
+    if isinstance(value, BigInt):
+        return f"{int(value)}n"
+    if isinstance(value, int):
+        return str(value)  # JavaScript reads it as the same double clipbridge resolved (nearest)
+    d = exact.to_double(value)
+    if math.isnan(d):
+        return "NaN"
+    if math.isinf(d):
+        return "Infinity" if d > 0 else "-Infinity"
+    if d == 0:
+        return "-0" if math.copysign(1.0, d) < 0 else "0"
+    if d.is_integer() and abs(d) < 1e16:
+        return str(int(d))
+    return repr(d)  # the shortest round-tripping decimal: JavaScript parses it to the same double
+
+
+def js_text(spec: WebNNSpec) -> str:
+    """The builder calls: a typed input, clamp with the options given (an omitted bound is left out), build."""
+    lines = ["// WebNN clamp (W3C WebNN API, MLGraphBuilder.clamp), generated by clipbridge",
+             "const context = await navigator.ml.createContext();",
+             "const builder = new MLGraphBuilder(context);"]
+    if spec.shape is None:
+        lines.append("const shape = [];  // the source gives no shape: set it (WebNN shapes are static)")
+        dims = "shape"
+    else:
+        names = []
+        for i, d in enumerate(spec.shape):
+            if isinstance(d, int):
+                names.append(str(d))
+                continue
+            name = d if isinstance(d, str) and _IDENT.fullmatch(d) and d not in _RESERVED else f"dim{i}"
+            if name not in names:
+                lines.append(f"const {name} = 1;  // unknown size: set it (WebNN shapes are static)")
+            names.append(name)
+        dims = "[" + ", ".join(names) + "]"
+    lines.append(f"const x = builder.input('x', {{dataType: '{spec.dataType.strip().lower()}', shape: {dims}}});")
+    opts = [f"{k}: {js_number(v)}" for k, v in (("minValue", spec.minValue), ("maxValue", spec.maxValue))
+            if v is not None]
+    lines.append(f"const y = builder.clamp(x{', {' + ', '.join(opts) + '}' if opts else ''});")
+    lines.append("const graph = await builder.build({y});")
+    return "\n".join(lines) + "\n"
+
+
+# --- interface -------------------------------------------------------------------------------------------------
+
+def target(version: str | None) -> WebNNTarget:
+    return WebNNTarget(dialect=NAME, version=version)  # checked when emitting, located at the target
+
+
+def capability() -> dict[str, Any]:
+    return {"dialect": NAME, "default_target": {"dialect": NAME, "version": VERSIONS[-1]},
+            "versions": [{"version": OP_VERSION, "selects": "the W3C WebNN Candidate Recommendation Draft "
+                          "(index.bs @c515210, 2026-06-26); WebNN has no op versions", "dtypes": list(DATA_TYPES),
+                          "ranks": "0 to 5 required; more where opSupportLimits() allows",
+                          "rules": ["min(max(x, minValue), maxValue); an omitted bound is no clamp",
+                                    "minValue > maxValue after the casts: TypeError",
+                                    "spec reading: ConvertToFloat / ConvertToInt (round half to even, saturate); "
+                                    "uint32 through signed 32-bit as written",
+                                    "chromium reading: saturated_cast truncates integer bounds; float16 bounds "
+                                    "double -> float -> half; a NaN bound acts as omitted",
+                                    f"NaN input unspecified; NaN bound: spec unspecified ({ISSUE_874})",
+                                    f"no {', '.join(NOT_IN_WEBNN)}; bounds are JS Numbers unless written '123n'"]}]}
+
+
+RULE_TEXTS: dict[str, tuple[str, str]] = {
+    Code.MIN_GREATER_THAN_MAX.value: ("minValue > maxValue after the casts throws a TypeError (method step 5); "
+                                      "minValue == maxValue is legal", SPEC_SRC),
+    Code.NAN_INPUT.value: ("not specified; Chromium's backends differ", f"{SPEC_SRC}; {ISSUE_874}"),
+    Code.NAN_BOUND.value: ("spec: a NaN bound passes step 5 and its result is unspecified; Chromium: as if the "
+                           "option were not given (older web-platform-tests: 0)", ISSUE_874),
+    Code.BOUND_ROUNDING.value: ("spec: ConvertToInt rounds half to even; Chromium: base::saturated_cast "
+                                "truncates toward zero", f"{SPEC_SRC} (Casting); chromium ml_number.cc"),
+    Code.BOUND_SATURATION.value: ("integer bounds saturate to the dataType; the spec casts uint32 through signed "
+                                  "32-bit as written (a typo read literally)", f"{SPEC_SRC} (Casting)"),
+    Code.BOUND_PRECISION.value: ("a JS Number bound loses integer precision above 2^53 (write a BigInt '123n'); "
+                                 "Chromium rounds float16 bounds twice (double -> float -> half)",
+                                 f"{SPEC_SRC} (MLNumber note); chromium ml_number.cc"),
+    Code.DEFAULT_BOUND.value: ("an omitted minValue/maxValue is no clamp (EMULATED note; the steps' inverted "
+                               "+Infinity/-Infinity defaults are a spec erratum)", SPEC_SRC),
+    Code.FLOAT16_BOUND_OVERFLOW.value: ("ConvertToFloat(x, 16): |x| >= 65520 becomes +-Infinity",
+                                        f"{SPEC_SRC} (Casting)"),
+    Code.DTYPE_UNSUPPORTED.value: ("MLOperandDataType has float32, float16, int32, uint32, int64, uint64, int8, "
+                                   "uint8 (no bfloat16, float64, int16, uint16)", f"{SPEC_SRC} (line 1650)"),
+    Code.RANK_UNSUPPORTED.value: ("ranks 0 to 5 are required of every implementation; more where "
+                                  "opSupportLimits() allows", f"{SPEC_SRC} (tensor limits)"),
+    Code.TENSOR_BOUNDS.value: ("minValue/maxValue are scalars (MLNumber)", SPEC_SRC),
+    Code.SCALE_BIAS.value: ("none: clamp has no scale or bias", SPEC_SRC),
+}
+
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "relu6-float32": {"dialect": NAME, "dataType": "float32", "shape": [1, 4], "minValue": 0, "maxValue": 6},
+    "lower-only-float16": {"dialect": NAME, "dataType": "float16", "shape": [8], "minValue": 0},
+    "int64-fraction-readings-differ": {"dialect": NAME, "dataType": "int64", "shape": [1], "minValue": 3.9},
+    "uint32-signed-cast-typo": {"dialect": NAME, "dataType": "uint32", "shape": [1], "maxValue": 4294967290},
+    "float16-double-rounding": {"dialect": NAME, "dataType": "float16", "shape": [1],
+                                "minValue": "1.0004882812509095"},
+    "int64-bigint-bound": {"dialect": NAME, "dataType": "int64", "shape": [1], "maxValue": "9007199254740993n"},
+    "nan-bound": {"dialect": NAME, "dataType": "float32", "shape": [1], "minValue": "nan", "maxValue": 6},
+}
+
+DIALECT = Dialect(
+    name=NAME, spec_model=WebNNSpec, target_model=WebNNTarget, resolve=resolve_source, emit=emit, target=target,
+    check_version=version_webnn, capability=capability, version_example="webnn:1",
+    artifacts={"webnn_js": "JavaScript: MLGraphBuilder input, clamp and build calls"},
+    in_defaults=False, rule_texts=RULE_TEXTS, examples=EXAMPLES, readings=READINGS)
+
+__all__ = ["DIALECT", "emit", "js_text", "js_number"]
