@@ -16,6 +16,8 @@ from defusedxml import ElementTree
 from onnx import TensorProto, helper, numpy_helper
 from playwright.sync_api import expect
 
+from app.dialects import registry
+
 STATIC = Path(__file__).resolve().parents[2] / "app" / "static"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
@@ -481,3 +483,31 @@ def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, se
     target.get_by_label("stablehlo").uncheck()
     expect(panel(page, "stablehlo")).to_have_count(0)
     expect(legend).to_have_count(3)
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_every_registered_dialect_is_a_source_and_a_target(page, server, name):
+    """Whatever the registry holds: a source option, a target checkbox, and its first example (Dialect.examples)
+    translates into the default targets with a badge each."""
+    d = registry.DIALECTS[name]
+    open_inspector(page, server)
+    expect(page.get_by_label("Source dialect").locator(f"option[value={name}]")).to_have_count(1)
+    box = page.get_by_role("group", name="Translate to").locator(f"input[value={name}]")
+    expect(box).to_have_count(1)
+    if d.in_defaults:
+        expect(box).to_be_checked()
+    else:
+        expect(box).not_to_be_checked()
+    if not d.examples:
+        return
+    label = next(iter(d.examples))
+    example(page, f"{dialect_label(name)}: {label}")
+    expect(page.get_by_label("Source dialect")).to_have_value(name)
+    expect(page.locator("#status")).to_have_text(re.compile(r"^Translated"))
+    others = [n for n in registry.default_names() if n != name]
+    expect(page.locator(".target .badge-slot .badge")).to_have_count(len(others))
+    expect(page.locator("#plot-legend li")).to_have_count(len(others) + 1)
+
+
+def dialect_label(name: str) -> str:
+    return {"onnx": "ONNX", "openvino": "OpenVINO", "directml": "DirectML"}.get(name, name)
