@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import directml_port, onnx_port, openvino_port, stablehlo, webnn_port
+from app.dialects import directml_port, onnx_port, openvino_port, stablehlo, tensorrt, tosa, webnn_port
 from app.dialects.base import Dialect
 from app.errors import UnsupportedTarget
 from app.suggest import one_of
@@ -18,6 +18,8 @@ DIALECTS: dict[str, Dialect] = {
     "directml": directml_port.DIALECT,
     "stablehlo": stablehlo.DIALECT,
     "webnn": webnn_port.DIALECT,
+    "tosa": tosa.DIALECT,
+    "tensorrt": tensorrt.DIALECT,
 }
 
 

@@ -25,6 +25,8 @@ EXAMPLES = {
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6}}, "5_0"),
     "stablehlo": ({"dialect": "stablehlo", "element_type": "f32", "min": 0, "max": 6}, "1"),
     "webnn": ({"dialect": "webnn", "dataType": "float32", "minValue": 0, "maxValue": 6}, "1"),
+    "tosa": ({"dialect": "tosa", "dtype": "fp32", "min_val": 0, "max_val": 6}, "1.0"),
+    "tensorrt": ({"dialect": "tensorrt", "dtype": "float32", "alpha": 0, "beta": 6}, "10"),
 }
 
 
