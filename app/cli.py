@@ -35,6 +35,18 @@ def _target(text: str) -> object:
         raise ClipBridgeError(f"--to {exc.message}") from None
 
 
+def _expand_to(items: list[str], source: str) -> list[str]:
+    """--to items, comma lists split; 'default' is the default dialects and 'all' every registered one, each
+    without the source's own dialect (named alone, the source's dialect is a target like any other)."""
+    from app.dialects import registry
+    out: list[str] = []
+    for item in items:
+        for part in (p.strip() for p in item.split(",")):
+            group = {"default": registry.default_names(), "all": registry.names()}.get(part.lower())
+            out += [n for n in group if n != source] if group is not None else [part] if part else []
+    return out
+
+
 def cmd_translate(args: argparse.Namespace) -> int:
     from app.dialects.common import Mode
     from app.specs import Spec
@@ -43,6 +55,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
     if isinstance(data, dict) and "source" in data:
         data = data["source"]
     spec = TypeAdapter(Spec).validate_python(data)
+    if args.to:
+        args.to = _expand_to(args.to, spec.dialect)  # error locations and labels then name the expanded items
     targets = [_target(t) for t in args.to] if args.to else None
     result = translate(spec, targets, Mode(args.mode)).to_json()  # type: ignore[arg-type]
     statuses = {t["status"] for t in result["translations"]}
@@ -211,8 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
                                          "2 unsupported or error")
     t.add_argument("spec", nargs="?", default="-", help="a JSON clip spec file (or a /v1/translate body; its "
                    "'source' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
-    t.add_argument("--to", action="append", help=f"target: {target_forms()}; repeatable; default: every "
-                                                 f"other default dialect ({', '.join(registry.default_names())})")
+    t.add_argument("--to", action="append", help=f"target: {target_forms()}; repeatable or comma-separated; "
+                   "'default' and 'all' name groups (without the source's dialect); default: every other default "
+                   f"dialect ({', '.join(registry.default_names())})")
     t.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     lint_cli.add_lint_options(t, "json")
     t.set_defaults(func=cmd_translate)

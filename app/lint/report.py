@@ -117,6 +117,8 @@ def target_label(target: dict[str, Any] | None, fallback: str) -> str:
     d = registry.DIALECTS.get(str(target.get("dialect")))
     key = version_field(d) if d is not None else None
     version = target.get(key) if key else None
+    if version is None and fallback.startswith(f"{target.get('dialect')}:"):
+        return fallback  # a target spec without a version field: the version as asked
     return f"{target['dialect']}:{version}" if version else str(target["dialect"])
 
 
