@@ -19,6 +19,7 @@ import numpy as np
 
 from app.dialects import registry
 from app.dialects.common import Mode
+from app.dialects.tensor_bounds import check_bounds_fit
 from app.errors import BackendUnavailable, Busy, ClipBridgeError, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp, reference_only
 from app.kernels_half import HALF, clip_cupy_half
@@ -178,6 +179,8 @@ def pick_backend(backend: str) -> str:
 def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplace: bool = False) -> np.ndarray:
     """The output of `sem` on `x` on `backend` (which must be able to compute that dialect)."""
     m = sem.meaning
+    if m.has_tensor_bounds:
+        check_bounds_fit(m, x.shape)
     if backend == "numpy":
         return clip_numpy(m, x, out=x if inplace and x.flags.writeable else None, reading=reading)
     if backend == "cupy":

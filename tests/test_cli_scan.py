@@ -85,7 +85,7 @@ def test_missing_file_and_bad_target(tmp_path, capsys):
     code, _, err = scan([str(tmp_path / "nope.onnx")], capsys)
     assert code == 2 and "error" in err
     path = write(tmp_path / "m.onnx", relu6_f32())
-    code, _, err = scan([str(path), "--target", "tflite"], capsys)
+    code, _, err = scan([str(path), "--target", "caffe2"], capsys)
     assert code == 2 and "unknown dialect" in err
 
 

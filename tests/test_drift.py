@@ -13,6 +13,7 @@ from app.dialects.common import Mode
 from app.drift import critical_points, status_of
 from app.findings import Code, Severity
 from app.meaning import READING_2022, READING_CURRENT, Order, evaluate, same_outputs
+from app.dialects.stablehlo import StableHloSpec
 from app.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget
 from app.translate import translate
 
@@ -36,6 +37,10 @@ def dml(dt, mn, mx, level="6_4", op="ELEMENT_WISE_CLIP", sizes=(1, 1, 1, 4), str
     if op == "ELEMENT_WISE_CLIP1":
         d["MinMaxDataType"] = dt
     return DirectMLSpec(dialect="directml", feature_level=level, operator=op, desc=d)
+
+
+def shlo(et, mn, mx, shape=None):
+    return StableHloSpec(dialect="stablehlo", element_type=et, min=mn, max=mx, shape=shape)
 
 
 def O(opset=None):  # noqa: E743
@@ -197,6 +202,21 @@ CASES = [
                  id="engine-openvino-nan-to-min"),
     pytest.param(onnx(13, "FLOAT", "nan", 6), O(12), P, Code.ENGINE_BEHAVIOUR, EXACT, Severity.INFO, False,
                  id="engine-onnxruntime-ignores-nan-bound"),
+    # tensor-bounds
+    pytest.param(shlo("i32", [5, 10, 15], [10, 15, 20], [3]), O(13), P, Code.TENSOR_BOUNDS, EXACT, Severity.INFO,
+                 False, id="tensor-stablehlo-to-onnx-max-then-min"),
+    pytest.param(shlo("f32", [0, "nan", 2], [1, 2, 1], [3]), O(18), L, Code.TENSOR_BOUNDS, EXACT, Severity.INFO,
+                 False, id="tensor-stablehlo-nan-and-crossed-to-onnx18"),
+    pytest.param(shlo("i32", [5, 10, 15], [10, 15, 20], [3]), D(), P, Code.TENSOR_BOUNDS, UNSUPPORTED,
+                 Severity.ERROR, False, id="tensor-stablehlo-to-directml-scalars-only"),
+    pytest.param(shlo("i32", [0, 1], 6, [2]), V(), P, Code.TENSOR_BOUNDS, EXACT, Severity.INFO, False,
+                 id="tensor-stablehlo-to-openvino-maximum-then-minimum"),
+    pytest.param(shlo("f32", [0, 1], 6, [2]), O(7), P, Code.TENSOR_BOUNDS, UNSUPPORTED, Severity.ERROR, False,
+                 id="tensor-onnx7-has-no-broadcasting-max"),
+    pytest.param(shlo("i16", [3, 3, 3], 9, [3]), D(), P, Code.TENSOR_BOUNDS, EXACT, Severity.INFO, False,
+                 id="tensor-uniform-is-a-scalar-for-directml"),
+    pytest.param(shlo("f64", [0.1, 0.1], 1.0, [2]), O(6), P, Code.TENSOR_BOUNDS, DRIFT, Severity.INFO, False,
+                 id="tensor-uniform-scalar-then-clip6-drift"),
     pytest.param(onnx(13, "FLOAT"), O(11), L, Code.ENGINE_BEHAVIOUR, EXACT, Severity.INFO, False,
                  id="engine-onnx-reference-keeps-inf-for-absent-bound"),
 ]
@@ -214,6 +234,13 @@ def check_witnesses(result, t) -> int:
         dt = src.dtype
         x = dt.array([w.input])
         ys, yt = evaluate(src, x), evaluate(tgt, x)
+        if src.has_tensor_bounds or tgt.has_tensor_bounds:
+            # The witness holds at some position of the per-element clip: x there gives both outputs.
+            ys, yt = np.broadcast_arrays(ys, yt)
+            at = same_outputs(ys, dt.array([w.source_output])) & same_outputs(yt, dt.array([w.target_output]))
+            assert (at & ~same_outputs(ys, yt)).any(), (f.code, w, ys, yt)
+            n += 1
+            continue
         assert same_outputs(ys, dt.array([w.source_output]))[0], (f.code, w, ys)
         assert same_outputs(yt, dt.array([w.target_output]))[0], (f.code, w, yt)
         assert not same_outputs(ys, yt)[0], (f.code, w)
@@ -244,7 +271,7 @@ def test_status_agrees_with_findings(source, target, mode, code, status, severit
         assert all(f.severity is Severity.INFO for f in t.findings if f.code is not Code.ENGINE_BEHAVIOUR)
 
 
-PENDING = {Code.TENSOR_BOUNDS, Code.DTYPE_PROMOTION}  # written once the PyTorch/StableHLO tensor cases land
+PENDING = {Code.DTYPE_PROMOTION}  # written once the PyTorch/StableHLO tensor cases land
 
 
 def test_every_code_is_covered_by_a_case():
@@ -337,3 +364,71 @@ def test_witness_json_is_wire_safe():
     w = next(f for f in t.findings if f.witness is not None).witness.to_json()
     assert all(isinstance(v, (int, float, str)) for v in w.values())
     assert "inf" in (w["input"], w["source_output"]) or "-inf" in (w["input"], w["source_output"])
+
+
+# --- per-element (tensor) bounds ----------------------------------------------------------------------------------
+
+def test_tensor_witness_names_its_position():
+    """Bounds compared position by position: a finding says where, and its witness holds at that position."""
+    t = translate(shlo("f64", [1.0, 0.1], [0.1, 2.0], [2]), [O(6)], P).translations[0]
+    assert t.status == UNSUPPORTED  # distinct elements: Clip-6 cannot take them (no broadcasting Max before 8)
+    r = translate(shlo("f64", [0.1, 0.1], [2.0, 3.0], [2]), [O(13)], P)
+    assert r.translations[0].status == EXACT
+    from dataclasses import replace as dc_replace
+    from app.drift import compare
+    from app.meaning import Bound, TensorBound
+    src = r.meaning
+    tgt = dc_replace(src, lower=Bound(0.0, 0.0), lower_tensor=None,
+                     upper_tensor=TensorBound((2,), (2.0, 2.5)))
+    found = compare(src, tgt)
+    codes = {f.code for f in found}
+    assert Code.BOUND_ROUNDING in codes or Code.BOUND_PRECISION in codes, found
+    lower = next(f for f in found if "lower" in f.message)
+    assert "position [0]" in lower.message and "1 other distinct bound pair" in lower.message
+    upper = next(f for f in found if "upper" in f.message)
+    assert "position [1]" in upper.message and upper.source_behaviour.startswith("at [1]")
+    for f in (lower, upper):
+        ys, yt = evaluate(src, np.array([f.witness.input])), evaluate(tgt, np.array([f.witness.input]))
+        assert (ys != yt).any()
+
+
+def test_tensor_compare_is_capped():
+    from app.drift import MAX_TENSOR_BOUND, compare
+    from app.errors import SpecError
+    from app.meaning import TensorBound
+    from dataclasses import replace as dc_replace
+    m = translate(shlo("i32", [1, 2], 9, [2]), [O(13)], P).meaning
+    big = dc_replace(m, lower_tensor=TensorBound((MAX_TENSOR_BOUND + 1,), (0,) * (MAX_TENSOR_BOUND + 1)))
+    with pytest.raises(SpecError) as exc:
+        compare(big, m)
+    assert exc.value.loc == "min"
+
+
+def test_tensor_compare_visits_each_distinct_pair_once():
+    """4096 positions with three distinct bound pairs: three scalar comparisons, one finding per code."""
+    from app.drift import compare
+    from app.meaning import TensorBound
+    from dataclasses import replace as dc_replace
+    m = translate(shlo("i8", [1, 2], 9, [2]), [O(13)], P).meaning
+    lo = TensorBound((64, 64), tuple(i % 3 for i in range(4096)))
+    src = dc_replace(m, lower_tensor=lo)
+    tgt = dc_replace(m, lower_tensor=TensorBound((64, 64), (0,) * 4096))
+    found = compare(src, tgt)
+    assert len([f for f in found if f.code is not Code.ENGINE_BEHAVIOUR]) == 1, found
+    assert "1 other distinct bound pair" in found[0].message
+
+
+def test_tensor_compare_caps_the_scalar_comparisons():
+    """Positions with the same function on both sides cost nothing; differing ones are compared up to a cap, and
+    the rest are reported (a warning: no exact claim without comparing them)."""
+    from app.drift import MAX_PAIR_COMPARES, compare
+    from app.meaning import TensorBound
+    from dataclasses import replace as dc_replace
+    n = MAX_PAIR_COMPARES + 44
+    m = translate(shlo("i16", [1, 2], 9000, [2]), [O(13)], P).meaning
+    src = dc_replace(m, lower_tensor=TensorBound((n,), tuple(range(n))))
+    tgt = dc_replace(m, lower_tensor=TensorBound((n,), tuple(range(1, n + 1))))
+    found = compare(src, tgt)
+    capped = [f for f in found if f.code is Code.TENSOR_BOUNDS]
+    assert len(capped) == 1 and capped[0].severity is Severity.WARNING and "44 more" in capped[0].message
+    assert compare(src, src) == []

@@ -10,6 +10,7 @@ import numpy as np
 
 from app.dialects import directml
 from app.dialects.base import Dialect, Resolved
+from app.dialects.tensor_bounds import with_tensor_bounds
 from app.meaning import READING_2022, READING_CURRENT
 from app.numbers import wire_number
 from app.specs import DirectMLSpec, DirectMLTarget
@@ -85,8 +86,12 @@ def bundle(sem: Any, x: np.ndarray, name: str) -> tuple[dict[str, bytes], dict[s
              "device_output": f"{name}.dxdispatch.txt"})
 
 
+# Per-element bounds: ELEMENT_WISE_CLIP takes scalar Min/Max.
+EMIT = with_tensor_bounds(directml.emit, None, "DirectML ELEMENT_WISE_CLIP")
+
+
 DIALECT = Dialect(
-    name="directml", spec_model=DirectMLSpec, target_model=DirectMLTarget, resolve=resolve, emit=directml.emit,
+    name="directml", spec_model=DirectMLSpec, target_model=DirectMLTarget, resolve=resolve, emit=EMIT,
     target=target, check_version=directml.feature_level_directml, capability=capability,
     version_example="directml:5_0", strided_tensors=True, bundle=bundle,
     artifacts={"cpp": "C++ filling the DirectML desc structs"},

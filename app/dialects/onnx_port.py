@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from functools import lru_cache
 from typing import Any
@@ -10,6 +11,8 @@ import numpy as np
 
 from app.dialects import onnx
 from app.dialects.base import Dialect, Resolved
+from app.dialects.onnx_minmax import emit_minmax
+from app.dialects.tensor_bounds import with_tensor_bounds
 from app.errors import BackendUnavailable, ClipBridgeError
 from app.specs import OnnxSpec, OnnxTarget
 
@@ -76,6 +79,8 @@ def run_onnxruntime(sem: Any, x: np.ndarray) -> np.ndarray:
 
 def _model_bytes(sem: Any, x: np.ndarray) -> bytes:
     """The Clip model of `sem` for the input's real shape (a native form is read first, then built compact)."""
+    if sem.meaning.has_tensor_bounds and isinstance(sem.spec, dict) and sem.spec.get("model"):
+        return base64.b64decode(sem.spec["model"])  # the Max/Min model emit_minmax wrote, run as it is
     spec = onnx.parse(OnnxSpec.model_validate(sem.spec)).spec.model_copy(update={"shape": list(x.shape)})
     return onnx.build_model(spec, sem.meaning.scale_bias).SerializeToString()
 
@@ -93,7 +98,11 @@ def _ort_session(digest: str, raw: bytes) -> Any:
     return ort.InferenceSession(raw, opts, providers=["CPUExecutionProvider"])
 
 
+# Per-element bounds: Max then Min (Clip takes scalars).
+EMIT = with_tensor_bounds(onnx.emit, emit_minmax, "ONNX Clip")
+
+
 DIALECT = Dialect(
-    name="onnx", spec_model=OnnxSpec, target_model=OnnxTarget, resolve=resolve, emit=onnx.emit, target=target,
+    name="onnx", spec_model=OnnxSpec, target_model=OnnxTarget, resolve=resolve, emit=EMIT, target=target,
     check_version=check_version, capability=capability, version_example="onnx:13",
     engines={"onnxruntime": run_onnxruntime}, bundle=bundle, artifacts={"onnx_model": "base64 ModelProto"})

@@ -9,6 +9,8 @@ import numpy as np
 
 from app.dialects import openvino
 from app.dialects.base import Dialect, Resolved
+from app.dialects.openvino_minmax import build_minmax_ir, emit_minmax_openvino
+from app.dialects.tensor_bounds import with_tensor_bounds
 from app.dtypes import ALL
 from app.errors import BackendUnavailable
 from app.specs import OpenVinoSpec, OpenVinoTarget
@@ -54,6 +56,8 @@ def run_openvino(sem: Any, x: np.ndarray) -> np.ndarray:
 
 def _ir(sem: Any, x: np.ndarray) -> tuple[str, bytes]:
     """The Clamp IR of `sem` for the input's real shape (an IR source is read first, then built compact)."""
+    if sem.meaning.has_tensor_bounds:
+        return build_minmax_ir(sem.meaning, list(x.shape))  # the Maximum/Minimum IR emit_minmax_openvino wrote
     spec = openvino.parse(OpenVinoSpec.model_validate(sem.spec)).spec.model_copy(update={"shape": list(x.shape)})
     return openvino.build_ir(spec, sem.meaning.scale_bias)
 
@@ -75,8 +79,12 @@ def _ov_compiled(xml: str, weights: bytes) -> Any:
     return core.compile_model(model, "CPU")
 
 
+# Per-element bounds: Clamp-1 takes scalar attributes, so Maximum then Minimum with Const bounds.
+EMIT = with_tensor_bounds(openvino.emit, emit_minmax_openvino, "OpenVINO Clamp-1")
+
+
 DIALECT = Dialect(
-    name="openvino", spec_model=OpenVinoSpec, target_model=OpenVinoTarget, resolve=resolve, emit=openvino.emit,
+    name="openvino", spec_model=OpenVinoSpec, target_model=OpenVinoTarget, resolve=resolve, emit=EMIT,
     target=target, check_version=openvino.version_openvino, capability=capability,
     version_example="openvino:opset16", engines={"openvino": run_openvino},
     bundle=bundle, artifacts={"ir_xml": "OpenVINO IR v11 XML",

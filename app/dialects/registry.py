@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import directml_port, onnx_port, openvino_port, stablehlo, tensorrt, tosa, webnn_port
+from app.dialects import (coreml, directml_port, onnx_port, openvino_port, stablehlo, tensorrt, tflite, tosa,
+                          webnn_port)
 from app.dialects.base import Dialect
 from app.errors import UnsupportedTarget
 from app.suggest import one_of
@@ -20,6 +21,8 @@ DIALECTS: dict[str, Dialect] = {
     "webnn": webnn_port.DIALECT,
     "tosa": tosa.DIALECT,
     "tensorrt": tensorrt.DIALECT,
+    "tflite": tflite.DIALECT,
+    "coreml": coreml.DIALECT,
 }
 
 

@@ -3,7 +3,8 @@
 "result[result_index] = minimum(maximum(operand[result_index], min_element), max_element)". min, operand and
 max share one element type (C3); no bound has a default; no min <= max requirement (min > max gives max by the
 formula); `maximum`/`minimum` are IEEE-754's: NaN propagates from the operand and from the bounds, and -0 < +0.
-Scalar (rank-0) bounds only here; tensor-valued bounds and i1 (boolean) are not modelled yet.
+min and max are rank 0 or have the operand's shape (C1, C2): a list (nested for rank > 1) is a per-element bound.
+i1 (boolean) is not modelled yet.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import StringConstraints
+from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
@@ -22,9 +24,10 @@ from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32,
                         UINT64, DType)
 from app.errors import BackendUnavailable, SpecError
 from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order
-from app.numbers import Number, format_number
-from app.specs import Shape, WireNumber, _Strict, spec_json
+from app.drift import MAX_TENSOR_BOUND, check_tensor_bound_size
+from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, TensorBound
+from app.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
+from app.specs import Shape, _parse_wire, _Strict, spec_json
 from app.suggest import one_of
 
 NAME = "stablehlo"
@@ -45,14 +48,54 @@ NOTE_FTZ = EngineNote(XLA_CPU, "Subnormal operands and bounds are read as zero (
 FTZ_TYPES = (FLOAT32, FLOAT64, BFLOAT16)  # boolean clamp (maximum is OR, minimum is AND): no boolean dtype in clipbridge yet
 
 
+def _parse_bound(value: Any) -> Any:
+    """A wire number, or a (nested) list of them: at most MAX_TENSOR_BOUND numbers and 64 levels, read iteratively."""
+    if not isinstance(value, list):
+        return _parse_wire(value)
+    count = 0
+    out: list = []
+    stack: list[tuple[list, list, int]] = [(value, out, 1)]
+    while stack:
+        src, dst, depth = stack.pop()
+        if depth > 64:
+            raise PydanticCustomError("bound", "A tensor bound nests at most 64 lists (StableHLO ranks)")
+        for item in src:
+            if isinstance(item, list):
+                sub: list = []
+                dst.append(sub)
+                stack.append((item, sub, depth + 1))
+            else:
+                count += 1
+                if count > MAX_TENSOR_BOUND:
+                    raise PydanticCustomError("bound", "A tensor bound may have at most {n} elements",
+                                              {"n": MAX_TENSOR_BOUND})
+                dst.append(_parse_wire(item))
+    return out
+
+
+def _wire_bound(value: Any) -> Any:
+    return [_wire_bound(v) for v in value] if isinstance(value, list) else wire_number(value)
+
+
+_NUMBER_SCHEMA = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_NUMBER_STRING}]}
+BoundValue = Annotated[
+    Any, BeforeValidator(_parse_bound), PlainSerializer(_wire_bound),
+    WithJsonSchema({"anyOf": [*_NUMBER_SCHEMA["anyOf"], {"type": "array", "maxItems": MAX_TENSOR_BOUND}],
+                    "description": "A number (rank 0), or a list of numbers of the operand's shape, nested for "
+                                   "rank > 1 (per-element bound). Numbers as JSON numbers or strings: 'nan', "
+                                   "'inf', '-inf', a decimal integer, a float literal."}),
+]
+
+
 class StableHloSpec(_Strict):
-    """StableHLO clamp: `element_type` (f32, f16, bf16, f64, i8..i64, ui8..ui64), `shape`, scalar `min`/`max`."""
+    """StableHLO clamp: `element_type` (f32, f16, bf16, f64, i8..i64, ui8..ui64), `shape`, `min`/`max` (a number,
+    or a list of the operand's shape)."""
 
     dialect: Literal["stablehlo"]
     element_type: Annotated[str, StringConstraints(max_length=16)]
     shape: Shape | None = None
-    min: WireNumber
-    max: WireNumber
+    min: BoundValue
+    max: BoundValue
 
 
 class StableHloTarget(_Strict):
@@ -98,18 +141,73 @@ def typed_bound_stablehlo(value: Number, dt: DType, side: str) -> Bound:
     return Bound(int(value), value)
 
 
+def bound_shape_stablehlo(value: list, operand: list | None, side: str) -> tuple[tuple[int, ...], list[Number]]:
+    """(C1, C2) rank(min) = 0 or shape(min) = shape(operand): a rectangular list whose dims are the operand's."""
+    dims: list[int] = []
+    level: Any = value
+    while isinstance(level, list):
+        dims.append(len(level))
+        level = level[0] if level else None
+    flat: list[Number] = []
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:  # depth-first, children pushed in reverse: row-major order
+        item, depth = stack.pop()
+        if depth == len(dims):
+            if isinstance(item, list):
+                raise SpecError(f"{side} is not a rectangular list (deeper than its first elements). Got: a list "
+                                f"at depth {depth}", side)
+            flat.append(item)
+            continue
+        if not isinstance(item, list) or len(item) != dims[depth]:
+            raise SpecError(f"{side} is not a rectangular list: every list at depth {depth} must have "
+                            f"{dims[depth]} elements", side)
+        stack.extend((sub, depth + 1) for sub in reversed(item))
+    check_tensor_bound_size(len(flat), side)
+    if operand is not None:
+        fits = len(operand) == len(dims) and all(not isinstance(d, int) or d == n for d, n in zip(operand, dims))
+        if not fits:
+            raise SpecError(f"{side} must be rank 0 or have the operand's shape {list(operand)} (C1/C2). Got: shape "
+                            f"{dims}", side)
+    return tuple(dims), flat
+
+
+def typed_tensor_stablehlo(value: list, dt: DType, operand: list | None, side: str) -> TensorBound:
+    """(C1-C3) a per-element bound: the operand's shape, each element typed like the operand (as a scalar is)."""
+    shape, flat = bound_shape_stablehlo(value, operand, side)
+    values: list[Number] = []
+    changed = False
+    for i, v in enumerate(flat):
+        try:
+            b = typed_bound_stablehlo(v, dt, side)
+        except SpecError as exc:
+            raise SpecError(f"{exc.message} (element {i} of {side})", side) from None
+        values.append(b.value)
+        changed = changed or bool(b.steps)
+    steps = (f"{side} elements as a tensor<{NAME_OF[dt.name]}> constant (each rounded once)",) if changed else ()
+    return TensorBound(shape, tuple(values), tuple(flat) if changed else None, steps)
+
+
+def _side(value: Any, dt: DType, operand: list | None, side: str) -> tuple[Bound | None, TensorBound | None]:
+    if isinstance(value, list):
+        return None, typed_tensor_stablehlo(value, dt, operand, side)
+    return typed_bound_stablehlo(value, dt, side), None
+
+
 def resolve(spec: StableHloSpec) -> Meaning:
     """The function clamp computes: minimum(maximum(x, min), max), IEEE NaN propagation, no defaults."""
     dt = element_type_stablehlo(spec.element_type)
-    lo = typed_bound_stablehlo(spec.min, dt, "min")
-    hi = typed_bound_stablehlo(spec.max, dt, "max")
+    lo, lo_t = _side(spec.min, dt, spec.shape, "min")
+    hi, hi_t = _side(spec.max, dt, spec.shape, "max")
     rules = (f"StableHLO clamp: minimum(maximum(operand, min), max) ({SPEC_SRC})",
              "min and max are required and typed like the operand (C3); min > max gives max",
              "NaN propagates from the operand and from a bound (IEEE-754 maximum/minimum)",
              "signed zeros ordered -0 < +0 (IEEE-754 maximum/minimum; not told apart by output comparison)")
     notes = (NOTE_FTZ,) if dt in FTZ_TYPES else ()
+    if lo_t is not None or hi_t is not None:
+        rules += ("min/max of the operand's shape: each element clamps its own position (C1/C2)",)
     return Meaning(NAME, OP_VERSION, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
-                   nan_bound=NanBound.PROPAGATE, rules=rules, engine_notes=notes)
+                   nan_bound=NanBound.PROPAGATE, rules=rules, engine_notes=notes, lower_tensor=lo_t,
+                   upper_tensor=hi_t)
 
 
 def normalize(spec: StableHloSpec) -> dict:
@@ -169,6 +267,8 @@ def emit(src: Meaning, target: StableHloTarget, mode: Mode, shape: list | None) 
             "add before clamp would be needed)", "x*Scale+Bias before clipping", "not expressible")],
             unsupported=True)
     notes = Notes()
+    if src.has_tensor_bounds:
+        return _emit_tensor(src, shape, notes)
     if mode is Mode.LITERAL:
         assert src.lower is not None and src.upper is not None
         values = [_literal(src.lower, dt, "min", notes), _literal(src.upper, dt, "max", notes)]
@@ -176,6 +276,57 @@ def emit(src: Meaning, target: StableHloTarget, mode: Mode, shape: list | None) 
         values = _preserve(src, notes)
     spec = StableHloSpec(dialect="stablehlo", element_type=NAME_OF[dt.name], shape=shape, min=values[0],
                          max=values[1])
+    meaning = resolve(spec)
+    return Emitted(normalize(spec), meaning, notes.items, {"stablehlo_mlir": mlir_text(spec, meaning)})
+
+
+def _open_value(dt: DType, side: str) -> Number:
+    if dt.is_float:
+        return -math.inf if side == "min" else math.inf
+    return dt.lowest() if side == "min" else dt.highest()
+
+
+def _side_array(src: Meaning, side: str) -> np.ndarray:
+    """One side of `src` as an object array of exact values (a scalar side is rank 0; an open side unbounded)."""
+    t, b = (src.lower_tensor, src.lower) if side == "min" else (src.upper_tensor, src.upper)
+    if t is not None:
+        return np.array(t.values, dtype=object).reshape(t.shape)
+    return np.array(_open_value(src.dtype, side) if b is None else b.value, dtype=object)
+
+
+def _emit_tensor(src: Meaning, shape: list | None, notes: Notes) -> Emitted:
+    """Per-element bounds as dense constants of the operand's shape (C1/C2), the source's NaN and order rules kept."""
+    dt = src.out_dtype
+    lo, hi = _side_array(src, "min"), _side_array(src, "max")
+    static = shape is not None and all(isinstance(d, int) for d in shape)
+    try:
+        want = tuple(shape) if static else np.broadcast_shapes(lo.shape, hi.shape)  # type: ignore[arg-type]
+        # A rank-0 side stays rank 0 (C1/C2 allow it); a tensor side takes the operand's shape.
+        lo, hi = (np.broadcast_to(a, want).copy() if a.ndim else a.copy() for a in (lo, hi))
+    except ValueError:
+        return Emitted(None, None, [Finding(
+            Code.TENSOR_BOUNDS, Severity.ERROR, f"The source's per-element bounds do not broadcast to the operand's "
+            f"shape {shape}; StableHLO needs min/max of exactly that shape (C1/C2)")], unsupported=True)
+    check_tensor_bound_size(max(lo.size, hi.size), "min")
+    if src.nan_bound is NanBound.IGNORE:
+        for arr, side in ((lo, "min"), (hi, "max")):
+            for i, v in enumerate(arr.flat):
+                if exact.is_nan(v):
+                    arr.flat[i] = _open_value(dt, side)
+                    notes.add(Code.NAN_BOUND, Severity.INFO, f"The source ignores NaN {side} elements; StableHLO "
+                              "would propagate them: wrote them unbounded")
+    if src.order is not Order.MAX_WINS:
+        for i, (a, b) in enumerate(zip(lo.flat, hi.flat)):
+            if not exact.is_nan(a) and not exact.is_nan(b) and a > b:
+                hi.flat[i] = a
+                notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives min where min > max; "
+                          "StableHLO gives max: wrote max = min at those elements")
+    if any(t is not None and a.shape != t.shape for a, t in ((lo, src.lower_tensor), (hi, src.upper_tensor))):
+        notes.add(Code.TENSOR_BOUNDS, Severity.INFO, f"StableHLO min/max are rank 0 or the operand's shape: "
+                  f"wrote the tensor bounds as {list(want)} constants")
+    notes.items = list({(f.code, f.message): f for f in notes.items}.values())
+    spec = StableHloSpec(dialect="stablehlo", element_type=NAME_OF[dt.name], shape=list(want) if not static
+                         else shape, min=lo.tolist() if lo.ndim else lo[()], max=hi.tolist() if hi.ndim else hi[()])
     meaning = resolve(spec)
     return Emitted(normalize(spec), meaning, notes.items, {"stablehlo_mlir": mlir_text(spec, meaning)})
 
@@ -193,16 +344,29 @@ def _constant(value: Number, dt: DType) -> str:
     return (mantissa if "." in mantissa else mantissa + ".0") + e + exp
 
 
+def _dense(t: TensorBound, dt: DType) -> str:
+    """A dense literal of a per-element bound: nested brackets in row-major order."""
+    arr = np.array([_constant(v, dt) for v in t.values], dtype=object).reshape(t.shape)
+
+    def nest(a: Any) -> str:
+        return "[" + ", ".join(nest(x) for x in a) + "]" if isinstance(a, np.ndarray) else str(a)
+    return nest(arr) if t.shape else str(arr[()])
+
+
 def mlir_text(spec: StableHloSpec, m: Meaning) -> str:
-    """func.func @main: two rank-0 constants and stablehlo.clamp (unknown sizes written as ?)."""
+    """func.func @main: two constants (rank 0, or the operand's shape) and stablehlo.clamp (unknown sizes: ?)."""
     et = NAME_OF[m.dtype.name]
-    dims = spec.shape if spec.shape is not None else [None]
+    tb = m.lower_tensor or m.upper_tensor
+    dims = list(tb.shape) if tb is not None else (spec.shape if spec.shape is not None else [None])
     tensor = "tensor<" + "".join(f"{d if isinstance(d, int) else '?'}x" for d in dims) + f"{et}>"
     scalar = f"tensor<{et}>"
+    lo = _dense(m.lower_tensor, m.dtype) if m.lower_tensor else _constant(m.lo, m.dtype)
+    hi = _dense(m.upper_tensor, m.dtype) if m.upper_tensor else _constant(m.hi, m.dtype)
+    lo_t, hi_t = (tensor if m.lower_tensor else scalar), (tensor if m.upper_tensor else scalar)
     return (f"func.func @main(%operand: {tensor}) -> {tensor} {{\n"
-            f"  %min = stablehlo.constant dense<{_constant(m.lo, m.dtype)}> : {scalar}\n"
-            f"  %max = stablehlo.constant dense<{_constant(m.hi, m.dtype)}> : {scalar}\n"
-            f"  %0 = stablehlo.clamp %min, %operand, %max : ({scalar}, {tensor}, {scalar}) -> {tensor}\n"
+            f"  %min = stablehlo.constant dense<{lo}> : {lo_t}\n"
+            f"  %max = stablehlo.constant dense<{hi}> : {hi_t}\n"
+            f"  %0 = stablehlo.clamp %min, %operand, %max : ({lo_t}, {tensor}, {hi_t}) -> {tensor}\n"
             f"  return %0 : {tensor}\n}}\n")
 
 
@@ -217,10 +381,11 @@ def capability() -> dict[str, Any]:
             "versions": [{"version": OP_VERSION, "selects": "StableHLO 1.x", "dtypes": list(ELEMENT_TYPES),
                           "ranks": "any",
                           "rules": ["minimum(maximum(operand, min), max): min > max gives max",
-                                    "min and max required, typed like the operand (scalar here)",
+                                    "min and max required, typed like the operand",
+                                    "min/max rank 0 or the operand's shape (per-element bounds)",
                                     "NaN propagates from the operand and the bounds (IEEE-754)",
                                     "signed zeros ordered -0 < +0",
-                                    "i1 (boolean) and tensor-valued bounds: not modelled yet"]}]}
+                                    "i1 (boolean): not modelled yet"]}]}
 
 
 def run_jax(sem: Any, x: np.ndarray) -> np.ndarray:
@@ -231,6 +396,13 @@ def run_jax(sem: Any, x: np.ndarray) -> np.ndarray:
     except ImportError:
         raise BackendUnavailable(f"backend 'jax' needs {INSTALL_HINT['engines']}", "backend") from None
     m = sem.meaning
+    if m.has_tensor_bounds:
+        # clamp takes min/max of rank 0 or x's shape: the probes and the bounds are broadcast to one shape first.
+        lo = m.lower_tensor.array(m.dtype) if m.lower_tensor else m.dtype.array([m.lo])[0]
+        hi = m.upper_tensor.array(m.dtype) if m.upper_tensor else m.dtype.array([m.hi])[0]
+        full = np.broadcast_shapes(np.shape(lo), np.shape(x), np.shape(hi))
+        lo, hi = (np.broadcast_to(b, full) if np.ndim(b) else b for b in (lo, hi))
+        return _jax_clamp(m.dtype)(lo, np.broadcast_to(x, full), hi)
     return _jax_clamp(m.dtype)(m.dtype.array([m.lo])[0], x, m.dtype.array([m.hi])[0])
 
 

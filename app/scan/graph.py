@@ -37,6 +37,7 @@ class Const:
     value: np.ndarray | None
     why: str = ""
     unread_scalar: bool = False
+    unread: bool = False  # a constant of the model of any size whose values were not read (stub, external data)
 
     @property
     def known(self) -> bool:
@@ -101,18 +102,26 @@ class MinMax:
     pattern: str
 
 
-def _split(g: Graph, n: Node, unread_ok: bool = False) -> tuple[str, Const] | None:
+def numeric(c: Const) -> bool:
+    """A constant real-number tensor with at least one element (a per-element bound when it has more than one)."""
+    return c.value is not None and c.value.size >= 1 and c.value.dtype.kind in "iuf"
+
+
+def runtime(c: Const) -> bool:
+    """A value computed at run time (a graph input, another node's output), not a constant of the model."""
+    return not c.known and not c.unread_scalar and not c.unread
+
+
+def _split(g: Graph, n: Node, unread_ok: bool = False, tensors: bool = False) -> tuple[str, Const] | None:
     """(the non-constant input, the constant scalar one) of a two-input node, when it has that form.
-    With `unread_ok`, a scalar constant whose value was not read counts as the constant one."""
+    With `unread_ok`, a scalar constant whose value was not read counts as the constant one; with `tensors`,
+    a constant tensor does too (a per-element bound)."""
     if len(n.inputs) != 2:
         return None
     a, b = (g.const(i) for i in n.inputs)
 
     def bound(c: Const) -> bool:
-        return scalar(c) or (unread_ok and c.unread_scalar)
-
-    def runtime(c: Const) -> bool:
-        return not c.known and not c.unread_scalar
+        return scalar(c) or (tensors and (numeric(c) or c.unread)) or (unread_ok and c.unread_scalar)
 
     if bound(b) and runtime(a):
         return n.inputs[0], b
@@ -121,28 +130,72 @@ def _split(g: Graph, n: Node, unread_ok: bool = False) -> tuple[str, Const] | No
     return None
 
 
-def min_max_pairs(g: Graph, min_op: str, max_op: str) -> list[MinMax]:
-    """`Min(Max(x, a), b)` and `Max(Min(x, b), a)` where a and b are constant scalars."""
+def _outer(g: Graph, n: Node, want: str, tensors: bool) -> tuple[str, Const] | None:
+    """With `tensors` (exporters' forms): the outer node of a pair may take a run-time bound (clamp(x, a, t) with
+    a tensor input t), found from its other input being the opposite op; else the scalar-constant form only."""
+    outer = _split(g, n, unread_ok=True, tensors=tensors)
+    if outer is not None or not tensors or len(n.inputs) != 2:
+        return outer
+    for k in (0, 1):
+        p = g.producers.get(n.inputs[k])
+        other = g.const(n.inputs[1 - k])
+        if p is not None and p.op == want and runtime(other) and n.inputs[1 - k] != n.inputs[k]:
+            return n.inputs[k], other
+    return None
+
+
+def min_max_pairs(g: Graph, min_op: str, max_op: str, tensors: bool = False) -> list[MinMax]:
+    """`Min(Max(x, a), b)` and `Max(Min(x, b), a)` where a and b are constant scalars (with `tensors`: constant
+    tensors too, and an outer bound computed at run time)."""
     out = []
     for n in g.nodes:
         if n.op not in (min_op, max_op):
             continue
-        outer = _split(g, n, unread_ok=True)
+        want = max_op if n.op == min_op else min_op
+        outer = _outer(g, n, want, tensors)
         if outer is None:
             continue
         inner_node = g.producers.get(outer[0])
-        want = max_op if n.op == min_op else min_op
         if inner_node is None or inner_node.op != want:
             continue
-        inner = _split(g, inner_node, unread_ok=True)
+        inner = _split(g, inner_node, unread_ok=True, tensors=tensors)
         if inner is None:
             continue
+        if runtime(outer[1]) and inner[0] in n.inputs:
+            continue  # Min(Max(x, a), x): x is not a bound of itself
         if n.op == min_op:
             out.append(MinMax(n, inner_node, inner[0], inner[1], outer[1], True,
                               f"{min_op}({max_op}(x, a), b)"))
         else:
             out.append(MinMax(n, inner_node, inner[0], outer[1], inner[1], False,
                               f"{max_op}({min_op}(x, b), a)"))
+    return out
+
+
+@dataclass(frozen=True)
+class OneSided:
+    """A clip with one bound: `Max(x, a)` (clamp(min=a)) or `Min(x, b)` (clamp(max=b)), a constant a or b."""
+
+    node: Node
+    x: str
+    bound: Const
+    is_max: bool  # Max(x, a): a lower bound
+
+    @property
+    def pattern(self) -> str:
+        return f"{self.node.op}(x, a)" if self.is_max else f"{self.node.op}(x, b)"
+
+
+def one_sided(g: Graph, min_op: str, max_op: str, taken: set[int]) -> list[OneSided]:
+    """Every `Max(x, a)` / `Min(x, b)` with a constant a or b (scalar or tensor) not part of a pair (`taken`:
+    node indices already in one); a node of two run-time values is an ordinary max/min, not a clip."""
+    out = []
+    for n in g.nodes:
+        if n.op not in (min_op, max_op) or n.index in taken:
+            continue
+        split = _split(g, n, unread_ok=True, tensors=True)
+        if split is not None:
+            out.append(OneSided(n, split[0], split[1], n.op == max_op))
     return out
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
 from xml.etree.ElementTree import Element
 
 import numpy as np
@@ -12,8 +13,9 @@ from app.dialects import openvino as ov
 from app.dtypes import BY_OPENVINO, DType
 from app.errors import ArtifactError, ClipBridgeError
 from app.meaning import same_outputs
-from app.scan.graph import Const, Graph, Node, check_acyclic, min_max_pairs
-from app.scan.sites import NOTE_MINMAX_NAN_OPENVINO, Site, attach_scale_bias, minmax_resolved
+from app.scan.graph import Const, Graph, Node, OneSided, check_acyclic, min_max_pairs, one_sided
+from app.scan.sites import (NOTE_MINMAX_NAN_OPENVINO, NOTE_ONE_SIDED_NAN_OPENVINO, Site, attach_scale_bias,
+                            minmax_resolved, one_sided_resolved)
 from app.translate import Resolved
 
 
@@ -104,7 +106,8 @@ class IrScan:
         for n in nodes:
             if n.op == "Clamp":
                 self.sites.append(self._clamp(g, n))
-        for mm in min_max_pairs(g, "Minimum", "Maximum"):
+        pairs = min_max_pairs(g, "Minimum", "Maximum")
+        for mm in pairs:
             dt, shape = dtype_of(mm.x)
             site = Site(path, mm.outer.name, mm.pattern, (mm.inner.name, mm.outer.name), mm.x,
                         mm.outer.outputs[0] if mm.outer.outputs else "", dt, shape)
@@ -118,10 +121,29 @@ class IrScan:
                     site.error = exc.message
             attach_scale_bias(g, site, "Multiply", "Add")
             self.sites.append(site)
+        taken = {n.index for mm in pairs for n in (mm.outer, mm.inner)}
+        for o in one_sided(g, "Minimum", "Maximum", taken):
+            self.sites.append(self._one_sided(g, o, dtype_of))
         for n in nodes:
             for child in n.attrs["el"]:
                 if child.find("layers") is not None:
                     self._body(child, f"{path}/{n.name}.{child.tag}")
+
+    def _one_sided(self, g: Graph, o: OneSided, dtype_of: Callable[[str], tuple[DType | None, list | None]]) -> Site:
+        """Maximum(x, a) / Minimum(x, b) against a Const: a clamp with one bound."""
+        dt, shape = dtype_of(o.x)
+        site = Site(g.path, o.node.name, o.pattern, (o.node.name,), o.x, o.node.outputs[0] if o.node.outputs else "",
+                    dt, shape)
+        if dt is None:
+            site.error = f"the port feeding {o.node.name!r} has no known precision"
+            return site
+        try:
+            site.resolved, site.findings = one_sided_resolved(
+                o, dt, shape, (NOTE_ONE_SIDED_NAN_OPENVINO,) if dt.is_float else ())
+        except ClipBridgeError as exc:
+            site.error = exc.message
+        attach_scale_bias(g, site, "Multiply", "Add")
+        return site
 
     def _clamp(self, g: Graph, n: Node) -> Site:
         x = n.inputs[0] if n.inputs else ""

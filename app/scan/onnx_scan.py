@@ -15,9 +15,9 @@ from app.dialects.onnx_tensor import readable, tensor_values, type_name
 from app.dtypes import DType, from_onnx_elem_type
 from app.errors import ClipBridgeError
 from app.findings import Code, Finding, Severity
-from app.scan.graph import Const, Graph, Node, check_acyclic, min_max_pairs
+from app.scan.graph import Const, Graph, Node, OneSided, check_acyclic, min_max_pairs, one_sided
 from app.scan.sites import (Site, attach_scale_bias, bound_value, dynamic_finding, minmax_resolved,
-                            onnx_spec)
+                            one_sided_resolved, onnx_spec)
 from app.scan.wire import Light
 from app.translate import Resolved
 
@@ -49,11 +49,11 @@ class OnnxScan:
     def _tensor_value(self, t: TensorProto) -> Const:
         one = _declared_count(t) == 1  # a scalar (or [1]) constant: a bound, though unread
         if t.data_location == TensorProto.EXTERNAL or t.name in self.light.external:
-            return Const(None, f"{t.name!r} is stored as external data, which is never followed", one)
+            return Const(None, f"{t.name!r} is stored as external data, which is never followed", one, True)
         if not readable(t):  # a string or complex constant is not a number: never a bound, never a scale
             return Const(None, f"{t.name!r} has data type {type_name(t.data_type)}, which is not a number")
         if _is_stub(t):
-            return Const(None, f"{t.name!r} is a large tensor whose values the scan does not read", one)
+            return Const(None, f"{t.name!r} is a large tensor whose values the scan does not read", one, True)
         return Const(tensor_values(t, f"tensor {t.name[:64]!r}"))
 
     def const(self, scope: Scope, name: str, depth: int = 0) -> Const:
@@ -174,7 +174,8 @@ class OnnxScan:
                 site = self._clip_site(g, s, proto, node, opset, function)
                 site.ref = (proto, container)
                 self.sites.append(site)
-        for mm in min_max_pairs(g, "Min", "Max"):
+        pairs = min_max_pairs(g, "Min", "Max", tensors=True)
+        for mm in pairs:
             dt, shape = self._input_type(g, s, mm.x, function, [mm.lo, mm.hi],
                                          mm.outer.outputs[0] if mm.outer.outputs else "")
             site = Site(path, mm.outer.name or f"#{mm.outer.index}", mm.pattern, (mm.inner.name, mm.outer.name),
@@ -188,6 +189,24 @@ class OnnxScan:
                     site.error = exc.message
             attach_scale_bias(g, site, "Mul", "Add")
             self.sites.append(site)
+        taken = {n.index for mm in pairs for n in (mm.outer, mm.inner)}
+        for o in one_sided(g, "Min", "Max", taken):
+            self.sites.append(self._one_sided_site(g, s, o, function))
+
+    def _one_sided_site(self, g: Graph, s: Scope, o: OneSided, function: onnx.FunctionProto | None) -> Site:
+        """Max(x, a) / Min(x, b) with a constant: clamp with one bound (the dynamo exporter's clamp(min=a))."""
+        out = o.node.outputs[0] if o.node.outputs else ""
+        dt, shape = self._input_type(g, s, o.x, function, [o.bound], out)
+        site = Site(g.path, o.node.name or f"#{o.node.index}", o.pattern, (o.node.name,), o.x, out, dt, shape)
+        if dt is None:
+            site.error = f"cannot infer the element type of {o.x!r}"
+            return site
+        try:
+            site.resolved, site.findings = one_sided_resolved(o, dt, shape)
+        except ClipBridgeError as exc:
+            site.error = exc.message
+        attach_scale_bias(g, site, "Mul", "Add")
+        return site
 
     def _input_type(self, g: Graph, s: Scope, x: str, function: onnx.FunctionProto | None,
                     bounds: list[Const], output: str = "") -> tuple[DType | None, list | None]:

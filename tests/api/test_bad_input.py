@@ -22,7 +22,7 @@ CASES = [
     ("deep-nesting", "[" * 50000 + "]" * 50000, "application/json", 400, None, "nested"),
     ("wrong-content-type", json.dumps({"source": GOOD}), "text/plain", 415, None, "application/json"),
     ("no-content-type", json.dumps({"source": GOOD}), "", 415, None, "application/json"),
-    ("unknown-dialect", {"source": {"dialect": "tflite"}}, "application/json", 422, "source", "tflite"),
+    ("unknown-dialect", {"source": {"dialect": "caffe2"}}, "application/json", 422, "source", "caffe2"),
     ("missing-dialect", {"source": {"opset": 13}}, "application/json", 422, "source", "dialect"),
     ("unknown-field", {"source": dict(GOOD, foo=1)}, "application/json", 422, "source.foo", "Extra"),
     ("unknown-top-field", {"source": GOOD, "extra": 1}, "application/json", 422, "extra", "Extra"),
@@ -79,7 +79,7 @@ CASES = [
     ("ir-xxe", {"source": {"dialect": "openvino", "ir_xml": '<?xml version="1.0"?><!DOCTYPE net [<!ENTITY x '
                            'SYSTEM "file:///etc/passwd">]><net version="11">&x;</net>'}}, "application/json", 400,
      "source.ir_xml", "refused"),
-    ("unknown-target", {"source": GOOD, "targets": ["tflite"]}, "application/json", 422, "targets[0]", None),
+    ("unknown-target", {"source": GOOD, "targets": ["caffe2"]}, "application/json", 422, "targets[0]", None),
     ("bad-mode", {"source": GOOD, "mode": "approximate"}, "application/json", 422, "mode", None),
 ]
 

@@ -153,7 +153,7 @@ def test_target_query(client, params, labels):
 
 
 @pytest.mark.parametrize("params,fragment", [
-    pytest.param({"target": "tflite"}, "unknown dialect", id="unknown-dialect"),
+    pytest.param({"target": "caffe2"}, "unknown dialect", id="unknown-dialect"),
     pytest.param({"target": "onnx:abc"}, "target", id="bad-opset"),
     pytest.param({"target": "x" * 17}, "16", id="too-long"),
     pytest.param({"mode": "sloppy"}, "mode", id="bad-mode"),
@@ -378,7 +378,7 @@ def test_rewrite_returns_a_model_onnx_parses(client, send):
 
 @pytest.mark.parametrize("params,status,fragment", [
     pytest.param({}, 422, "target", id="target-required"),
-    pytest.param({"target": "tflite"}, 422, "unknown dialect", id="bad-target"),
+    pytest.param({"target": "caffe2"}, 422, "unknown dialect", id="bad-target"),
     pytest.param({"target": "openvino", "opset": 10}, 422, "opset", id="opset-below-11"),
     pytest.param({"target": "openvino", "opset": 500}, 422, "newer than this onnx package knows",
                  id="opset-unknown"),

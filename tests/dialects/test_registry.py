@@ -27,6 +27,8 @@ EXAMPLES = {
     "webnn": ({"dialect": "webnn", "dataType": "float32", "minValue": 0, "maxValue": 6}, "1"),
     "tosa": ({"dialect": "tosa", "dtype": "fp32", "min_val": 0, "max_val": 6}, "1.0"),
     "tensorrt": ({"dialect": "tensorrt", "dtype": "float32", "alpha": 0, "beta": 6}, "10"),
+    "tflite": ({"dialect": "tflite", "op": "RELU6", "dtype": "float32"}, "2.10"),
+    "coreml": ({"dialect": "coreml", "opset": "iOS17", "dtype": "fp32", "alpha": 0, "beta": 6}, "iOS15"),
 }
 
 

@@ -307,3 +307,130 @@ def test_stablehlo_bodies_never_5xx(client, case):
     path, body = case
     r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
     assert r.status_code < 500, (path, body, r.text[:500])
+
+
+# --- per-element (tensor) bounds: C1/C2 shapes, C3 types, the MLIR artifact and jax ---------------------------
+
+TENSOR_CASES = [
+    # the spec's own example: min [5, 10, 15], operand [3, 13, 23], max [10, 15, 20] -> [5, 13, 20]
+    pytest.param("i32", [5, 10, 15], [10, 15, 20], [3], [3, 13, 23], [5, 13, 20], id="spec-example-i32"),
+    pytest.param("f32", [0, "nan", 1], [1, 2, "nan"], [3], [0.5, 0.5, 0.5], [0.5, math.nan, math.nan],
+                 id="nan-elements-propagate"),
+    pytest.param("f32", [5, 0], [1, 2], [2], [3, 3], [1, 2], id="crossed-element-gives-max"),
+    pytest.param("i8", [[0, 1], [-5, 7]], [[1, 2], [-1, 3]], [2, 2], [[9, -9], [0, 0]], [[1, 1], [-1, 3]],
+                 id="rank-2-crossed"),
+    pytest.param("f16", [0, 1], 6, [2], [-1, 9], [0, 6], id="tensor-min-scalar-max"),
+    pytest.param("ui8", 1, [2, 200], [2], [0, 255], [1, 200], id="scalar-min-tensor-max"),
+]
+
+
+@pytest.mark.parametrize("et,mn,mx,shape,x,want", TENSOR_CASES)
+def test_tensor_bounds_evaluate(et, mn, mx, shape, x, want):
+    m = shlo.resolve(spec(et, mn, mx, shape))
+    assert m.has_tensor_bounds and "per-element" in m.describe()
+    got = evaluate(m, np.asarray(x, dtype=m.dtype.np_dtype))
+    assert same_outputs(got, np.asarray(want, dtype=m.dtype.np_dtype)).all(), got
+
+
+@pytest.mark.parametrize("et,mn,mx,shape,x,want", TENSOR_CASES)
+def test_tensor_bounds_on_jax_and_the_mlir_artifact(et, mn, mx, shape, x, want):
+    """Differential: jax.lax.clamp and the emitted MLIR (dense tensor constants) compiled by XLA CPU."""
+    pytest.importorskip("jax")
+    m = shlo.resolve(spec(et, mn, mx, shape))
+    xa = np.asarray(x, dtype=m.dtype.np_dtype)
+    want_a = evaluate(m, xa)
+    assert same_outputs(shlo.run_jax(type("S", (), {"meaning": m})(), xa), want_a).all()
+    e = shlo.emit(m, shlo.StableHloTarget(dialect="stablehlo"), Mode.PRESERVE, shape)
+    text = e.artifacts["stablehlo_mlir"]
+    assert "dense<[" in text and e.meaning == m
+    assert same_outputs(shlo.run_mlir(text, xa), want_a).all()
+
+
+def test_tensor_bounds_on_jax_broadcast_probes():
+    """The execute path probes a 1-D array: it is broadcast against the bounds (every probe at every position)."""
+    pytest.importorskip("jax")
+    m = shlo.resolve(spec("f32", [0, 1, 2], [1, 2, 3], [3]))
+    x = np.array([[-1.0], [1.5], [math.nan], [9.0]], dtype=np.float32)
+    got = shlo.run_jax(type("S", (), {"meaning": m})(), x)
+    assert got.shape == (4, 3) and same_outputs(got, evaluate(m, x)).all()
+
+
+@pytest.mark.parametrize("mn,mx,shape,loc,msg", [
+    pytest.param([1, 2], 5, [3], "min", "operand's shape", id="shape-mismatch"),
+    pytest.param(0, [[1, 2]], [2], "max", "operand's shape", id="rank-mismatch"),
+    pytest.param([[1, 2], [3]], 5, [2, 2], "min", "rectangular", id="ragged"),
+    pytest.param([1, [2]], 5, [2], "min", "rectangular", id="mixed-depth"),
+    pytest.param([1, 2.5], 5, [2], "min", "not a value of i32", id="fraction-element"),
+    pytest.param(0, [1, 2**31], [2], "max", "outside i32", id="out-of-range-element"),
+])
+def test_tensor_bound_errors_name_the_field(mn, mx, shape, loc, msg):
+    with pytest.raises(SpecError, match=msg) as exc:
+        shlo.resolve(spec("i32", mn, mx, shape))
+    assert exc.value.loc == loc
+
+
+def test_tensor_bound_size_is_capped():
+    from pydantic import ValidationError
+    with pytest.raises(ValidationError, match="at most 4096"):
+        spec("i8", list(range(-50, 50)) * 41, 5)
+    deep: list = [1]
+    for _ in range(70):
+        deep = [deep]
+    with pytest.raises(ValidationError, match="64 lists"):
+        spec("i8", deep, 5)
+
+
+def test_tensor_bound_rounds_each_element_once():
+    m = shlo.resolve(spec("f16", [0.1, 70000], 1e9, [2]))
+    assert m.lower_tensor.values == (float(np.float16(0.1)), math.inf)
+    assert m.lower_tensor.given == (0.1, 70000) and m.lower_tensor.steps
+
+
+def test_tensor_bound_without_operand_shape_takes_its_own():
+    m = shlo.resolve(spec("i32", [1, 2, 3], 9))
+    text = shlo.emit(m, shlo.StableHloTarget(dialect="stablehlo"), Mode.PRESERVE, None).artifacts["stablehlo_mlir"]
+    assert "%operand: tensor<3xi32>" in text
+
+
+def test_tensor_spec_round_trips_as_json():
+    s = spec("f32", [[0, "nan"], ["-inf", 1]], 2, [2, 2])
+    again = shlo.StableHloSpec.model_validate(json.loads(s.model_dump_json()))
+    assert again.model_dump_json() == s.model_dump_json()
+    assert json.loads(s.model_dump_json())["min"] == [[0, "nan"], ["-inf", 1]]
+
+
+def test_scalar_meaning_into_stablehlo_is_unchanged():
+    r = translate(OnnxSpec(dialect="onnx", opset=13, elem_type="INT8", min=-3, max=5), ["stablehlo"])
+    t = r.translations[0]
+    assert t.status == "exact" and "dense<-3> : tensor<i8>" in t.artifacts["stablehlo_mlir"]
+
+
+@pytest.mark.parametrize("target,status,code", [
+    pytest.param("onnx", "exact", Code.TENSOR_BOUNDS, id="onnx-max-then-min"),
+    pytest.param("directml", "unsupported", Code.TENSOR_BOUNDS, id="directml-scalars-only"),
+    pytest.param("openvino", "exact", Code.TENSOR_BOUNDS, id="openvino-maximum-then-minimum"),
+    pytest.param("stablehlo", "exact", None, id="stablehlo-itself"),
+])
+def test_translate_tensor_bounds(target, status, code):
+    r = translate(spec("i32", [5, 10, 15], [10, 15, 20], [3]), [target])
+    t = r.translations[0]
+    assert t.status == status, [(f.code.value, f.message) for f in t.findings]
+    if code is not None:
+        assert code in {f.code for f in t.findings}
+
+
+@pytest.mark.parametrize("et,mn,mx,shape,x,want", TENSOR_CASES)
+def test_tensor_bounds_onnx_max_min_on_onnxruntime(et, mn, mx, shape, x, want):
+    """Differential: the Max/Min model the ONNX target gets, run by onnxruntime, computes the source's clip."""
+    ort = pytest.importorskip("onnxruntime")
+    import base64
+    r = translate(spec(et, mn, mx, shape), ["onnx"])
+    t = r.translations[0]
+    if t.status == "unsupported":  # uint8/int8 need opset 12 Max/Min: still emitted at the default opset 13
+        pytest.fail([f.message for f in t.findings])
+    sess = ort.InferenceSession(base64.b64decode(t.artifacts["onnx_model"]), providers=["CPUExecutionProvider"])
+    dt = r.meaning.dtype
+    for probe in critical_points(dt, [r.meaning])[:64]:
+        xa = np.full(shape, probe, dtype=dt.np_dtype)
+        got = sess.run(None, {"input": xa})[0]
+        assert same_outputs(got, evaluate(r.meaning, xa)).all(), (probe, got, evaluate(r.meaning, xa))

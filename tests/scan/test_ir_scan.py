@@ -258,3 +258,35 @@ def test_weights_without_an_ir_are_refused():
     with pytest.raises(ArtifactError, match="'weights' is for an OpenVINO IR"):
         scan(relu6_f32().SerializeToString(), b"\x00" * 4)
 
+
+
+# --- one-sided Maximum/Minimum (issue 14) -----------------------------------------------------------------------
+
+def _one_sided_model() -> ov.Model:
+    x = ops.parameter([4], np.float32, name="x")
+    mx = ops.maximum(x, ops.constant(np.float32(0.5), name="a"), name="mx")
+    mn = ops.minimum(x, ops.constant(np.float32(2.0), name="b"), name="mn")
+    return ov.Model([ops.result(mx, name="y1"), ops.result(mn, name="y2")], [x], "one_sided")
+
+
+def test_one_sided_maximum_minimum_are_clips(tmp_path):
+    xml, weights = _save(_one_sided_model(), tmp_path / "one.xml", False)
+    sites = scan(xml, weights).sites
+    got = {s.node: (s.pattern, s.resolved.meaning.lo, s.resolved.meaning.hi) for s in sites}
+    assert got == {"mx": ("Maximum(x, a)", 0.5, float("inf")), "mn": ("Minimum(x, b)", float("-inf"), 2.0)}
+    compiled = ov.Core().compile_model(_one_sided_model(), "CPU")
+    x = np.array([-np.inf, -1.0, 1.0, np.inf], np.float32)
+    y1, y2 = compiled(x)[0], compiled(x)[1]
+    by_node = {s.node: s for s in sites}
+    assert np.array_equal(y1, evaluate(by_node["mx"].resolved.meaning, x))
+    assert np.array_equal(y2, evaluate(by_node["mn"].resolved.meaning, x))
+
+
+@pytest.mark.xfail(strict=True, reason="recorded engine deviation (sites.NOTE_ONE_SIDED_NAN_OPENVINO): the CPU "
+                                       "plugin gives the constant for a NaN input")
+def test_one_sided_maximum_propagates_nan_on_the_cpu_plugin(tmp_path):
+    xml, weights = _save(_one_sided_model(), tmp_path / "one.xml", False)
+    site = next(s for s in scan(xml, weights).sites if s.node == "mx")
+    assert site.resolved.meaning.engine_notes
+    y = ov.Core().compile_model(_one_sided_model(), "CPU")(np.full(4, np.nan, np.float32))[0]
+    assert np.isnan(y).all()

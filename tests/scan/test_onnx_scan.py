@@ -290,18 +290,30 @@ def test_uncrossed_pairs_translate_like_their_clip13(outer):
         [(t["status"], [f["code"] for f in t["findings"]]) for t in ref["translations"]]
 
 
-@pytest.mark.parametrize("nodes,inits", [
+# Issue 14: a one-sided Max(x, a) / Min(x, b) with a constant is a clip (the dynamo exporter's clamp(min=a)),
+# and a constant tensor bound is a per-element clip: these pair lookalikes are not *pairs*, and each one-sided
+# node among them is its own clip.
+@pytest.mark.parametrize("nodes,inits,patterns", [
     pytest.param([helper.make_node("Max", ["x", "a"], ["t"]), helper.make_node("Min", ["t", "x"], ["y"])],
-                 [init("a", 0, np.float32)], id="outer-operand-not-constant"),
-    pytest.param([helper.make_node("Max", ["x", "a"], ["t"]), helper.make_node("Min", ["t", "b"], ["y"])],
-                 [init("a", 0, np.float32), init("b", [1, 2, 3, 4], np.float32)], id="vector-bound"),
+                 [init("a", 0, np.float32)], ["Max(x, a)"], id="outer-operand-not-constant"),
     pytest.param([helper.make_node("Max", ["x", "a"], ["t"]), helper.make_node("Max", ["t", "b"], ["y"])],
-                 [init("a", 0, np.float32), init("b", 1, np.float32)], id="max-of-max"),
+                 [init("a", 0, np.float32), init("b", 1, np.float32)], ["Max(x, a)", "Max(x, a)"], id="max-of-max"),
     pytest.param([helper.make_node("Max", ["x", "a", "b"], ["t"]), helper.make_node("Min", ["t", "b"], ["y"])],
-                 [init("a", 0, np.float32), init("b", 1, np.float32)], id="three-input-max"),
+                 [init("a", 0, np.float32), init("b", 1, np.float32)], ["Min(x, b)"], id="three-input-max"),
+    pytest.param([helper.make_node("Max", ["x", "z"], ["t"]), helper.make_node("Min", ["t", "x"], ["y"])],
+                 [], [], id="no-constant-at-all"),
 ])
-def test_min_max_lookalikes_are_not_clips(nodes, inits):
-    assert scan(model(nodes, inits).SerializeToString()).sites == []
+def test_min_max_lookalikes_are_not_pairs(nodes, inits, patterns):
+    sites = scan(model(nodes, inits, inputs=[vi("x"), vi("z")]).SerializeToString()).sites
+    assert [s.pattern for s in sites] == patterns
+
+
+def test_vector_bound_pair_is_a_per_element_clip():
+    nodes = [helper.make_node("Max", ["x", "a"], ["t"]), helper.make_node("Min", ["t", "b"], ["y"])]
+    (site,) = scan(model(nodes, [init("a", 0, np.float32), init("b", [1, 2, 3, 4], np.float32)]
+                         ).SerializeToString()).sites
+    m = site.resolved.meaning
+    assert site.pattern == "Min(Max(x, a), b)" and m.lo == 0.0 and m.upper_tensor.values == (1.0, 2.0, 3.0, 4.0)
 
 
 def test_ir3_initializers_listed_as_inputs_are_constants():

@@ -204,7 +204,7 @@ def test_min_max_pairs_are_reported_by_scan_not_rewritten():
                  id="opset-unknown"),
     pytest.param(lambda: clip_model(500, F32, 0, 6, np.float32), "openvino", None, UnsupportedTarget,
                  "newer than this onnx package knows", id="model-opset-unknown"),
-    pytest.param(lambda: relu6_f32(), "tflite", None, UnsupportedTarget, "unknown dialect", id="bad-target"),
+    pytest.param(lambda: relu6_f32(), "caffe2", None, UnsupportedTarget, "unknown dialect", id="bad-target"),
     pytest.param(lambda: b'<?xml version="1.0"?><net version="11"/>', "openvino", None, ArtifactError,
                  "rewrite takes an ONNX model", id="ir-refused"),
     pytest.param(lambda: b"\x08\x08\x3a\xff\xff\xff\x0f", "openvino", None, ArtifactError, "truncated",
