@@ -458,8 +458,8 @@ DIALECT = Dialect(
         Code.SCALE_BIAS.value: ("no ScaleBias: a multiply and add before clamp would be needed", SPEC_SRC),
         Code.STRIDES.value: ("tensors are dense", SPEC_SRC),
         Code.DYNAMIC_BOUNDS.value: ("min and max are operands: they may be computed", SPEC_SRC),
-        Code.TENSOR_BOUNDS.value: ("min and max may be rank-0 or operand-shaped (scalar only modelled here)",
-                                   SPEC_SRC),
+        Code.TENSOR_BOUNDS.value: ("min and max are rank 0 or have the operand's shape (C1, C2): per-element "
+                                   "bounds", SPEC_SRC),
         Code.DTYPE_PROMOTION.value: ("the result has the operand's type (C3)", SPEC_SRC),
         Code.SHAPE_UNKNOWN.value: ("shapes may be dynamic (tensor<?xf32>)", SPEC_SRC),
         Code.ENGINE_BEHAVIOUR.value: ("jax 0.10 XLA CPU flushes f32/f64/bf16 subnormals, observed",
