@@ -308,7 +308,8 @@ export class SourceEditor {
     if (view === 'form' && !formable(spec)) {
       spec = (known(spec.dialect) && (await this.hooks.toCompact(spec))) || spec;
       if (!formable(spec)) {
-        this.showErrors([], `The form edits compact specs of ${Object.keys(this.caps).join(', ')}; fix the spec first.`);
+        this.showErrors([], `The form edits compact specs of ${Object.keys(this.caps).join(', ')} whose fields it has `
+          + '(a model, an IR, a tensor bound or a nested field is edited as JSON); fix the spec first.');
         this.render();
         return;
       }

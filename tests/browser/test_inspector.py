@@ -511,3 +511,14 @@ def test_every_registered_dialect_is_a_source_and_a_target(page, server, name):
 
 def dialect_label(name: str) -> str:
     return {"onnx": "ONNX", "openvino": "OpenVINO", "directml": "DirectML"}.get(name, name)
+
+
+def test_a_spec_the_schema_form_cannot_hold_opens_as_json(page, server):
+    """A per-element (tensor) bound is no form field: the spec opens in the JSON view and still translates."""
+    spec = {"dialect": "stablehlo", "element_type": "f32", "shape": [2], "min": [0, 1], "max": 6}
+    page.goto(f"{server}/#{urllib.parse.urlencode({'spec': json.dumps(spec)})}")
+    expect(page.get_by_label("JSON", exact=True)).to_be_checked()
+    expect(page.get_by_label("Spec as JSON")).to_have_value(re.compile(r'"min": \[\s*0,\s*1\s*\]'))
+    expect(badge(page, "onnx")).to_be_visible()
+    page.get_by_label("Form", exact=True).check()  # the form refuses it and says why
+    expect(page.locator("#source-errors")).to_contain_text("a tensor bound or a nested field is edited as JSON")
