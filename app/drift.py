@@ -50,8 +50,8 @@ def critical_points(dt: DType, meanings: Iterable[Meaning]) -> np.ndarray:
         pts += _around(dt, tiny, 1) + _around(dt, -tiny, 1)
     for m in meanings:
         for b in (m.lower, m.upper):
-            if b is None or b.is_nan:
-                continue
+            if b is None or b.is_nan or (not dt.is_float and exact.is_inf(b.value)):
+                continue  # an infinite bound of a promoting meaning has no integer neighbours
             pts += _around(dt, b.value)
             if m.scale_bias is not None and m.scale_bias.scale != 0 and math.isfinite(float(b.value)):
                 pre = (float(b.value) - m.scale_bias.bias) / m.scale_bias.scale
@@ -77,8 +77,9 @@ def _diffs(src: Meaning, tgt: Meaning, pts: np.ndarray, reading: str | None = No
     ys = evaluate(src, pts, reading)
     yt = evaluate(tgt, pts, reading)
     bad = ~same_outputs(ys, yt)
-    dt = src.dtype
-    return [Witness(_py(dt, pts[i]), _py(dt, ys[i]), _py(dt, yt[i])) for i in np.flatnonzero(bad)]
+    # Each output in its own dtype: a promoting source (PyTorch int32 -> float32) keeps its fractions.
+    dt, ds, dtt = src.dtype, src.out_dtype, tgt.out_dtype
+    return [Witness(_py(dt, pts[i]), _py(ds, ys[i]), _py(dtt, yt[i])) for i in np.flatnonzero(bad)]
 
 
 def _bound_code(a: Bound | None, b: Bound | None) -> Code:
@@ -129,7 +130,9 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
     if dt.is_float:
         pts = pts[~np.isnan(pts.astype(np.float64))]
     diffs = _diffs(src, tgt, pts)
-    used: set[int] = set()
+    out += promotion_findings(src, tgt, diffs)
+    # A changed output dtype accounts for the differences no bound explains (int32 -> float32 rounding).
+    used: set[int] = {id(w) for w in diffs} if src.out_dtype != tgt.out_dtype else set()
 
     def take(ws: list[Witness]) -> Witness | None:
         for w in ws:
@@ -171,6 +174,40 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
     for note in tgt.engine_notes:
         out.append(Finding(Code.ENGINE_BEHAVIOUR, Severity.INFO, note.text, "", note.engine))
     return out
+
+
+def promotion_findings(src: Meaning, tgt: Meaning, diffs: list[Witness]) -> list[Finding]:
+    """Code.DTYPE_PROMOTION when the output dtypes differ (PyTorch: an integer tensor with a float scalar bound
+    returns float32), with a witness whose outputs are each in their own dtype."""
+    if src.out_dtype == tgt.out_dtype:
+        return []
+    fractional = [w for w in diffs if not exact.is_nan(w.source_output) and not exact.is_integral(w.source_output)]
+    return [Finding(Code.DTYPE_PROMOTION, Severity.ERROR if diffs else Severity.WARNING,
+                    f"The output dtype changes: {src.out_dtype.name} -> {tgt.out_dtype.name}",
+                    f"{src.dialect}: {src.describe()}", f"{tgt.dialect}: {tgt.describe()}",
+                    (fractional or diffs or [None])[0])]
+
+
+def demoted(m: Meaning) -> Meaning:
+    """A promoting meaning as the closest clip of its input dtype, for targets that cannot promote: min ceiled,
+    max floored, saturated (a NaN or infinite bound becomes the type's extreme); the given numbers are kept
+    so literal emitters apply their own rules to them."""
+    if m.result_dtype is None or m.result_dtype == m.dtype or m.lower is None or m.upper is None:
+        return m
+    dt = m.dtype
+
+    def bound(b: Bound, side: str) -> Bound:
+        v = b.value
+        if exact.is_nan(v):
+            w = dt.lowest() if side == "min" else dt.highest()
+        elif exact.is_inf(v):
+            w = dt.lowest() if v < 0 else dt.highest()
+        else:
+            w = dt.saturate(exact.ceil_exact(v) if side == "min" else exact.floor_exact(v))
+        step = f"{side} {format_number(v)} on {dt.name} without promotion: {format_number(w)}"
+        return replace(b, value=w, steps=b.steps + (step,), rounded=w != v, saturated=exact.is_inf(v))
+
+    return replace(m, lower=bound(m.lower, "min"), upper=bound(m.upper, "max"), result_dtype=None)
 
 
 def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], used: set[int]) -> Finding | None:

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from app.dialects import registry
 from app.dialects.base import Resolved
 from app.dialects.common import Emitted, Mode
-from app.drift import UNSUPPORTED, compare, source_findings, status_of
+from app.drift import UNSUPPORTED, compare, demoted, source_findings, status_of
 from app.errors import RejectedSpec, located
 from app.findings import Code, Finding, Severity
 from app.meaning import Meaning, State
@@ -55,7 +55,10 @@ def target_from(item: str | AnyTarget) -> AnyTarget:
 
 
 def emit_to(src: Resolved, target: AnyTarget, mode: Mode) -> Emitted:
-    return registry.DIALECTS[target.dialect].emit(src.meaning, target, mode, src.shape)
+    # A promoting source (PyTorch int + float bound) goes to other dialects as its input-dtype clip; compare()
+    # still sees the promoting meaning and reports dtype-promotion.
+    m = src.meaning if target.dialect == src.dialect else demoted(src.meaning)
+    return registry.DIALECTS[target.dialect].emit(m, target, mode, src.shape)
 
 
 def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:

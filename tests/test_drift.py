@@ -13,6 +13,7 @@ from app.dialects.common import Mode
 from app.drift import critical_points, status_of
 from app.findings import Code, Severity
 from app.meaning import READING_2022, READING_CURRENT, Order, evaluate, same_outputs
+from app.dialects.pytorch_export import PyTorchSpec
 from app.dialects.stablehlo import StableHloSpec
 from app.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget
 from app.translate import translate
@@ -219,6 +220,11 @@ CASES = [
                  id="tensor-uniform-scalar-then-clip6-drift"),
     pytest.param(onnx(13, "FLOAT"), O(11), L, Code.ENGINE_BEHAVIOUR, EXACT, Severity.INFO, False,
                  id="engine-onnx-reference-keeps-inf-for-absent-bound"),
+    # dtype-promotion
+    pytest.param(PyTorchSpec(dialect="pytorch", dtype="int32", min=1.5), O(13), P, Code.DTYPE_PROMOTION, DRIFT,
+                 Severity.ERROR, True, id="promotion-pytorch-int32-float-min-vs-onnx-int32"),
+    pytest.param(PyTorchSpec(dialect="pytorch", dtype="int32", min=1.5), O(13), L, Code.DTYPE_PROMOTION, DRIFT,
+                 Severity.ERROR, True, id="promotion-pytorch-literal-onnx-truncates-like-torchscript"),
 ]
 
 
@@ -237,12 +243,14 @@ def check_witnesses(result, t) -> int:
         if src.has_tensor_bounds or tgt.has_tensor_bounds:
             # The witness holds at some position of the per-element clip: x there gives both outputs.
             ys, yt = np.broadcast_arrays(ys, yt)
-            at = same_outputs(ys, dt.array([w.source_output])) & same_outputs(yt, dt.array([w.target_output]))
+            at = (same_outputs(ys, src.out_dtype.array([w.source_output]))
+                  & same_outputs(yt, tgt.out_dtype.array([w.target_output])))
             assert (at & ~same_outputs(ys, yt)).any(), (f.code, w, ys, yt)
             n += 1
             continue
-        assert same_outputs(ys, dt.array([w.source_output]))[0], (f.code, w, ys)
-        assert same_outputs(yt, dt.array([w.target_output]))[0], (f.code, w, yt)
+        # Each output in its own dtype (a promoting source returns float32 for an int32 input).
+        assert same_outputs(ys, src.out_dtype.array([w.source_output]))[0], (f.code, w, ys)
+        assert same_outputs(yt, tgt.out_dtype.array([w.target_output]))[0], (f.code, w, yt)
         assert not same_outputs(ys, yt)[0], (f.code, w)
         n += 1
     return n
@@ -271,19 +279,11 @@ def test_status_agrees_with_findings(source, target, mode, code, status, severit
         assert all(f.severity is Severity.INFO for f in t.findings if f.code is not Code.ENGINE_BEHAVIOUR)
 
 
-PENDING = {Code.DTYPE_PROMOTION}  # written once the PyTorch/StableHLO tensor cases land
-
-
 def test_every_code_is_covered_by_a_case():
-    wanted = set(Code) - {Code.SHAPE_UNKNOWN} - PENDING
+    wanted = set(Code) - {Code.SHAPE_UNKNOWN}
     covered = {p.values[3] for p in CASES if not p.marks}
     assert wanted <= covered, wanted - covered
 
-
-@pytest.mark.xfail(strict=True, reason="tensor-bounds and dtype-promotion have no drift case yet (issue 14)")
-def test_pending_codes_are_covered():
-    covered = {p.values[3] for p in CASES if not p.marks}
-    assert PENDING <= covered, PENDING - covered
 
 
 # (source, target, mode, code that must NOT appear, status)
@@ -321,6 +321,8 @@ def test_no_finding(source, target, mode, code, status):
                  id="default-minus-inf"),
     pytest.param(onnx(13, "FLOAT16", 0, 65519.999999), D(), L, Code.FLOAT16_BOUND_OVERFLOW,
                  (math.inf, 65504.0, math.inf), id="overflow-inf-input"),
+    pytest.param(PyTorchSpec(dialect="pytorch", dtype="int32", min=1.5), O(13), P, Code.DTYPE_PROMOTION,
+                 (-2147483648, 1.5, 2), id="promotion-float32-fraction-vs-int32-ceil"),
 ])
 def test_witness_values(source, target, mode, code, expected):
     t = translate(source, [target], mode).translations[0]

@@ -66,8 +66,9 @@ def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
     backend = pick_backend(body.backend)
     sem, reading = with_reading(sem, body.reading)
     y = slots(request).run(lambda: run(sem, x, backend, reading, inplace=True))
-    return {"output": _out(y, dt), "semantics": label(body.semantics, src.dialect), "backend": backend,
-            "reading": reading, "meaning": sem.meaning.describe()}
+    # The output's own dtype: a promoting semantics (PyTorch int + float bound) returns float32.
+    return {"output": _out(y, sem.meaning.out_dtype), "semantics": label(body.semantics, src.dialect),
+            "backend": backend, "reading": reading, "meaning": sem.meaning.describe()}
 
 
 @router.post("/v1/compare", response_model=CompareResponse, responses=PROBLEMS, tags=["execute"])
@@ -99,14 +100,17 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
                 continue
             results[name] = y
             outputs.append({"semantics": name, "backend": backend, "reading": reading,
-                            "meaning": sem.meaning.describe(), "output": _out(y, dt), "error": None})
+                            "meaning": sem.meaning.describe(), "output": _out(y, sem.meaning.out_dtype),
+                            "error": None})
 
     slots(request).run(work)
     pairs = compare_outputs(x, results)
     for p in pairs:
         for d in p["first"]:
             for k in ("input", "a_output", "b_output"):
-                d[k] = wire_number(dt.to_python(d[k]))
+                v = d[k]  # outputs of a promoting semantics are floats beside integer ones: keep each exact
+                d[k] = wire_number(float(v) if getattr(v, "dtype", np.dtype(int)).kind == "f" or
+                                   str(getattr(v, "dtype", "")) == "bfloat16" else dt.to_python(v))
     return {"outputs": outputs, "pairs": pairs}
 
 

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import (coreml, directml_port, onnx_port, openvino_port, stablehlo, tensorrt, tflite, tosa,
-                          webnn_port)
+from app.dialects import (coreml, directml_port, onnx_port, openvino_port, pytorch, stablehlo, tensorrt, tflite,
+                          tosa, webnn_port)
 from app.dialects.base import Dialect
 from app.errors import UnsupportedTarget
 from app.suggest import one_of
@@ -23,6 +23,7 @@ DIALECTS: dict[str, Dialect] = {
     "tensorrt": tensorrt.DIALECT,
     "tflite": tflite.DIALECT,
     "coreml": coreml.DIALECT,
+    "pytorch": pytorch.DIALECT,
 }
 
 

@@ -29,6 +29,7 @@ EXAMPLES = {
     "tensorrt": ({"dialect": "tensorrt", "dtype": "float32", "alpha": 0, "beta": 6}, "10"),
     "tflite": ({"dialect": "tflite", "op": "RELU6", "dtype": "float32"}, "2.10"),
     "coreml": ({"dialect": "coreml", "opset": "iOS17", "dtype": "fp32", "alpha": 0, "beta": 6}, "iOS15"),
+    "pytorch": ({"dialect": "pytorch", "op": "clamp", "dtype": "float32", "min": 0, "max": 6}, "2.13"),
 }
 
 
