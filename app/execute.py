@@ -189,8 +189,8 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
                                      "none is available here", "backend")
         import cupy
         if reference_only(m):
-            raise BackendUnavailable("backend 'cupy' does not run this meaning yet (per-element bounds, promotion "
-                                     "or a NaN-input rule other than propagate); use backend 'numpy'", "backend")
+            raise BackendUnavailable("backend 'cupy' does not run this meaning (a ScaleBias together with "
+                                     "per-element bounds or promotion); use backend 'numpy'", "backend")
         if m.dtype.np_dtype in HALF:  # on the uint16 patterns: bit-exact, and bfloat16 needs no CuPy dtype
             y = clip_cupy_half(m, cupy.asarray(np.ascontiguousarray(x).view(np.uint16)), reading)
             return cupy.asnumpy(y).view(m.dtype.np_dtype)

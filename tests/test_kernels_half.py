@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from app import kernels
-from app.dtypes import BFLOAT16, FLOAT16, DType
+from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, DType
 from app.errors import RejectedSpec
-from app.meaning import READING_2022, READING_CURRENT, Bound, Meaning, NanBound, Order, ScaleBias, evaluate
+from app.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias,
+                         TensorBound, evaluate)
 
 PATTERNS = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
 # Past kernels.CHUNK_FUSED so the compiled kernel runs (smaller arrays take the NumPy path), with a ragged tail.
@@ -57,6 +58,7 @@ def _check(m: Meaning, reading: str | None = None) -> None:
 def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "numpy-only":
         monkeypatch.setattr(kernels, "half_kernel_numba", lambda: None)
+        monkeypatch.setattr(kernels, "variant_kernel", lambda *a: None)
     return str(request.param)
 
 
@@ -137,3 +139,84 @@ def test_cupy_kernel_every_pattern(dt: DType) -> None:
         want = _want(m, None, repr((lo, hi, sb and sb.bias)))
         assert np.array_equal(cp.asnumpy(clip_cupy_half(m, xd)), want), m.describe()
         assert np.array_equal(cp.asnumpy(clip_cupy_half(m, xd[3:4000])), want[3:4000]), m.describe()
+
+
+@pytest.mark.parametrize("order", [Order.MAX_WINS, Order.MIN_WINS])
+@pytest.mark.parametrize("rule", [NanInput.TO_LOWER, NanInput.TO_ZERO], ids=["nan-to-lower", "nan-to-zero"])
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_nan_input_rules_every_pattern(dt: DType, rule: NanInput, order: Order, path: str) -> None:
+    """A NaN input is replaced (lower bound or +0) then clipped: crossed bounds and NaN bounds included."""
+    for lo, hi in itertools.product(_grid(dt), repeat=2):
+        for nb in (NanBound.PROPAGATE, NanBound.IGNORE):
+            _check(Meaning("tosa", "CLAMP", dt, Bound(lo), Bound(hi), order=order, nan_input=rule, nan_bound=nb))
+
+
+@pytest.mark.parametrize("rule", [NanInput.TO_LOWER, NanInput.TO_ZERO], ids=["nan-to-lower", "nan-to-zero"])
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_nan_input_rules_with_scale_bias_every_pattern(dt: DType, rule: NanInput, path: str) -> None:
+    """With a ScaleBias the rule applies to x*scale+bias (inf*0 is a NaN too): the table carries it."""
+    for lo, hi in [(0.0, 6.0), (-0.0, 0.0), (6.0, -2.0), (-math.inf, math.inf)]:
+        _check(Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), nan_input=rule,
+                       scale_bias=ScaleBias(0.0, -0.0)))
+        _check(Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), nan_input=rule,
+                       scale_bias=ScaleBias(1e-3, 70000.0)))
+
+
+@pytest.mark.parametrize("order", [Order.MAX_WINS, Order.MIN_WINS])
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_nan_bound_zero_every_pattern(dt: DType, order: Order, path: str) -> None:
+    """NanBound.ZERO: a NaN bound reads as 0 (then a crossed pair follows the order)."""
+    for lo, hi in itertools.product(_grid(dt), repeat=2):
+        _check(Meaning("webnn", "clamp", dt, Bound(lo), Bound(hi), order=order, nan_bound=NanBound.ZERO))
+
+
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_order_rejected_every_pattern(dt: DType, path: str) -> None:
+    """Order.REJECTED: min <= max clips (as max-wins); min > max raises, as evaluate() does."""
+    for lo, hi in itertools.product(_grid(dt), repeat=2):
+        for rule in (NanInput.PROPAGATE, NanInput.TO_LOWER):
+            m = Meaning("tosa", "CLAMP", dt, Bound(lo), Bound(hi), order=Order.REJECTED, nan_bound=NanBound.IGNORE,
+                        nan_input=rule)
+            lo_e = -math.inf if math.isnan(lo) else lo
+            hi_e = math.inf if math.isnan(hi) else hi
+            if lo_e > hi_e:
+                with pytest.raises(RejectedSpec):
+                    kernels.clip_numpy(m, PATTERNS.view(dt.np_dtype))
+                continue
+            _check(m)
+
+
+@pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
+def test_tensor_bounds_every_pattern(dt: DType, path: str) -> None:
+    """Per-element bounds on half types: every pattern against a row of bounds and against itself (NaN, zeros)."""
+    x = PATTERNS.view(dt.np_dtype).reshape(256, 256)
+    grid = _grid(dt)
+    lo_vals = tuple(grid[i % len(grid)] for i in range(256))
+    hi_vals = tuple(grid[(i * 7 + 3) % len(grid)] for i in range(256))
+    for order in (Order.MAX_WINS, Order.MIN_WINS):
+        for rule in (NanInput.PROPAGATE, NanInput.TO_LOWER, NanInput.TO_ZERO):
+            m = Meaning("stablehlo", "clamp", dt, None, None, order=order, nan_input=rule,
+                        lower_tensor=TensorBound((256,), lo_vals), upper_tensor=TensorBound((256, 1), hi_vals))
+            with np.errstate(all="ignore"):
+                want = evaluate(m, x.copy()).view(np.uint16)
+            got = kernels.clip_numpy(m, x.copy()).view(np.uint16)
+            assert np.array_equal(got, want), (order, rule)
+            same = Meaning("stablehlo", "clamp", dt, None, None, order=order, nan_input=rule,
+                           lower_tensor=TensorBound((256, 256), tuple(float(v) for v in x.ravel())),
+                           upper_tensor=TensorBound((256, 256), tuple(float(v) for v in x.ravel()[::-1])))
+            with np.errstate(all="ignore"):
+                want = evaluate(same, x.copy()).view(np.uint16)
+            assert np.array_equal(kernels.clip_numpy(same, x.copy()).view(np.uint16), want), (order, rule)
+
+
+@pytest.mark.parametrize("m", [
+    pytest.param(Meaning("stablehlo", "clamp", FLOAT16, None, Bound(6.0), lower_tensor=TensorBound((1,), (0.0,))),
+                 id="per-element-bounds"),
+    pytest.param(Meaning("pytorch", "clamp", FLOAT16, Bound(0.0), Bound(6.0), result_dtype=FLOAT32), id="promotion"),
+])
+def test_cupy_half_refuses_what_it_does_not_run(m: Meaning) -> None:
+    """The 16-bit CuPy kernel has no per-element bounds or promotion: a 422 naming the numpy backend, not a guess."""
+    from app.errors import BackendUnavailable
+    from app.kernels_half import clip_cupy_half
+    with pytest.raises(BackendUnavailable, match="numpy"):
+        clip_cupy_half(m, None)

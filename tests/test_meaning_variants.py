@@ -9,7 +9,7 @@ import pytest
 
 from app.dtypes import FLOAT16, FLOAT32, INT32
 from app.errors import RejectedSpec
-from app.kernels import clip_numpy
+from app.kernels import clip_numpy, clip_xp
 from app.meaning import Bound, Meaning, NanBound, NanInput, Order, TensorBound, evaluate, same_outputs
 
 NAN, INF = math.nan, math.inf
@@ -76,3 +76,19 @@ def test_tensor_bounds(name: str) -> None:
     got = evaluate(meaning, np.asarray(x, dtype=dt.np_dtype))
     assert same_outputs(got, np.asarray(want, dtype=dt.np_dtype)).all(), (got, want)
     assert "per-element" in meaning.describe()
+    # The execute kernels (chunked NumPy / numba, and the array-API kernel CuPy runs) agree with evaluate().
+    assert same_outputs(clip_numpy(meaning, np.asarray(x, dtype=dt.np_dtype)), got).all()
+    assert same_outputs(clip_xp(np, meaning, np.asarray(x, dtype=dt.np_dtype)), got).all()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_variant_on_the_array_api_kernel(name: str) -> None:
+    """clip_xp (the CuPy path) computes each variant as evaluate() does, on numpy and on array_api_strict."""
+    meaning, x, want = CASES[name]
+    want_a = evaluate(meaning, np.asarray(x, dtype=meaning.dtype.np_dtype))
+    assert same_outputs(clip_xp(np, meaning, np.asarray(x, dtype=meaning.dtype.np_dtype)), want_a).all()
+    xps = pytest.importorskip("array_api_strict")
+    if meaning.dtype.name == "float16":
+        return  # the array API has no float16
+    xa = xps.asarray(x, dtype=getattr(xps, meaning.dtype.np_dtype.name))
+    assert same_outputs(np.asarray(clip_xp(xps, meaning, xa)), want_a).all()
