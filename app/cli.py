@@ -35,6 +35,18 @@ def _target(text: str) -> object:
         raise ClipBridgeError(f"--to {exc.message}") from None
 
 
+def _expand_to(items: list[str], source: str) -> list[str]:
+    """--to items, comma lists split; 'default' is the default dialects and 'all' every registered one, each
+    without the source's own dialect (named alone, the source's dialect is a target like any other)."""
+    from app.dialects import registry
+    out: list[str] = []
+    for item in items:
+        for part in (p.strip() for p in item.split(",")):
+            group = {"default": registry.default_names(), "all": registry.names()}.get(part.lower())
+            out += [n for n in group if n != source] if group is not None else [part] if part else []
+    return out
+
+
 def cmd_translate(args: argparse.Namespace) -> int:
     from app.dialects.common import Mode
     from app.specs import Spec
@@ -43,6 +55,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
     if isinstance(data, dict) and "source" in data:
         data = data["source"]
     spec = TypeAdapter(Spec).validate_python(data)
+    if args.to:
+        args.to = _expand_to(args.to, spec.dialect)  # error locations and labels then name the expanded items
     targets = [_target(t) for t in args.to] if args.to else None
     result = translate(spec, targets, Mode(args.mode)).to_json()  # type: ignore[arg-type]
     statuses = {t["status"] for t in result["translations"]}
@@ -150,6 +164,9 @@ def cmd_dialects(args: argparse.Namespace) -> int:
     _print_rows(rows)
     print("\nDefaults: " + ", ".join(" ".join(f"{k}={v}" for k, v in d["default_target"].items())
                                     for d in body["dialects"]))
+    named = [d["dialect"] for d in body["dialects"] if not d.get("in_defaults", True)]
+    if named:
+        print(f"Used when named (--to {named[0]}), not by default: {', '.join(named)}")
     print("Rules per version and the finding codes: clipbridge dialects --format json (or GET /v1/dialects)")
     return 0
 
@@ -193,8 +210,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between DirectML, OpenVINO "
-                                "and ONNX, and report drift.")
+    from app.capabilities import default_help, target_forms
+    from app.dialects import registry
+    p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
+                                f"{', '.join(registry.names())}, and report drift.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the HTTP service (uvicorn)")
     s.add_argument("--host", default=None, help="default: CLIPBRIDGE_HOST or 127.0.0.1")
@@ -206,8 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
                                          "2 unsupported or error")
     t.add_argument("spec", nargs="?", default="-", help="a JSON clip spec file (or a /v1/translate body; its "
                    "'source' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
-    t.add_argument("--to", action="append", help="target: onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
-                                                 "repeatable; default: every other dialect")
+    t.add_argument("--to", action="append", help=f"target: {target_forms()}; repeatable or comma-separated; "
+                   "'default' and 'all' name groups (without the source's dialect); default: every other default "
+                   f"dialect ({', '.join(registry.default_names())})")
     t.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     lint_cli.add_lint_options(t, "json")
     t.set_defaults(func=cmd_translate)
@@ -215,8 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "all exact, 1 drift, 2 unsupported or error")
     m.add_argument("model", help="an .onnx file or an IR .xml (its .bin beside it is read when present)")
     m.add_argument("--weights", help="the IR's .bin, when not beside the .xml")
-    m.add_argument("--target", action="append", help="onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
-                                                     "repeatable; default: onnx, openvino, directml")
+    m.add_argument("--target", "--to", dest="target", action="append", help=f"a column: {target_forms()}; "
+                   f"repeatable or comma-separated (--to default,stablehlo); 'default' and 'all' name groups; "
+                   f"{default_help()}")
     lint_cli.add_lint_options(m, "table")
     m.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     m.add_argument("--rewrite", metavar="OUT.onnx", help="write the model with every Clip given explicit typed "
@@ -227,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
     m.set_defaults(func=cmd_scan)
     lint_cli.add_subcommands(sub)
-    d = sub.add_parser("dialects", help="print the capability matrix (versions, dtypes, ranks)")
+    d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"
+                       "): versions, dtypes, ranks")
     d.add_argument("--format", choices=["table", "json"], default="table",
                    help="table: one row per version (default); json: the /v1/dialects body, rules included")
     d.set_defaults(func=cmd_dialects)

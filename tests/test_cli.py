@@ -58,3 +58,30 @@ def test_dialects_and_schemas(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["dialects"][0]["dialect"] == "onnx"
     assert main(["schemas", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "TranslateRequest.json").exists()
+
+
+def test_dialects_table_lists_every_registered_dialect(capsys):
+    from app.dialects import registry
+    assert main(["dialects"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0] for line in out.splitlines()[1:] if line and not line.startswith(("Defaults", "Used",
+                                                                                               "Rules"))}
+    assert set(registry.names()) <= rows
+    named = [n for n in registry.names() if n not in registry.default_names()]
+    assert f"Used when named (--to {named[0]}), not by default: {', '.join(named)}" in out
+
+
+@pytest.mark.parametrize("to, expected", [
+    pytest.param(["default,stablehlo:1"], ["openvino:opset16", "directml:6_4", "stablehlo:1"], id="default-plus-one"),
+    pytest.param(["stablehlo", "openvino:opset13"], ["stablehlo", "openvino:opset13"], id="repeated"),
+    pytest.param(["onnx:11,all"], None, id="all-without-the-source"),
+])
+def test_translate_to_takes_lists_and_groups(monkeypatch, capsys, to, expected):
+    from app.dialects import registry
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'))
+    assert main(["translate", *[a for t in to for a in ("--to", t)], "--format", "table"]) in (0, 1)
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    if expected is None:
+        expected = ["onnx:11", *[n for n in registry.names() if n != "onnx"]]
+        rows = [r if r == "onnx:11" else r.split(":")[0] for r in rows]
+    assert rows == expected

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.models import Semantic, WireValue
+from app.dialects import registry
 from app.specs import Spec
 
 
@@ -17,8 +18,8 @@ class _Strict(BaseModel):
 class ProbeRequest(_Strict):
     spec: Spec
     semantics: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
-        default=None, description="Whose rules give the expected outputs; default: onnx, openvino, directml. A "
-                                  "partial spec names a version.")
+        default=None, description="Whose rules give the expected outputs; default: "
+                                  + ", ".join(registry.default_names()) + ". A partial spec names a version.")
     mode: Literal["literal", "preserve"] = Field(
         default="literal", description="How the spec becomes another dialect's op: literal copies its numbers "
                                        "(what that framework would compute from them)")

@@ -110,6 +110,10 @@ class TranslateResponse(_Strict):
 
 
 class VersionCapability(_Strict):
+    """One version row of a dialect's capability(); a dialect may add facts of its own (extra keys pass through),
+    so a new dialect's row needs no change here."""
+
+    model_config = ConfigDict(extra="allow")
     version: str
     selects: str = Field(description="Which requests resolve to this version")
     dtypes: list[str]
@@ -118,10 +122,22 @@ class VersionCapability(_Strict):
     rules: list[str]
 
 
+class RuleText(_Strict):
+    rule: str
+    source: str
+
+
 class DialectCapability(_Strict):
     dialect: DialectName
     default_target: dict[str, Any]
     versions: list[VersionCapability]
+    in_defaults: bool = Field(True, description="a default target and scan column (else used when named)")
+    version_field: str | None = Field(None, description="the target's version field: 'opset', 'version', ...")
+    version_example: str = Field("", description="how a versioned target is written: 'onnx:13'")
+    target_versions: list[str] = Field([], description="versions a target selector offers (more may be valid)")
+    examples: dict[str, dict[str, Any]] = Field({}, description="named example source specs")
+    spec_schema: dict[str, Any] = Field({}, description="the JSON Schema of this dialect's source spec")
+    rule_texts: dict[str, RuleText] = Field({}, description="finding code -> this dialect's rule and its source")
 
 
 class CodeDoc(_Strict):
@@ -244,7 +260,7 @@ class CompareRequest(_Strict):
     spec: Spec
     input: TensorIn
     semantics: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
-        default=None, description="default: onnx, openvino, directml")
+        default=None, description="default: " + ", ".join(registry.default_names()))
     mode: Literal["literal", "preserve"] = "literal"
     backend: Backend = "numpy"
     reading: Reading | None = Field(default=None, description="A reading of the dialects that have them "

@@ -22,6 +22,7 @@ from app.api.execute_routes import PROBLEMS, slots
 from app.api.models import ScanResponse
 from app.dialects.common import Mode
 from app.errors import ArtifactError, UnsupportedMediaType
+from app.dialects import registry
 from app.lint.filters import filter_scan
 from app.lint.rules import RULE_IDS, check_codes
 from app.scan.report import scan
@@ -35,8 +36,10 @@ UPLOAD_BODY = {"requestBody": {"required": True, "content": {
         "weights": {"type": "string", "format": "binary", "description": "the IR's .bin (optional)"}}}},
     "application/octet-stream": {"schema": {"type": "string", "format": "binary",
                                             "description": "the .onnx model or IR .xml bytes"}}}}}
-TargetQuery = Query(default=None, max_length=16, description="Repeatable: onnx[:OPSET], openvino[:opsetN], "
-                                                              "directml[:FL]; default: onnx, openvino, directml")
+TargetQuery = Query(default=None, max_length=16, description=(
+    "Repeatable (or comma-separated): a dialect with an optional :version ("
+    + ", ".join(d.version_example for d in registry.DIALECTS.values()) + "); 'default': the default columns ("
+    + ", ".join(registry.default_names()) + "), 'all': every dialect. Default: the default columns"))
 router = APIRouter()
 
 

@@ -181,9 +181,10 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
+    from app.capabilities import default_help, target_forms
     p.add_argument("spec", nargs="?", default="-", help="a spec as JSON (file or - for stdin)")
-    p.add_argument("--semantics", action="append", metavar="DIALECT", help="onnx[:OPSET], openvino[:opsetN], "
-                   "directml[:FL]; repeatable; default onnx, openvino, directml")
+    p.add_argument("--semantics", action="append", metavar="DIALECT", help=f"{target_forms()}; repeatable; "
+                   f"{default_help()}")
     p.add_argument("--mode", choices=["literal", "preserve"], default="literal",
                    help="how the spec becomes another dialect's op (default literal: the same numbers)")
 
@@ -209,10 +210,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def add_subcommands(sub: Any) -> None:
     """explain, probe, bundle, lint."""
+    from app.capabilities import default_help, target_forms
     lt = sub.add_parser("lint", help="scan several models (the pre-commit hook); exit code: the worst of them")
     lt.add_argument("models", nargs="+", help=".onnx files or IR .xml files (with their .bin beside them)")
-    lt.add_argument("--target", action="append", help="onnx[:OPSET], openvino[:opsetN], directml[:FL]; "
-                    "repeatable; default: onnx, openvino, directml")
+    lt.add_argument("--target", "--to", dest="target", action="append", help=f"{target_forms()}; repeatable or "
+                    f"comma-separated; 'default' and 'all' name groups; {default_help()}")
     lt.add_argument("--mode", choices=["preserve", "literal"], default="preserve",
                     help="preserve (default): target numbers that compute what the source computes; literal: the "
                          "source's numbers under the target's rules")

@@ -108,10 +108,17 @@ def from_scan(body: dict[str, Any], artifact: str) -> LintReport:
 
 
 def target_label(target: dict[str, Any] | None, fallback: str) -> str:
-    """'onnx:13', 'openvino:opset16', 'directml:2_1' from an emitted target spec."""
+    """'onnx:13', 'openvino:opset16', 'directml:2_1' from an emitted target spec (the version field is the one
+    the dialect's registered target model has)."""
     if not target:
         return fallback
-    version = target.get("opset") or target.get("version") or target.get("feature_level")
+    from app.capabilities import version_field
+    from app.dialects import registry
+    d = registry.DIALECTS.get(str(target.get("dialect")))
+    key = version_field(d) if d is not None else None
+    version = target.get(key) if key else None
+    if version is None and fallback.startswith(f"{target.get('dialect')}:"):
+        return fallback  # a target spec without a version field: the version as asked
     return f"{target['dialect']}:{version}" if version else str(target["dialect"])
 
 

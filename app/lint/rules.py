@@ -1,5 +1,9 @@
 """The rule catalogue: every finding code as a documented rule (meaning, each dialect's rule and its source,
-a witness example computed live by the translator), for `clipbridge explain` and SARIF's tool.driver.rules."""
+a witness example computed live by the translator), for `clipbridge explain` and SARIF's tool.driver.rules.
+
+The per-dialect rows are read when asked for: each registered dialect's `rule_texts` (app/dialects/registry.py),
+over the table below for the first three dialects, whose modules predate `rule_texts`. A new dialect's rows
+appear here, in `clipbridge explain` and in SARIF's rule help with its registry line and nothing else."""
 
 from __future__ import annotations
 
@@ -24,14 +28,30 @@ class Rule:
     title: str
     meaning: str
     level: str  # the usual severity: SARIF defaultConfiguration.level (error, warning, note)
-    dialects: dict[str, tuple[str, str]]  # dialect -> (its rule, where it is written)
+    builtin: dict[str, tuple[str, str]]  # dialect -> (its rule, where it is written), for dialects without rule_texts
     example: tuple[dict[str, Any], str, str] | None = None  # (source spec, target, mode) showing a witness
     example_note: str = ""
     tags: tuple[str, ...] = field(default=())
 
     @property
+    def dialects(self) -> dict[str, tuple[str, str]]:
+        """dialect -> (its rule, its source), in registry order: the dialect's rule_texts, else the table here."""
+        return dialect_rows(str(self.id), self.builtin)
+
+    @property
     def sources(self) -> list[str]:
         return [f"{d}: {src}" for d, (_, src) in self.dialects.items()]
+
+
+def dialect_rows(rule_id: str, builtin: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """Every registered dialect's row for a rule (its own rule_texts first), then rows of unregistered names."""
+    from app.dialects import registry
+    out: dict[str, tuple[str, str]] = {}
+    for name, d in registry.DIALECTS.items():
+        row = d.rule_texts.get(rule_id) or builtin.get(name)
+        if row is not None:
+            out[name] = (row[0], row[1])
+    return {**out, **{k: v for k, v in builtin.items() if k not in out}}
 
 
 def _f(elem: str, lo: Any, hi: Any, opset: int = 13, **kw: Any) -> dict[str, Any]:
@@ -221,8 +241,9 @@ def explain_text(rule_id: str) -> str:
     """A rule for people: meaning, per-dialect rules with sources, and the example's witness."""
     e = explain(rule_id)
     lines = [f"{e['code']} ({e['name']}): {e['title']}", "", e["meaning"], "", "Per dialect:"]
+    width = max((len(d) for d in e["dialects"]), default=0)
     for d, v in e["dialects"].items():
-        lines.append(f"  {d:9} {v['rule']}  [{v['source']}]")
+        lines.append(f"  {d:{width}} {v['rule']}  [{v['source']}]")
     ex = e["example"]
     if ex is not None:
         import json

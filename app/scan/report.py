@@ -43,6 +43,20 @@ def target_from_text(text: str, loc: str = "target") -> AnyTarget:
         raise UnsupportedTarget(exc.message, loc) from None
 
 
+def expand_targets(texts: list[str] | None) -> list[str]:
+    """The scan's columns: each item may list several targets ('onnx,stablehlo:1'); 'default' stands for the
+    default columns (the registry's in_defaults dialects), 'all' for every registered dialect. None or nothing:
+    the default columns. Defaults stay the in_defaults dialects so existing reports, baselines and CI keep their
+    columns; another dialect is a column when asked for (--to default,stablehlo)."""
+    out: list[str] = []
+    for text in texts or []:
+        for part in (p.strip() for p in text.split(",")):
+            key = part.lower()
+            names = registry.default_names() if key == "default" else registry.names() if key == "all" else [part]
+            out += [n for n in names if n]  # a column asked for twice is two columns (as before)
+    return out or list(registry.default_names())
+
+
 @dataclass
 class ScanResult:
     format: str
@@ -97,7 +111,7 @@ def sniff(data) -> str:
 
 def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode.PRESERVE) -> ScanResult:
     """Every clip of an ONNX model or OpenVINO IR (bytes-like; an mmap keeps weights out of memory)."""
-    labels = list(targets) if targets else list(registry.default_names())
+    labels = expand_targets(targets)
     tlist = [(label.strip(), target_from_text(label, f"target[{i}]")) for i, label in enumerate(labels)]
     fmt = sniff(data)
     if fmt == "onnx":

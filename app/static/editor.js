@@ -7,28 +7,103 @@ import { fromField, parseJsonExact, toField, wireInt } from './numbers.js';
 
 const num = (label, path, hint) => ({ kind: 'number', label, paths: [path], hint });
 
+const OPTIONAL = 'empty: not given (the default applies)';
+
+/** A JSON Schema node with one `$ref` into the spec schema's `$defs` followed. */
+function deref(node, schema) {
+  const ref = node && node.$ref;
+  return ref ? (schema.$defs || {})[ref.split('/').pop()] || {} : node || {};
+}
+
+/** The alternatives of a schema node (anyOf / oneOf, nested ones flattened, else the node itself). */
+function alternatives(node, schema) {
+  const n = deref(node, schema);
+  const alts = n.anyOf || n.oneOf;
+  return alts ? alts.flatMap((a) => alternatives(a, schema)) : [n];
+}
+
+/** One form field for a top-level property of a spec's JSON Schema (null: edited as JSON only). */
+function schemaField(name, node, required, dtypes) {
+  const alts = alternatives(node.prop, node.schema);
+  const types = new Set(alts.map((a) => a.type));
+  const enums = alts.flatMap((a) => a.enum || (a.const !== undefined ? [a.const] : []));
+  const hint = required ? 'required' : OPTIONAL;
+  const path = [name];
+  if (enums.length && !types.has('number')) {
+    return { kind: 'select', label: name, paths: path, options: [...(required ? [] : ['']), ...enums.map(String)], hint };
+  }
+  if (types.has('number')) return { kind: 'number', label: name, paths: path, hint };
+  if (types.has('integer')) return { kind: 'int', label: name, paths: path, hint };
+  const arr = alts.find((a) => a.type === 'array');
+  if (arr) {
+    const items = alternatives(arr.items, node.schema);
+    const dims = items.some((i) => i.type === 'null' || i.type === 'string');
+    return { kind: dims ? 'dims' : 'ints', label: name, paths: path,
+      hint: dims ? 'comma-separated; ? or a name for a dynamic dim; empty: unknown' : `comma-separated; ${hint}` };
+  }
+  if (types.has('string')) {
+    // The element type field offers the dialect's dtypes (from its capability rows).
+    if (/type$/i.test(name) && dtypes.length) {
+      return { kind: 'select', label: name, paths: path, options: [...(required ? [] : ['']), ...dtypes], hint };
+    }
+    return { kind: 'text', label: name, paths: path, hint };
+  }
+  return null; // an object or anything else: the JSON view edits it
+}
+
+/** The form of a dialect without a hand-made one: its spec model's JSON Schema, property by property. */
+function schemaFields(dialect, caps) {
+  const schema = caps[dialect].schema || {};
+  const required = new Set(schema.required || []);
+  return Object.entries(schema.properties || {})
+    .filter(([name]) => name !== 'dialect')
+    .map(([name, prop]) => schemaField(name, { prop, schema }, required.has(name), caps[dialect].dtypes))
+    .filter(Boolean);
+}
+
+/** A spec the schema form can show: each of its keys is a field, holding a value of the field's kind (a tensor
+ * bound or a nested object is edited as JSON). Hand-made forms take any compact spec of their dialect. */
+function fitsForm(spec, caps) {
+  if (HAND_FORMS[spec.dialect]) return true;
+  const fields = new Map(schemaFields(spec.dialect, caps).map((f) => [f.paths[0], f]));
+  return Object.entries(spec).every(([key, value]) => key === 'dialect' || (fields.has(key) && (
+    value === null || typeof value !== 'object' || (Array.isArray(value) && /^(dims|ints)$/.test(fields.get(key).kind)
+      && value.every((v) => v === null || typeof v !== 'object')))));
+}
+
+/** Hand-made forms where a dialect's spec is nested or one field writes several paths. */
+const HAND_FORMS = { onnx: onnxFields, openvino: openvinoFields, directml: directmlFields };
+
 /** Form fields per dialect. `paths` are dotted paths in the spec; the first is read, all are written. */
 function fieldsFor(dialect, caps) {
+  return (HAND_FORMS[dialect] || schemaFields)(dialect, caps);
+}
+
+function onnxFields(dialect, caps) {
   const dtypes = caps[dialect].dtypes;
-  const optional = 'empty: not given (the default applies)';
-  if (dialect === 'onnx') {
-    return [
-      { kind: 'int', label: 'Opset', paths: ['opset'], hint: 'any opset; resolves to Clip-1, -6, -11, -12 or -13' },
-      { kind: 'select', label: 'elem_type', paths: ['elem_type'], options: dtypes },
-      { kind: 'dims', label: 'Shape', paths: ['shape'], hint: 'comma-separated; ? or a name for a dynamic dim; empty: unknown' },
-      num('min', 'min', optional),
-      num('max', 'max', optional),
-    ];
-  }
-  if (dialect === 'openvino') {
-    return [
-      { kind: 'select', label: 'Version', paths: ['version'], options: caps.openvino.versions },
-      { kind: 'select', label: 'element_type', paths: ['element_type'], options: dtypes },
-      { kind: 'dims', label: 'Shape', paths: ['shape'], hint: 'comma-separated; ? or a name for a dynamic dim; empty: unknown' },
-      num('min', 'min', 'a double attribute; required'),
-      num('max', 'max', 'a double attribute; required'),
-    ];
-  }
+  const optional = OPTIONAL;
+  return [
+    { kind: 'int', label: 'Opset', paths: ['opset'], hint: 'any opset; resolves to Clip-1, -6, -11, -12 or -13' },
+    { kind: 'select', label: 'elem_type', paths: ['elem_type'], options: dtypes },
+    { kind: 'dims', label: 'Shape', paths: ['shape'], hint: 'comma-separated; ? or a name for a dynamic dim; empty: unknown' },
+    num('min', 'min', optional),
+    num('max', 'max', optional),
+  ];
+}
+
+function openvinoFields(dialect, caps) {
+  const dtypes = caps[dialect].dtypes;
+  return [
+    { kind: 'select', label: 'Version', paths: ['version'], options: caps.openvino.versions },
+    { kind: 'select', label: 'element_type', paths: ['element_type'], options: dtypes },
+    { kind: 'dims', label: 'Shape', paths: ['shape'], hint: 'comma-separated; ? or a name for a dynamic dim; empty: unknown' },
+    num('min', 'min', 'a double attribute; required'),
+    num('max', 'max', 'a double attribute; required'),
+  ];
+}
+
+function directmlFields(dialect, caps) {
+  const dtypes = caps[dialect].dtypes;
   return [
     { kind: 'select', label: 'Feature level', paths: ['feature_level'], options: caps.directml.versions },
     { kind: 'select', label: 'Operator', paths: ['operator'], options: ['ELEMENT_WISE_CLIP', 'ELEMENT_WISE_CLIP1'] },
@@ -96,23 +171,28 @@ function readField(field, el) {
     case 'select': return v === '' ? undefined : v;
     case 'dims': return parseList(v, true);
     case 'ints': return parseList(v, false);
+    case 'text': return v.trim() === '' ? undefined : v.trim();
     default: return fromField(v);
   }
 }
 
-const DIALECTS = ['onnx', 'openvino', 'directml'];
+/** caps: every registered dialect (from /v1/dialects), so a new one is known here without a line of its own. */
+let known = () => false;
+let fits = () => false;
 /** The form shows compact specs of a known dialect; a model, an IR or anything else is edited as text. */
-const formable = (spec) => DIALECTS.includes(spec.dialect) && spec.model === undefined && spec.ir_xml === undefined;
+const formable = (spec) => known(spec.dialect) && spec.model === undefined && spec.ir_xml === undefined && fits(spec);
 const fieldId = (path) => `f-${path.replace(/[^A-Za-z0-9]+/g, '-')}`;
 const stripLoc = (loc) => String(loc).replace(/^(source|spec)(\.|$)/, '');
 
 export class SourceEditor {
   /**
-   * caps: {onnx|openvino|directml: {dtypes, versions}}; onChange(spec) after each edit.
+   * caps: {dialect: {dtypes, versions, schema}} for every registered dialect; onChange(spec) after each edit.
    * hooks: toCompact(spec) -> compact spec or null; toIr(spec) -> IR XML text or null.
    */
   constructor(caps, onChange, hooks) {
     this.caps = caps;
+    known = (dialect) => Object.hasOwn(caps, dialect);
+    fits = (spec) => fitsForm(spec, caps);
     this.onChange = onChange;
     this.hooks = hooks;
     this.spec = null;
@@ -137,7 +217,7 @@ export class SourceEditor {
   /** Show a new spec (an example, a permalink, a dialect switch). */
   set(spec) {
     this.spec = spec;
-    if (DIALECTS.includes(spec.dialect)) byId('dialect').value = spec.dialect;
+    if (known(spec.dialect)) byId('dialect').value = spec.dialect;
     if (spec.ir_xml !== undefined) this.view = 'xml';
     else if (this.view === 'xml' || (this.view === 'form' && !formable(spec))) this.view = 'json';
     this.render();
@@ -211,7 +291,7 @@ export class SourceEditor {
     }
     this.json.removeAttribute('aria-invalid');
     this.spec = spec;
-    if (DIALECTS.includes(spec.dialect)) byId('dialect').value = spec.dialect;
+    if (known(spec.dialect)) byId('dialect').value = spec.dialect;
     this.onChange(spec);
   }
 
@@ -226,9 +306,10 @@ export class SourceEditor {
   async switchView(view) {
     let spec = this.spec;
     if (view === 'form' && !formable(spec)) {
-      spec = (DIALECTS.includes(spec.dialect) && (await this.hooks.toCompact(spec))) || spec;
+      spec = (known(spec.dialect) && (await this.hooks.toCompact(spec))) || spec;
       if (!formable(spec)) {
-        this.showErrors([], 'The form edits compact specs of onnx, openvino or directml; fix the spec first.');
+        this.showErrors([], `The form edits compact specs of ${Object.keys(this.caps).join(', ')} whose fields it has `
+          + '(a model, an IR, a tensor bound or a nested field is edited as JSON); fix the spec first.');
         this.render();
         return;
       }

@@ -8,10 +8,15 @@ import { EXAMPLES, TEMPLATES, copy } from './examples.js';
 import { parseJsonExact, samplesFor } from './numbers.js';
 import { clearPlot, renderPlot } from './plot.js';
 import { initScan } from './scan.js';
-import { TargetPanel, VERSION_KEY, refLabel, targetRef } from './targets.js';
+import { TargetPanel, VERSION_KEY, dialectName, refLabel, registerDialects, targetRef } from './targets.js';
 
-const DIALECTS = ['onnx', 'openvino', 'directml'];
-const state = { spec: null, mode: 'preserve', versions: {}, last: null, lastKey: '' };
+// Every registered dialect, in registry order, and the default targets (in_defaults): both from /v1/dialects,
+// so a dialect added to the registry appears here (source choice, form, examples, panels, plot) by itself.
+let DIALECTS = [];
+const COMPARE_MAX = 8; // CompareRequest.semantics max_length
+let DEFAULTS = [];
+// targets: the dialects translated to (panels, plot and scan columns); the defaults unless the user adds more.
+const state = { spec: null, mode: 'preserve', versions: {}, targets: [], last: null, lastKey: '' };
 let caps;
 let editor;
 let panels = [];
@@ -22,7 +27,8 @@ const setStatus = (text) => { byId('status').textContent = text; };
 const refs = () => panels.map((p) => targetRef(p.dialect, state.versions[p.dialect]));
 const plotEls = () => [byId('plot'), byId('plot-legend'), byId('plot-notes')];
 
-/** Selector options per dialect from /v1/dialects: ONNX opsets, OpenVINO opsetN, DirectML feature levels. */
+/** Selector options from a /v1/dialects row: ONNX opsets and OpenVINO opsetN ranges read from their rows, any
+ * other dialect's target_versions (the versions the registry's dialect accepts). */
 function versionOptions(d) {
   if (d.dialect === 'onnx') {
     return d.versions.map((v) => {
@@ -37,12 +43,16 @@ function versionOptions(d) {
     for (let n = lo; n <= hi; n++) out.push({ value: `opset${n}`, label: `opset${n}` });
     return out;
   }
-  return d.versions.map((v) => ({ value: v.version, label: `FL ${v.version.replace('_', '.')}` }));
+  if (d.dialect === 'directml') {
+    return d.versions.map((v) => ({ value: v.version, label: `FL ${v.version.replace('_', '.')}` }));
+  }
+  return (d.target_versions || []).map((v) => ({ value: v, label: v }));
 }
 
 async function loadCaps() {
   const res = await api('/v1/dialects');
-  const out = { editor: {}, targets: {}, defaults: {} };
+  registerDialects(res.dialects);
+  const out = { editor: {}, targets: {}, defaults: {}, examples: [], templates: {} };
   for (const d of res.dialects) {
     const options = versionOptions(d);
     out.targets[d.dialect] = options;
@@ -50,8 +60,16 @@ async function loadCaps() {
     out.editor[d.dialect] = {
       dtypes: [...new Set(d.versions.flatMap((v) => v.dtypes))],
       versions: options.map((o) => String(o.value)),
+      schema: d.spec_schema,
     };
+    const named = Object.entries(d.examples || {});
+    for (const [name, spec] of named) {
+      out.examples.push({ id: `${d.dialect}-${name}`, label: `${dialectName(d.dialect)}: ${name}`, spec });
+    }
+    out.templates[d.dialect] = TEMPLATES[d.dialect] || (named.length ? named[0][1] : { dialect: d.dialect });
   }
+  DIALECTS = res.dialects.map((d) => d.dialect);
+  DEFAULTS = res.dialects.filter((d) => d.in_defaults !== false).map((d) => d.dialect);
   return out;
 }
 
@@ -59,7 +77,8 @@ async function loadCaps() {
 
 function writeHash() {
   const params = new URLSearchParams({ spec: JSON.stringify(state.spec), mode: state.mode });
-  for (const d of DIALECTS) params.set(d, String(state.versions[d]));
+  for (const d of state.targets) params.set(d, String(state.versions[d]));
+  if (state.targets.join() !== DEFAULTS.join()) params.set('targets', state.targets.join(','));
   const hash = `#${params}`;
   if (location.hash !== hash) history.replaceState(null, '', hash);
 }
@@ -76,6 +95,7 @@ function readHash() {
     return false;
   }
   for (const d of DIALECTS) if (params.get(d)) state.versions[d] = params.get(d);
+  if (params.has('targets')) setTargets(params.get('targets').split(',').filter((d) => DIALECTS.includes(d)));
   setMode(params.get('mode') === 'literal' ? 'literal' : 'preserve');
   setSpec(spec);
   return true;
@@ -88,8 +108,14 @@ function setMode(mode) {
   for (const radio of document.querySelectorAll('input[name="mode"]')) radio.checked = radio.value === mode;
 }
 
+/** The chosen targets, in registry order; the checkboxes follow. */
+function setTargets(list) {
+  state.targets = DIALECTS.filter((d) => list.includes(d));
+  for (const box of document.querySelectorAll('input[name="target"]')) box.checked = state.targets.includes(box.value);
+}
+
 function buildPanels() {
-  const wanted = DIALECTS.filter((d) => d !== state.spec.dialect);
+  const wanted = state.targets.filter((d) => d !== state.spec.dialect);
   if (panels.map((p) => p.dialect).join() !== wanted.join()) {
     panels = wanted.map((d) => new TargetPanel(d, caps.targets[d], state.versions[d], onVersion));
     byId('targets').replaceChildren(...panels.map((p) => p.el));
@@ -119,7 +145,7 @@ function onVersion(dialect, version) {
 function switchDialect(dialect) {
   const fresh = state.last && state.lastKey === JSON.stringify(state.spec) &&
     state.last.translations.find((t) => t.target && t.target.dialect === dialect);
-  setSpec(fresh ? copy(fresh.target) : copy(TEMPLATES[dialect]));
+  setSpec(fresh ? copy(fresh.target) : copy(caps.templates[dialect]));
 }
 
 function schedule(delay) {
@@ -185,11 +211,17 @@ async function updatePlot(res, spec, targets, mode, my) {
     return;
   }
   try {
-    const cmp = await api('/v1/compare', { json: {
-      spec, mode, backend: 'numpy', semantics: [spec.dialect, ...targets],
-      input: { dtype: res.meaning.dtype, shape: [sample.xs.length], data: sample.xs },
-    } });
-    if (my === seq) renderPlot(...plotEls(), sample, cmp.outputs);
+    // /v1/compare takes up to 8 semantics: more targets go in several calls, each with the source first.
+    const input = { dtype: res.meaning.dtype, shape: [sample.xs.length], data: sample.xs };
+    const calls = [];
+    for (let i = 0; i < Math.max(targets.length, 1); i += COMPARE_MAX - 1) {
+      calls.push(api('/v1/compare', { json: {
+        spec, mode, backend: 'numpy', semantics: [spec.dialect, ...targets.slice(i, i + COMPARE_MAX - 1)], input,
+      } }));
+    }
+    const answers = await Promise.all(calls);
+    const outputs = [answers[0].outputs[0], ...answers.flatMap((a) => a.outputs.slice(1))];
+    if (my === seq) renderPlot(...plotEls(), sample, outputs);
   } catch (exc) {
     if (my === seq) clearPlot(...plotEls(), `No plot: ${exc.message}`);
   }
@@ -216,8 +248,23 @@ async function toIr(spec) {
 
 // --- start -------------------------------------------------------------------------------------------
 
+/** One option per registered dialect in the source selector, one checkbox per dialect in the target chooser. */
+function dialectControls() {
+  byId('dialect').replaceChildren(...DIALECTS.map((d) => h('option', { value: d, text: dialectName(d) })));
+  byId('target-choices').replaceChildren(...DIALECTS.map((d) => {
+    const box = h('input', { type: 'checkbox', name: 'target', value: d });
+    box.checked = state.targets.includes(d);
+    box.addEventListener('change', () => {
+      setTargets(box.checked ? [...state.targets, d] : state.targets.filter((t) => t !== d));
+      buildPanels();
+      schedule(0);
+    });
+    return h('label', {}, box, ` ${dialectName(d)}`);
+  }));
+}
+
 function exampleButtons() {
-  byId('example-buttons').replaceChildren(...EXAMPLES.map((ex) => h('button', {
+  byId('example-buttons').replaceChildren(...[...EXAMPLES, ...caps.examples].map((ex) => h('button', {
     type: 'button', class: 'example', 'data-example': ex.id,
     onclick: () => {
       setMode(ex.mode || 'preserve');
@@ -234,6 +281,8 @@ async function start() {
     return;
   }
   state.versions = { ...caps.defaults };
+  state.targets = [...DEFAULTS];
+  dialectControls();
   editor = new SourceEditor(caps.editor, onEdit, { toCompact, toIr });
   exampleButtons();
   byId('dialect').addEventListener('change', (event) => switchDialect(event.target.value));
@@ -251,7 +300,7 @@ async function start() {
   });
   window.addEventListener('hashchange', () => readHash());
   initScan({
-    targets: () => DIALECTS.map((d) => refLabel(targetRef(d, state.versions[d]))),
+    targets: () => state.targets.map((d) => refLabel(targetRef(d, state.versions[d]))),
     mode: () => state.mode,
     onOpen: (spec) => {
       setSpec(copy(spec));

@@ -7,6 +7,7 @@ import { sameValue, shortNumber, toNumber } from './numbers.js';
 const W = 720;
 const H = 340;
 const M = { left: 70, right: 16, top: 14, bottom: 40 };
+const PALETTE = 8; // curve-0 .. curve-7 in inspector.css; more targets reuse them
 
 /** A linear map that never overflows (float64 ranges span more than Number.MAX_VALUE). */
 function scale(d0, d1, r0, r1) {
@@ -61,7 +62,7 @@ function polylines(xs, ys, sx, sy, k) {
   const lines = [];
   let pts = [];
   const flush = () => {
-    if (pts.length) lines.push(s('polyline', { class: `curve curve-${k}`, points: pts.join(' ') }));
+    if (pts.length) lines.push(s('polyline', { class: `curve curve-${k % PALETTE}`, points: pts.join(' ') }));
     pts = [];
   };
   xs.forEach((x, i) => {
@@ -112,7 +113,7 @@ export function renderPlot(svg, legend, notes, sample, outputs) {
   for (const i of diffIdx) {
     marks.append(s('line', { class: 'diff-tick', x1: sx(xs[i]), x2: sx(xs[i]), y1: H - M.bottom, y2: H - M.bottom + 6 }));
     live.forEach(({ k }, j) => {
-      if (Number.isFinite(ys[j][i])) marks.append(s('circle', { class: `diff curve-${k}`, cx: sx(xs[i]), cy: sy(ys[j][i]), r: 4 }));
+      if (Number.isFinite(ys[j][i])) marks.append(s('circle', { class: `diff curve-${k % PALETTE}`, cx: sx(xs[i]), cy: sy(ys[j][i]), r: 4 }));
     });
   }
   parts.push(marks);
@@ -122,7 +123,7 @@ export function renderPlot(svg, legend, notes, sample, outputs) {
   svg.querySelector('desc').textContent = summary;
 
   legend.replaceChildren(...outputs.map((o, k) => h('li', {},
-    h('span', { class: `swatch curve-${k}`, 'aria-hidden': 'true' }),
+    h('span', { class: `swatch curve-${k % PALETTE}`, 'aria-hidden': 'true' }),
     h('strong', { text: k ? o.semantics : `${o.semantics} (source)` }), ': ', o.error ? `cannot compute (${o.error})` : o.meaning)));
 
   const items = [h('p', { class: 'plot-summary', text: `${diffIdx.length} of ${n} sample inputs differ.` })];

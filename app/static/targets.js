@@ -4,17 +4,32 @@
 import { ApiError, api } from './api.js';
 import { copyText, download, fill, fromBase64, h } from './dom.js';
 
+// Display names where the plain dialect name reads badly; any other registered dialect shows its name.
 export const DIALECT_NAMES = { onnx: 'ONNX', openvino: 'OpenVINO', directml: 'DirectML' };
-const VERSION_LABEL = { onnx: 'opset', openvino: 'version', directml: 'feature level' };
-export const VERSION_KEY = { onnx: 'opset', openvino: 'version', directml: 'feature_level' };
+// Filled from /v1/dialects (registerDialects): each dialect's target version field and whether it is a number.
+export const VERSION_KEY = {};
+const NUMERIC = new Set();
+
+export const dialectName = (dialect) => DIALECT_NAMES[dialect] || dialect;
+const versionLabel = (dialect) => (VERSION_KEY[dialect] || 'version').replace(/_/g, ' ');
+
+/** Learn every registered dialect's target version field from its /v1/dialects row. */
+export function registerDialects(rows) {
+  for (const d of rows) {
+    VERSION_KEY[d.dialect] = d.version_field || 'version';
+    if (typeof d.default_target[VERSION_KEY[d.dialect]] === 'number') NUMERIC.add(d.dialect);
+  }
+}
 
 /** The partial spec naming a target version: {"dialect": "onnx", "opset": 11}. */
 export function targetRef(dialect, version) {
-  return { dialect, [VERSION_KEY[dialect]]: dialect === 'onnx' ? Number(version) : version };
+  if (version === undefined || version === null || version === '') return { dialect };
+  return { dialect, [VERSION_KEY[dialect]]: NUMERIC.has(dialect) ? Number(version) : version };
 }
 
 /** 'onnx:13', 'directml:5_0': how /v1/compare and the scan label a target. */
-export const refLabel = (ref) => `${ref.dialect}:${ref[VERSION_KEY[ref.dialect]]}`;
+export const refLabel = (ref) => (ref[VERSION_KEY[ref.dialect]] === undefined ? ref.dialect
+  : `${ref.dialect}:${ref[VERSION_KEY[ref.dialect]]}`);
 
 function badge(status) {
   return h('span', { class: `badge badge-${status}`, text: status });
@@ -64,6 +79,8 @@ function findingItem(f, ctx, ref) {
     f.witness ? witnessBlock(f.witness, ctx, ref) : null);
 }
 
+const KNOWN_ARTIFACTS = new Set(['onnx_model', 'ir_xml', 'ir_bin', 'cpp']);
+
 function artifactButtons(t, dialect) {
   const a = t.artifacts || {};
   const base = `clip-${dialect}`;
@@ -83,6 +100,12 @@ function artifactButtons(t, dialect) {
   if (a.ir_xml) cp('Copy IR XML', a.ir_xml);
   if (a.cpp) cp('Copy C++', a.cpp);
   if (a.onnx_model) cp('Copy base64 model', a.onnx_model);
+  // Any other text artifact a dialect emits (StableHLO's MLIR, ...): download and copy it as it is.
+  for (const [key, text] of Object.entries(a)) {
+    if (KNOWN_ARTIFACTS.has(key) || typeof text !== 'string') continue;
+    dl(`Download ${key}`, `${base}-${key}.txt`, text, 'text/plain');
+    cp(`Copy ${key}`, text);
+  }
   return items.length ? h('div', { class: 'artifacts', role: 'group', 'aria-label': 'Artifacts' }, items, done) : null;
 }
 
@@ -99,8 +122,8 @@ export class TargetPanel {
     this.body = h('div', { class: 'target-body' });
     this.el = h('section', { id, class: 'card target', 'aria-labelledby': `${id}-h` },
       h('header', { class: 'target-head' },
-        h('h2', { id: `${id}-h`, text: DIALECT_NAMES[dialect] }),
-        h('label', { for: this.select.id, text: `${DIALECT_NAMES[dialect]} ${VERSION_LABEL[dialect]}` }),
+        h('h2', { id: `${id}-h`, text: dialectName(dialect) }),
+        h('label', { for: this.select.id, text: `${dialectName(dialect)} ${versionLabel(dialect)}` }),
         this.select, this.badge),
       this.body);
   }

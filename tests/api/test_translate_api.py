@@ -127,3 +127,25 @@ def test_openapi_names_problem_responses(client):
     spec = client.get("/openapi.json").json()
     responses = spec["paths"]["/v1/translate"]["post"]["responses"]
     assert "application/problem+json" in responses["422"]["content"]
+
+
+def test_dialect_rows_carry_what_the_inspector_builds_from(client):
+    """Per registered dialect: defaults flag, version field and selector values, example specs (each translates),
+    its spec's JSON Schema and its rule texts: every surface reads these, none names a dialect."""
+    rows = {d["dialect"]: d for d in client.get("/v1/dialects").json()["dialects"]}
+    assert [n for n, d in rows.items() if d["in_defaults"]] == list(registry.default_names())
+    assert (rows["onnx"]["version_field"], rows["directml"]["version_field"]) == ("opset", "feature_level")
+    assert rows["stablehlo"]["target_versions"] == ["1"] and "2_1" in rows["directml"]["target_versions"]
+    assert set(rows["stablehlo"]["examples"]) >= {"relu6-f32"}
+    assert rows["stablehlo"]["rule_texts"]["min-greater-than-max"]["source"].startswith("openxla/stablehlo")
+    for name, d in rows.items():
+        assert d["spec_schema"]["properties"]["dialect"]["const"] == name
+        assert d["version_field"] in registry.DIALECTS[name].target_model.model_fields
+        for v in d["target_versions"]:  # each selector value is a version the dialect accepts
+            registry.DIALECTS[name].check_version(v)
+        for label, spec in d["examples"].items():  # into every dialect: an answer, never a 500
+            for target in registry.names():  # one at a time, so a refusal names the pair
+                r = client.post("/v1/translate", json={"source": spec, "targets": [target]})
+                # 422: an example may show a spec its framework refuses (e.g. min > max where that is an error)
+                assert r.status_code in (200, 422), (name, label, target, r.text)
+                assert r.status_code == 200 or r.json()["detail"], (name, label, target)

@@ -16,6 +16,8 @@ from defusedxml import ElementTree
 from onnx import TensorProto, helper, numpy_helper
 from playwright.sync_api import expect
 
+from app.dialects import registry
+
 STATIC = Path(__file__).resolve().parents[2] / "app" / "static"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
@@ -409,3 +411,114 @@ def test_api_key_is_asked_for_once_and_sent(new_page, keyed_server):
     assert request.value.headers.get("x-api-key") == key
     expect(badge(page, "openvino")).to_have_text("unsupported")
     expect(dialog).to_be_hidden()
+
+
+# --- every registered dialect (StableHLO is registered with one line, out of the defaults) ------------------
+
+def test_stablehlo_is_a_source_with_a_schema_form_and_examples(page, server):
+    """StableHLO's source choice, form (from its spec model's JSON Schema) and example buttons (from its
+    Dialect.examples) come from /v1/dialects: no line of the inspector names it."""
+    open_inspector(page, server)
+    expect(page.get_by_label("Source dialect").locator("option[value=stablehlo]")).to_have_count(1)
+    example(page, "stablehlo: relu6-f32")
+    expect(page.get_by_label("Source dialect")).to_have_value("stablehlo")
+    expect(page.get_by_label("element_type", exact=True)).to_have_value("f32")
+    expect(page.get_by_label("shape", exact=True)).to_have_value("1, 4")
+    expect(page.locator("#meaning")).to_contain_text("float32: clip to [0.0, 6.0]")
+    expect(badge(page, "onnx")).to_have_text("exact")  # the default targets
+    expect(badge(page, "openvino")).to_have_text("exact")
+    expect(badge(page, "directml")).to_have_text("drift")  # DirectML does not document NaN
+    expect(panel(page, "stablehlo")).to_have_count(0)
+    expect(page.locator("#plot-legend li").first).to_contain_text("stablehlo (source)")
+
+    # A form edit goes to the service; its field error lands next to the field the schema form made.
+    page.get_by_label("element_type", exact=True).select_option("i8")
+    page.get_by_label("max", exact=True).fill("300")
+    expect(page.locator("#f-max-err")).to_contain_text("300 is outside i8 [-128, 127]")
+    page.get_by_label("max", exact=True).fill("100")
+    expect(page.locator("#meaning")).to_contain_text("int8: clip to [0, 100]")
+    expect(page).to_have_url(re.compile(r"%22element_type%22%3A%22i8%22"))
+
+    page.get_by_label("Source dialect").select_option("onnx")  # the translation into it, when there is one
+    expect(page.get_by_label("elem_type")).to_have_value("INT8")
+
+
+def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, server, output_dir):
+    open_inspector(page, server)
+    target = page.get_by_role("group", name="Translate to")
+    expect(target.get_by_label("stablehlo")).not_to_be_checked()  # out of the defaults (in_defaults=False)
+    expect(target.get_by_label("ONNX")).to_be_checked()
+    example(page, "int8, fractional bounds")
+    target.get_by_label("stablehlo").check()
+    sh = panel(page, "stablehlo")
+    expect(badge(page, "stablehlo")).to_have_text("drift")  # literal: 0.5 is no value of i8
+    expect(sh.locator("h2")).to_have_text("stablehlo")
+    expect(sh.get_by_label("stablehlo version")).to_have_value("1")
+    expect(sh.locator(".target-spec pre")).to_contain_text('"element_type": "i8"')
+    page.get_by_label("preserve", exact=True).check()
+    expect(badge(page, "stablehlo")).to_have_text("exact")
+    expect(sh.locator(".target-spec pre")).to_contain_text('"min": 1')
+    mlir = save(page, sh.get_by_role("button", name="Download stablehlo_mlir"), output_dir).read_text()
+    assert "stablehlo.clamp" in mlir and "dense<1>" in mlir
+
+    legend = page.locator("#plot-legend li")
+    expect(legend).to_have_count(4)
+    expect(legend.last).to_contain_text("stablehlo:1: int8: clip to [1, 100]")
+    expect(page.locator("#plot polyline.curve-3")).not_to_have_count(0)
+    expect(page).to_have_url(re.compile(r"targets=onnx%2Copenvino%2Cdirectml%2Cstablehlo"))
+    fresh = new_page(server)
+    fresh.goto(page.url)
+    expect(fresh.get_by_role("group", name="Translate to").get_by_label("stablehlo")).to_be_checked()
+    expect(badge(fresh, "stablehlo")).to_have_text("exact")
+
+    # The drop zone scans with the chosen targets: StableHLO is a column of the scan table too.
+    model = relu6_model(output_dir / "relu6-columns.onnx")
+    with page.expect_file_chooser() as chooser:
+        page.get_by_label("Or choose files").click()
+    chooser.value.set_files(str(model))
+    expect(page.locator(".scan-table thead th")).to_contain_text(["onnx:13", "openvino:opset16", "directml:6_4",
+                                                                   "stablehlo:1"])
+    expect(page.locator(".scan-table tbody tr").first.locator(".badge")).to_have_count(4)
+
+    target.get_by_label("stablehlo").uncheck()
+    expect(panel(page, "stablehlo")).to_have_count(0)
+    expect(legend).to_have_count(3)
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_every_registered_dialect_is_a_source_and_a_target(page, server, name):
+    """Whatever the registry holds: a source option, a target checkbox, and its first example (Dialect.examples)
+    translates into the default targets with a badge each."""
+    d = registry.DIALECTS[name]
+    open_inspector(page, server)
+    expect(page.get_by_label("Source dialect").locator(f"option[value={name}]")).to_have_count(1)
+    box = page.get_by_role("group", name="Translate to").locator(f"input[value={name}]")
+    expect(box).to_have_count(1)
+    if d.in_defaults:
+        expect(box).to_be_checked()
+    else:
+        expect(box).not_to_be_checked()
+    if not d.examples:
+        return
+    label = next(iter(d.examples))
+    example(page, f"{dialect_label(name)}: {label}")
+    expect(page.get_by_label("Source dialect")).to_have_value(name)
+    expect(page.locator("#status")).to_have_text(re.compile(r"^Translated"))
+    others = [n for n in registry.default_names() if n != name]
+    expect(page.locator(".target .badge-slot .badge")).to_have_count(len(others))
+    expect(page.locator("#plot-legend li")).to_have_count(len(others) + 1)
+
+
+def dialect_label(name: str) -> str:
+    return {"onnx": "ONNX", "openvino": "OpenVINO", "directml": "DirectML"}.get(name, name)
+
+
+def test_a_spec_the_schema_form_cannot_hold_opens_as_json(page, server):
+    """A per-element (tensor) bound is no form field: the spec opens in the JSON view and still translates."""
+    spec = {"dialect": "stablehlo", "element_type": "f32", "shape": [2], "min": [0, 1], "max": 6}
+    page.goto(f"{server}/#{urllib.parse.urlencode({'spec': json.dumps(spec)})}")
+    expect(page.get_by_label("JSON", exact=True)).to_be_checked()
+    expect(page.get_by_label("Spec as JSON")).to_have_value(re.compile(r'"min": \[\s*0,\s*1\s*\]'))
+    expect(badge(page, "onnx")).to_be_visible()
+    page.get_by_label("Form", exact=True).check()  # the form refuses it and says why
+    expect(page.locator("#source-errors")).to_contain_text("a tensor bound or a nested field is edited as JSON")
