@@ -15,7 +15,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from pydantic import ValidationError
 
-from app.dialects.onnx_tensor import check_strings, tensor_values
+from app.dialects.onnx_tensor import check_strings, constant_attribute, tensor_values
 from app.dialects.common import (Emitted, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
                                  pick_carrier)
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
@@ -393,13 +393,14 @@ def _constant_value(model: onnx.ModelProto, name: str) -> np.ndarray | None:
             return tensor_values(init, f"the initializer {init.name[:64]!r}")
     for node in g.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and name in node.output:
-            for a in node.attribute:
-                if a.name == "value":
-                    if a.t.data_location == TensorProto.EXTERNAL:
-                        _refuse_external(a.t)
-                    return tensor_values(a.t, f"the Constant {node.name[:64] or name[:64]!r} (value)")
-                if a.name in ("value_float", "value_int"):
-                    return np.array(helper.get_attribute_value(a))
+            a = constant_attribute(node)  # a wrongly typed value attribute: 400, never a silently absent bound
+            if a is None:
+                return None
+            if a.name == "value":
+                if a.t.data_location == TensorProto.EXTERNAL:
+                    _refuse_external(a.t)
+                return tensor_values(a.t, f"the Constant {node.name[:64] or name[:64]!r} (value)")
+            return np.array(helper.get_attribute_value(a), dtype=np.float32 if "float" in a.name else np.int64)
     return None
 
 

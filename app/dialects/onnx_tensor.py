@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from google.protobuf.message import Message
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from app.errors import ArtifactError
@@ -92,3 +93,27 @@ def check_strings(model: Message, loc: str = "model") -> None:
                     raise ArtifactError(f"the model's {fd.full_name.removeprefix('onnx.')} is not UTF-8 text", loc)
             elif fd.type == fd.TYPE_MESSAGE:
                 stack.extend(values)
+
+
+# Constant-13's numeric value attributes and the one attribute type each must have (ONNX Operators.md, Constant).
+CONSTANT_ATTRS = {"value": onnx.AttributeProto.TENSOR, "value_float": onnx.AttributeProto.FLOAT,
+                  "value_floats": onnx.AttributeProto.FLOATS, "value_int": onnx.AttributeProto.INT,
+                  "value_ints": onnx.AttributeProto.INTS}
+
+
+def constant_attribute(node: onnx.NodeProto, loc: str = "model") -> onnx.AttributeProto | None:
+    """A Constant node's numeric value attribute, or None when it has none (sparse_value, strings).
+
+    An attribute whose type is not the one its name requires is refused: reading it anyway would silently turn a
+    bound into an empty tensor or drop it (a bound read as absent changes the clip)."""
+    names = onnx.AttributeProto.AttributeType
+    for a in node.attribute:
+        want = CONSTANT_ATTRS.get(a.name)
+        if want is None:
+            continue
+        if a.type != want:
+            got = names.Name(a.type) if a.type in names.values() else str(a.type)
+            raise ArtifactError(f"Constant node {node.name[:64]!r}: attribute {a.name} must be of type "
+                                f"{names.Name(want)}. Got: {got}", loc)
+        return a
+    return None

@@ -11,7 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from app.dialects import onnx as onnx_dialect
-from app.dialects.onnx_tensor import readable, tensor_values, type_name
+from app.dialects.onnx_tensor import constant_attribute, readable, tensor_values, type_name
 from app.dtypes import DType, from_onnx_elem_type
 from app.errors import ClipBridgeError
 from app.findings import Code, Finding, Severity
@@ -311,13 +311,12 @@ def _is_stub(t: TensorProto) -> bool:
 
 
 def _constant_node_value(n: onnx.NodeProto) -> TensorProto | np.ndarray | None:
-    for a in n.attribute:
-        if a.name == "value":
-            return a.t
-        if a.name in ("value_float", "value_int", "value_floats", "value_ints"):
-            v = helper.get_attribute_value(a)
-            return np.array(v, dtype=np.float32 if "float" in a.name else np.int64)
-    return None
+    a = constant_attribute(n)  # a wrongly typed value attribute: 400
+    if a is None:
+        return None
+    if a.name == "value":
+        return a.t
+    return np.array(helper.get_attribute_value(a), dtype=np.float32 if "float" in a.name else np.int64)
 
 
 def needs_inference(sites: list[Site]) -> bool:

@@ -9,7 +9,7 @@ import struct
 import tracemalloc
 
 import pytest
-from onnx import TensorProto, helper
+from onnx import AttributeProto, TensorProto, helper
 
 from app.errors import ArtifactError
 from app.scan.ir_scan import scan_ir
@@ -112,6 +112,41 @@ def test_model_scan_undecodable_bound(hostile_client, case):
     """The same tensors in a scan: a 200 with the site's error, or a 400; never a 5xx."""
     r = hostile_client.post("/v1/models/inspect", content=_clip_with(lo=case[1]), headers=OCTET)
     assert r.status_code in (200, 400, 422), r.text[:400]
+
+
+def _constant_attr(name: str, attr_type: int) -> bytes:
+    """Clip-13 whose min is a Constant node with attribute `name` carrying the wrong attribute type."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    const = helper.make_node("Constant", [], ["lo"], name="lo_const")
+    a = const.attribute.add()
+    a.name, a.type = name, attr_type
+    a.i = 3  # a value in a field the declared type does not name
+    clip = helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")
+    hi = helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])
+    g = helper.make_graph([const, clip], "g", [x], [y], [hi])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+
+
+WRONG_CONSTANT_ATTRS = [  # (id, attribute name, declared type): issue 12's leftover, read as no bound before
+    ("value_float-declared-ints", "value_float", AttributeProto.INTS),
+    ("value_ints-declared-float", "value_ints", AttributeProto.FLOAT),
+    ("value-declared-int", "value", AttributeProto.INT),
+    ("value_int-declared-string", "value_int", AttributeProto.STRING),
+]
+
+
+@pytest.mark.parametrize("case", WRONG_CONSTANT_ATTRS, ids=[c[0] for c in WRONG_CONSTANT_ATTRS])
+def test_constant_attribute_of_the_wrong_type_is_refused(hostile_client, case):
+    _, name, attr_type = case
+    model = _constant_attr(name, attr_type)
+    r = hostile_client.post("/v1/translate", json={"source": {"dialect": "onnx",
+                                                              "model": base64.b64encode(model).decode()},
+                                                   "targets": ["openvino"]})
+    body = _problem(r, {400}, f"attribute {name} must be of type")
+    assert body["errors"][0]["loc"] == "source.model", body
+    r = hostile_client.post("/v1/models/inspect", content=model, headers=OCTET)
+    _problem(r, {400}, "lo_const")
 
 
 # --- class 2: ScaleBias candidates with string, complex or bool constants -----------------------------------
