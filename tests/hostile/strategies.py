@@ -365,3 +365,49 @@ def translate_bodies(draw) -> dict[str, Any]:
     targets = draw(st.lists(st.sampled_from(["onnx", "openvino", "directml", {"dialect": "onnx", "opset": 6},
                                              {"dialect": "directml", "feature_level": "5_0"}]), max_size=3))
     return {"source": source, "targets": targets, "mode": draw(st.sampled_from(["preserve", "literal"]))}
+
+
+# --- every registered dialect's spec, valid then mutated ------------------------------------------------------
+
+HOSTILE_SCALARS = st.one_of(
+    st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
+    st.floats(allow_nan=False, allow_infinity=False),  # JSON has no NaN literal: those come as strings below
+    st.sampled_from(["nan", "-nan", "inf", "-inf", "1e400", "-1e400", "0x1p-149", "-0", "123n", "-9007199254740993n",
+                     "9" * 400, "", " ", "1_000", "0x", "ÿ", "\u0000", "1e-400", "18446744073709551616"]),
+    st.booleans(), st.none(), st.text(max_size=20),
+)
+
+
+def _nested(depth: int):
+    if depth == 0:
+        return HOSTILE_SCALARS
+    return st.one_of(HOSTILE_SCALARS, st.lists(_nested(depth - 1), max_size=4),
+                     st.dictionaries(st.text(max_size=8), HOSTILE_SCALARS, max_size=3))
+
+
+HOSTILE_VALUES = _nested(3)
+# Plausible bounds, so that about half the mutated specs still resolve and reach emit, drift and the kernels.
+BENIGN_VALUES = st.one_of(st.integers(-300, 300), st.floats(-1e5, 1e5, allow_nan=False),
+                          st.sampled_from(["nan", "inf", "-inf", "-0", 65504, 65520, 2 ** 31, -(2 ** 63), 2 ** 64 - 1]))
+
+
+@st.composite
+def dialect_specs(draw) -> dict[str, Any]:
+    """A registered dialect's example spec (from Dialect.examples), then 0 to 3 mutations: a field set to a
+    hostile value (numbers, numeric strings, nested lists, wrong types), a field dropped, or a field added."""
+    from app.dialects import registry
+    from tests.dialects.test_registry import EXAMPLES
+    pool = [spec for d in registry.DIALECTS.values() for spec in d.examples.values()]
+    pool += [spec for spec, _ in EXAMPLES.values()]
+    spec = dict(draw(st.sampled_from(pool)))
+    model = registry.DIALECTS[spec["dialect"]].spec_model
+    fields = sorted(set(model.model_fields) - {"dialect"})
+    for _ in range(draw(st.integers(0, 3))):
+        how = draw(st.sampled_from(["benign", "benign", "set", "set", "drop", "add"]))
+        if how in ("set", "benign") and fields:
+            spec[draw(st.sampled_from(fields))] = draw(HOSTILE_VALUES if how == "set" else BENIGN_VALUES)
+        elif how == "drop" and len(spec) > 1:
+            spec.pop(draw(st.sampled_from(sorted(k for k in spec if k != "dialect"))), None)
+        elif how == "add":
+            spec[draw(st.text(min_size=1, max_size=10))] = draw(HOSTILE_VALUES)
+    return spec
