@@ -157,6 +157,10 @@ def probe(spec: AnySpec, semantics: list[str | AnyTarget] | None = None, mode: M
     src = resolve_spec(spec)
     if src.meaning.dynamic:
         raise ClipBridgeError("the spec's bounds are computed at run time: there is nothing to probe", "spec")
+    if src.meaning.has_tensor_bounds:
+        # A probe is one column of scalar inputs; per-element bounds need an input of the bounds' shape.
+        raise ClipBridgeError("the spec has per-element (tensor) bounds: a probe runs scalar inputs only; use "
+                              "/v1/compare with an input of the spec's shape", "spec")
     dt = src.meaning.dtype
     sems: list[ProbeSemantics] = []
     for item in semantics or list(registry.default_names()):
