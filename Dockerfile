@@ -7,7 +7,10 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY schemas ./schemas
-RUN pip install -q --upgrade pip && pip install -q -e ".[engines,fast]"
+# torch==2.13.0 (the PyTorch dialect's engine) from PyTorch's CPU index: PyPI's build of the same version pulls
+# several GB of CUDA libraries. The local-version wheel 2.13.0+cpu satisfies the pin and wins over PyPI's.
+RUN pip install -q --upgrade pip && \
+    pip install -q --extra-index-url https://download.pytorch.org/whl/cpu -e ".[engines,fast]"
 USER clipbridge
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
