@@ -9,10 +9,11 @@ from enum import StrEnum
 from typing import Any
 
 from app.dtypes import DType
-from app.findings import Finding
+from app.errors import SpecError
+from app.findings import Code, Finding, Severity
 from app.meaning import Bound, Meaning
 from app import exact
-from app.numbers import Number
+from app.numbers import Number, format_number
 
 
 class Mode(StrEnum):
@@ -82,8 +83,6 @@ class TypeWords:
 def literal_integer_cast(given: Number, dt: DType, side: str, notes: Any, words: TypeWords) -> Number:
     """Literal mode into an integer type: a C cast of the source's number (NaN -> 0, +-inf -> the extremes,
     fractions truncated, out-of-range saturated), each step reported as a finding."""
-    from app.findings import Code, Severity
-    from app.numbers import format_number
     if exact.is_nan(given):
         notes.add(Code.NAN_BOUND, Severity.ERROR, f"{side} is NaN; {words.holder} cannot hold it: wrote 0")
         return 0
@@ -103,3 +102,31 @@ def literal_integer_cast(given: Number, dt: DType, side: str, notes: Any, words:
                   f"{words.name}: wrote {v}")
         return v
     return int(given)
+
+
+def typed_scalar_bound(value: Number, dt: DType, side: str, loc: str, written: str, type_name: str,
+                       why: str) -> Bound:
+    """A bound that is a value of the tensor type (ONNX Clip-11+ inputs, StableHLO C3): a float literal rounds
+    once to T (nearest even), recorded as `side <value> <written>: <out>`; an integer must be exactly one of T's."""
+    if dt.is_float:
+        out = dt.round(value)
+        steps: tuple[str, ...] = ()
+        if not math.isnan(out) and out != value:
+            steps = (f"{side} {format_number(value)} {written}: {format_number(out)}",)
+        return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
+                     overflow=math.isinf(out) and not exact.is_inf(value))
+    if not exact.is_integral(value):
+        raise SpecError(f"{format_number(value)} is not a value of {type_name}: {why}", loc)
+    if not dt.contains(value):
+        raise SpecError(f"{format_number(value)} is outside {type_name} [{dt.lowest()}, {dt.highest()}]", loc)
+    return Bound(int(value), value)
+
+
+def default_made_explicit(bound: Bound, side: str, op: str, notes: Any) -> bool:
+    """Literal mode into a dialect without default bounds: True (and an info finding) when the source's bound was
+    a default, so the target writes the source's effective value instead of a number the source never gave."""
+    if not (bound.default or bound.given is None):
+        return False
+    notes.add(Code.DEFAULT_BOUND, Severity.INFO, f"{op} has no default {side}: wrote the source's effective "
+              f"{format_number(bound.value)}")
+    return True

@@ -21,7 +21,7 @@ from pydantic import StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode
+from app.dialects.common import Emitted, Mode, default_made_explicit
 from app.dtypes import FLOAT16, FLOAT32, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -211,10 +211,7 @@ def _values(src: Meaning, mode: Mode, notes: Notes) -> list[Number]:
     if mode is Mode.LITERAL:
         out = []
         for b, side in ((src.lower, "alpha"), (src.upper, "beta")):
-            if b.default or b.given is None:
-                notes.add(Code.DEFAULT_BOUND, Severity.INFO, f"Core ML clip has no default {side}: wrote the "
-                          f"source's effective {format_number(b.value)}")
-            out.append(b.value if b.default or b.given is None else b.given)
+            out.append(b.value if default_made_explicit(b, side, "Core ML clip", notes) else b.given)
         return out
     values: list[Number] = [src.lower.value, src.upper.value]
     for i, side in enumerate(("alpha", "beta")):

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from app.dialects.onnx_tensor import check_strings, constant_attribute, tensor_values
 from app.dialects.common import (Emitted, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
-                                 pick_carrier)
+                                 pick_carrier, typed_scalar_bound)
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
 from app.errors import ArtifactError, SpecError
@@ -127,19 +127,8 @@ def cast_attribute_onnx(value: Number, dt: DType, side: str) -> Bound:
 
 def typed_bound_onnx(value: Number, dt: DType, side: str, loc: str) -> Bound:
     """Clip-11+: 'min (optional) - T ... It must be a scalar': the bound is a value of T."""
-    if dt.is_float:
-        out = dt.round(value)
-        steps: tuple[str, ...] = ()
-        if not math.isnan(out) and out != value:
-            steps = (f"{side} {format_number(value)} written into a {dt.onnx} tensor: {format_number(out)}",)
-        return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
-                     overflow=math.isinf(out) and not exact.is_inf(value))
-    if not exact.is_integral(value):
-        raise SpecError(f"{format_number(value)} is not a value of {dt.onnx}: Clip-11+ bounds are tensors of "
-                        f"the input type", loc)
-    if not dt.contains(value):
-        raise SpecError(f"{format_number(value)} is outside {dt.onnx} [{dt.lowest()}, {dt.highest()}]", loc)
-    return Bound(int(value), value)
+    return typed_scalar_bound(value, dt, side, loc, f"written into a {dt.onnx} tensor", dt.onnx,
+                              "Clip-11+ bounds are tensors of the input type")
 
 
 def order_onnx(schema: ClipSchema) -> tuple[Order, str]:

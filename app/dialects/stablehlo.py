@@ -19,7 +19,8 @@ from pydantic_core import PydanticCustomError
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode, TypeWords, literal_integer_cast
+from app.dialects.common import (Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast,
+                                 typed_scalar_bound)
 from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
                         UINT64, DType)
 from app.errors import BackendUnavailable, SpecError
@@ -125,20 +126,9 @@ def element_type_stablehlo(name: str, loc: str = "element_type") -> DType:
 
 def typed_bound_stablehlo(value: Number, dt: DType, side: str) -> Bound:
     """(C3) baseline_element_type(min) = element type: a float literal rounds once to it, an integer must fit."""
-    name = NAME_OF[dt.name]
-    if dt.is_float:
-        out = dt.round(value)  # MLIR parses a float literal to the nearest value of the type (one rounding)
-        steps: tuple[str, ...] = ()
-        if not math.isnan(out) and out != value:
-            steps = (f"{side} {format_number(value)} as a tensor<{name}> constant: {format_number(out)}",)
-        return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
-                     overflow=math.isinf(out) and not exact.is_inf(value))
-    if not exact.is_integral(value):
-        raise SpecError(f"{format_number(value)} is not a value of {name}: clamp's min and max have the "
-                        "operand's element type", side)
-    if not dt.contains(value):
-        raise SpecError(f"{format_number(value)} is outside {name} [{dt.lowest()}, {dt.highest()}]", side)
-    return Bound(int(value), value)
+    name = NAME_OF[dt.name]  # MLIR parses a float literal to the nearest value of the type (one rounding)
+    return typed_scalar_bound(value, dt, side, side, f"as a tensor<{name}> constant", name,
+                              "clamp's min and max have the operand's element type")
 
 
 def bound_shape_stablehlo(value: list, operand: list | None, side: str) -> tuple[tuple[int, ...], list[Number]]:
@@ -225,9 +215,7 @@ def resolve_source(spec: StableHloSpec) -> Resolved:
 def _literal(bound: Bound, dt: DType, side: str, notes: Notes) -> Number:
     """Literal mode: the source's number as written; a missing bound (no default in StableHLO) made explicit."""
     name = NAME_OF[dt.name]
-    if bound.default or bound.given is None:
-        notes.add(Code.DEFAULT_BOUND, Severity.INFO, f"StableHLO clamp has no default {side}: wrote the source's "
-                  f"effective {format_number(bound.value)}")
+    if default_made_explicit(bound, side, "StableHLO clamp", notes):
         return bound.value
     given = bound.given
     if dt.is_float:

@@ -33,7 +33,7 @@ from pydantic import StrictInt, StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode, TypeWords, literal_integer_cast
+from app.dialects.common import Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast
 from app.dtypes import FLOAT32, INT8, INT16, INT32, INT64, UINT8, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -324,9 +324,7 @@ def fixed_op_tflite(lo: Number, hi: Number, version: str) -> str | None:
 
 def _literal(bound: Bound, dt: DType, side: str, notes: Notes) -> Number:
     """Literal mode: the source's number as written (one rounding to float32, or a C cast to the integer type)."""
-    if bound.default or bound.given is None:
-        notes.add(Code.DEFAULT_BOUND, Severity.INFO, f"MINIMUM_MAXIMUM has no default {side}: wrote the source's "
-                  f"effective {format_number(bound.value)}")
+    if default_made_explicit(bound, side, "MINIMUM_MAXIMUM", notes):
         return bound.value
     if dt.is_float:
         return bound.given

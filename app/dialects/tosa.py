@@ -19,7 +19,7 @@ from pydantic import StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode, TypeWords, literal_integer_cast
+from app.dialects.common import Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast
 from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -203,9 +203,7 @@ def nan_mode_of(m: Meaning) -> str:
 def _literal(bound: Bound, dt: DType, field: str, notes: Notes) -> Number:
     """Literal mode: the source's number as written, made a value of in_out_t (TOSA has no defaults)."""
     name = NAME_OF[dt.name]
-    if bound.default or bound.given is None:
-        notes.add(Code.DEFAULT_BOUND, Severity.INFO, f"TOSA CLAMP has no default {field}: wrote the source's "
-                  f"effective {format_number(bound.value)}")
+    if default_made_explicit(bound, field, "TOSA CLAMP", notes):
         return bound.value
     given = bound.given
     if not dt.is_float:
