@@ -104,17 +104,23 @@ def literal_integer_cast(given: Number, dt: DType, side: str, notes: Any, words:
     return int(given)
 
 
+def rounded_float_bound(value: Number, dt: DType, side: str, written: str) -> Bound:
+    """A number made a value of the float type `dt` in one correctly rounded step, the step recorded as
+    `side <value> <written>: <out>`; overflow to inf and lost precision flagged for drift's codes."""
+    out = dt.round(value)
+    steps: tuple[str, ...] = ()
+    if not math.isnan(out) and out != value:
+        steps = (f"{side} {format_number(value)} {written}: {format_number(out)}",)
+    return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
+                 overflow=math.isinf(out) and not exact.is_inf(value))
+
+
 def typed_scalar_bound(value: Number, dt: DType, side: str, loc: str, written: str, type_name: str,
                        why: str) -> Bound:
     """A bound that is a value of the tensor type (ONNX Clip-11+ inputs, StableHLO C3): a float literal rounds
     once to T (nearest even), recorded as `side <value> <written>: <out>`; an integer must be exactly one of T's."""
     if dt.is_float:
-        out = dt.round(value)
-        steps: tuple[str, ...] = ()
-        if not math.isnan(out) and out != value:
-            steps = (f"{side} {format_number(value)} {written}: {format_number(out)}",)
-        return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
-                     overflow=math.isinf(out) and not exact.is_inf(value))
+        return rounded_float_bound(value, dt, side, written)
     if not exact.is_integral(value):
         raise SpecError(f"{format_number(value)} is not a value of {type_name}: {why}", loc)
     if not dt.contains(value):

@@ -21,7 +21,7 @@ from pydantic import StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode, default_made_explicit
+from app.dialects.common import Emitted, Mode, default_made_explicit, rounded_float_bound
 from app.dtypes import FLOAT16, FLOAT32, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -90,12 +90,7 @@ def dtype_coreml(name: str, loc: str = "dtype") -> DType:
 
 def const_bound_coreml(value: Number, dt: DType, side: str) -> Bound:
     """alpha/beta: TensorInputType(const=True, type_domain="T"): the number becomes a const of T, one rounding."""
-    out = dt.round(value)
-    steps: tuple[str, ...] = ()
-    if not math.isnan(out) and out != value:
-        steps = (f"{side} {format_number(value)} as a {NAME_OF[dt.name]} const: {format_number(out)}",)
-    return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
-                 overflow=math.isinf(out) and not exact.is_inf(value))
+    return rounded_float_bound(value, dt, side, f"as a {NAME_OF[dt.name]} const")
 
 
 def strict_order_coreml(lo: Bound, hi: Bound, dt: DType) -> str | None:

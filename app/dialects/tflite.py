@@ -33,7 +33,8 @@ from pydantic import StrictInt, StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast
+from app.dialects.common import (Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast,
+                                 rounded_float_bound)
 from app.dtypes import FLOAT32, INT8, INT16, INT32, INT64, UINT8, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -182,13 +183,8 @@ def quantized_bound_tflite(act: float, scale: float, zp: int, dt: DType, side: s
 
 def typed_bound_tflite(value: Number, dt: DType, side: str) -> Bound:
     """MINIMUM_MAXIMUM's constant: a float32 constant (one rounding) or a stored integer of the tensor type."""
-    if dt.is_float:
-        out = exact.to_float32(value)
-        steps: tuple[str, ...] = ()
-        if not math.isnan(out) and out != value:
-            steps = (f"{side} {format_number(value)} as a float32 constant: {format_number(out)}",)
-        return Bound(out, value, steps, precision_loss=bool(steps) and not math.isinf(out),
-                     overflow=math.isinf(out) and not exact.is_inf(value))
+    if dt.is_float:  # float32 is TFLite's only float dtype here
+        return rounded_float_bound(value, dt, side, "as a float32 constant")
     if not exact.is_integral(value) or not dt.contains(value):
         raise SpecError(f"{side} must be a stored {dt.name} value (an integer in [{dt.lowest()}, {dt.highest()}]"
                         f"; quantized constants are stored integers). Got: {format_number(value)}", side)
