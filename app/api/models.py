@@ -183,6 +183,9 @@ class RuntimeSupport(_Strict):
     runtimes: list[RuntimeVersion]
     cannot_run: list[RuntimeCannotRun]
     checked: list[RuntimeChecked]
+    refuses_non_finite: list[dict[str, Any]] = Field(
+        default_factory=list, description="Per runtime, op version and dtype: the non-finite bound classes "
+                                          "(min-inf, max+inf, min-nan, ...) it refuses to load or run")
 
 
 class DialectsResponse(_Strict):
