@@ -176,3 +176,42 @@ def test_bundle_states_precision_and_host(client):
     manifest = json.loads(zipfile.ZipFile(io.BytesIO(r.content)).read("manifest.json"))
     assert manifest["precision"] == "deployed"
     assert manifest["host"]["cpu_flags"] == ec.cpu_flags()
+
+
+def _conv_clip_model():
+    """A MobileNet-shaped block: a float32 3x3 convolution (padding 1) with a Clamp(0, 6) fused after it."""
+    import numpy as np
+    ov = pytest.importorskip("openvino")
+    import openvino.opset13 as ops
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    w = (rng.standard_normal((24, 16, 3, 3)) * 0.3).astype(np.float32)
+    p = ops.parameter(list(x.shape), ov.Type.f32)
+    conv = ops.convolution(p, ops.constant(w), [1, 1], [1, 1], [1, 1], [1, 1])
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))  # (1, C, H, W, 3, 3)
+    ref = np.clip(np.einsum("nchwij,ocij->nohw", win, w.astype(np.float64)), 0.0, 6.0)
+    return ov.Model([ops.clamp(conv, 0.0, 6.0)], [p]), x, ref
+
+
+def _worst_relative_error(compiled, x, ref) -> float:
+    import numpy as np
+    y = np.asarray(compiled(x)[0], dtype=np.float64)
+    inside = (ref > 0.1) & (ref < 5.9)  # away from the clip, where a rounding shows
+    return float((np.abs(y - ref)[inside] / ref[inside]).max())
+
+
+def test_model_precision_keeps_a_float32_convolution_and_its_clip_in_float32():
+    model, x, ref = _conv_clip_model()
+    compiled, ran = ec.openvino_compile(model, "model")
+    assert ran == "f32" and _worst_relative_error(compiled, x, ref) < 1e-4
+
+
+def test_deployed_precision_is_what_this_host_runs():
+    """On a host whose plugin defaults to bf16 the deployed run loses float32 precision (bf16 keeps 8 bits);
+    elsewhere it stays float32. The expectation comes from the detected default, never from one machine."""
+    model, x, ref = _conv_clip_model()
+    compiled, ran = ec.openvino_compile(model, "deployed")
+    assert ran == ec.host_facts()["openvino"]["default_inference_precision"]
+    err = _worst_relative_error(compiled, x, ref)
+    assert (err > 1e-3) if ran == "bf16" else (err < 1e-4), (ran, err)
