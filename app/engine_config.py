@@ -227,7 +227,9 @@ def onnxruntime_options(precision: Precision = "model") -> tuple[Any, dict[str, 
     settings = {"engine": "onnxruntime", "version": ort.__version__, "precision": precision,
                 "providers": ["CPUExecutionProvider"],
                 "graph_optimization_level": str(opts.graph_optimization_level).split(".")[-1],
-                "denormal_as_zero": False, "deterministic_compute": bool(opts.use_deterministic_compute)}
+                "denormal_as_zero": False, "deterministic_compute": bool(opts.use_deterministic_compute),
+                # 0: one thread per core. An elementwise Clip gives the same outputs on any count (reported only).
+                "intra_op_num_threads": int(opts.intra_op_num_threads)}
     return opts, settings
 
 
