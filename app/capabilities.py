@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app import runtime_support
+from app import engines, runtime_support
 from app.dialects import registry
 from app.dialects.base import Dialect
 from app.errors import ClipBridgeError
@@ -19,8 +19,9 @@ from app.findings import CODE_DOCS
 
 
 def capabilities() -> dict[str, Any]:
-    """/v1/dialects: each registered dialect's row, the finding codes and the runtime support table."""
-    return _capabilities(tuple(registry.DIALECTS.values()))
+    """/v1/dialects: each registered dialect's row, the finding codes, the runtime support table and which engine
+    backends are installed."""
+    return {**_capabilities(tuple(registry.DIALECTS.values())), "engines": engines.status()}
 
 
 @lru_cache(maxsize=4)  # keyed on the registry's contents (dialects hash by identity)

@@ -20,6 +20,7 @@ import numpy as np
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.dialects.tensor_bounds import check_bounds_fit
+from app.engines import INSTALL_HINT
 from app.errors import BackendUnavailable, Busy, ClipBridgeError, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp, reference_only
 from app.kernels_half import HALF, clip_cupy_half
@@ -30,8 +31,6 @@ from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
 BACKENDS = ("numpy", "cupy", *registry.engine_names(), "auto")  # the meaning kernels, then each dialect's engines
-# The install commands the README gives (from a checkout); tests/test_readme.py holds the two to the same words.
-INSTALL_HINT = {"gpu": 'pip install -e ".[gpu]"', "engines": 'pip install -e ".[engines]"'}
 T = TypeVar("T")
 
 

@@ -178,10 +178,18 @@ class RuntimeSupport(_Strict):
     checked: list[RuntimeChecked]
 
 
+class EngineStatus(_Strict):
+    backend: str = Field(description="the `backend` value of /v1/execute and /v1/compare")
+    installed: bool = Field(description="whether this server can run it; numpy (every dialect) always can")
+    extra: str = Field(description="the pip extra that installs it")
+    install: str = Field(description="the command that installs it, from a checkout")
+
+
 class DialectsResponse(_Strict):
     dialects: list[DialectCapability]
     finding_codes: list[CodeDoc]
     runtime_support: RuntimeSupport
+    engines: list[EngineStatus] = Field(description="the optional engine backends and which are installed here")
 
 
 class Health(_Strict):
