@@ -52,17 +52,17 @@ def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) 
     """The meaning whose rules apply: the source's own, or its translation into another dialect."""
     if semantics is None or (isinstance(semantics, str) and semantics == src.dialect):
         return Semantics(src.dialect, src.meaning, src.normalized)
-    with located("semantics"):
+    with located("target"):
         target = target_from(semantics)
     if src.meaning.state is State.REJECTED:
         raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "spec")
-    with located("semantics"):
+    with located("target"):
         tr = translate_one(src, target, mode)
     if tr.meaning is None or tr.status == "unsupported":
         reason = "; ".join(f.message for f in tr.findings if f.severity.value == "error") or "unsupported"
-        raise RejectedSpec(f"{target.dialect} cannot compute this clip: {reason}", "semantics")
+        raise RejectedSpec(f"{target.dialect} cannot compute this clip: {reason}", "target")
     if tr.meaning.state is State.REJECTED:
-        raise RejectedSpec(f"{target.dialect} refuses to build this clip: {tr.meaning.reason}", "semantics")
+        raise RejectedSpec(f"{target.dialect} refuses to build this clip: {tr.meaning.reason}", "target")
     return Semantics(target.dialect, tr.meaning, tr.target)
 
 

@@ -54,6 +54,8 @@ def install(app: FastAPI) -> None:
         if any(e.get("type") == "json_invalid" for e in errs):
             detail = "; ".join(str(e.get("ctx", {}).get("error", e.get("msg"))) for e in errs)
             return problem(400, "Malformed JSON", f"The body is not valid JSON: {detail}")
+        # An old field name sent beside its new one (app/api/models.py _Renamed) is an error of the new field.
+        errs = [{**e, "loc": (*e["loc"], e["ctx"]["new"])} if e.get("type") == "renamed" else e for e in errs]
         body = [e for e in errs if tuple(e.get("loc", ()))[:1] == ("body",)]
         items = field_errors(body, _body_type(request), drop=1) if body else []
         items += field_errors([e for e in errs if e not in body])
@@ -91,13 +93,13 @@ def _prefixed(request: Request, loc: str) -> str:
     """Domain errors name fields inside the spec; prefix the body field the spec came in."""
     path = request.url.path
     if path.endswith("/translate"):
-        return loc if loc.startswith(("source", "targets")) else f"source.{loc}"
+        return loc if loc.startswith(("spec", "targets")) else f"spec.{loc}"
     if path.endswith(("/execute", "/compare", "/probe", "/bundle")):
-        return loc if loc.startswith(("spec", "input", "semantics", "backend", "reading", "body")) else f"spec.{loc}"
+        return loc if loc.startswith(("spec", "input", "target", "backend", "reading", "body")) else f"spec.{loc}"
     if path.endswith("/execute.npy"):  # the options travel in the `request` query parameter
         if loc.startswith(("body", "request")):
             return loc
-        return f"request.{loc}" if loc.startswith(("semantics", "reading")) else f"request.spec.{loc}"
+        return f"request.{loc}" if loc.startswith(("target", "reading")) else f"request.spec.{loc}"
     return loc
 
 
