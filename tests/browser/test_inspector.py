@@ -315,7 +315,7 @@ def test_json_editor_keeps_big_integers_and_reports_syntax(page, server):
     expect(page.locator("#source-errors")).to_contain_text("JSON:")
     expect(editor).to_have_attribute("aria-invalid", "true")
     editor.fill('{"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 1, "max": 1000}')
-    expect(page.locator("#source-errors")).to_contain_text("source.max")
+    expect(page.locator("#source-errors")).to_contain_text("spec.max")
 
 
 def test_ir_xml_editor(page, server):
