@@ -143,13 +143,13 @@ async def execute_npy(request: Request, options: str = Query(
         raise ClipBridgeError(f"the 'request' query parameter is not valid JSON: {exc}", "request") from None
     buf = await _read_body(request, settings.max_npy_bytes)
     src = resolve_spec(opts.spec)
-    sem = semantics_for(src, opts.semantics, Mode(opts.mode))
+    sem = semantics_for(src, opts.target, Mode(opts.mode))
     x, offset = npy_array(buf, sem.meaning.dtype, settings.max_npy_elements)
     backend = pick_backend(opts.backend)
     sem, reading = with_reading(sem, opts.reading)
 
     y = await anyio.to_thread.run_sync(slots(request).run, lambda: run(sem, x, backend, reading, inplace=True))
-    headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend}
+    headers = {"X-Clipbridge-Semantics": label(opts.target, src.dialect), "X-Clipbridge-Backend": backend}
     if reading:
         headers["X-Clipbridge-Reading"] = reading
     if not np.shares_memory(y, x):  # an engine backend returned a new array: write it over the input

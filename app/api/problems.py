@@ -54,8 +54,6 @@ def install(app: FastAPI) -> None:
         if any(e.get("type") == "json_invalid" for e in errs):
             detail = "; ".join(str(e.get("ctx", {}).get("error", e.get("msg"))) for e in errs)
             return problem(400, "Malformed JSON", f"The body is not valid JSON: {detail}")
-        # An old field name sent beside its new one (app/api/models.py _Renamed) is an error of the new field.
-        errs = [{**e, "loc": (*e["loc"], e["ctx"]["new"])} if e.get("type") == "renamed" else e for e in errs]
         body = [e for e in errs if tuple(e.get("loc", ()))[:1] == ("body",)]
         items = field_errors(body, _body_type(request), drop=1) if body else []
         items += field_errors([e for e in errs if e not in body])
