@@ -1,5 +1,6 @@
-"""The documentation site: `mkdocs build --strict` builds every docs/ page offline, every internal link of the
-README and of the pages resolves (the file, and the heading an anchor names), and the README stays a front page."""
+"""The documentation site: `mkdocs build --strict` builds every docs/ page offline (and the pages load nothing from
+elsewhere), every internal link of the README and of the pages resolves (the file, and the heading an anchor
+names), and the README stays a front page."""
 
 from __future__ import annotations
 
@@ -101,3 +102,6 @@ def test_mkdocs_builds_every_page_offline_and_strict(tmp_path):
         built = site / ("index.html" if page.stem == "index" else f"{page.stem}/index.html")
         assert built.is_file(), f"{page.name} was not built"
     assert "WARNING" not in r.stderr, r.stderr[-3000:]
+    for html in site.rglob("*.html"):  # the site reads offline: no script or stylesheet from elsewhere
+        text = html.read_text()
+        assert not re.search(r'<script[^>]+src="https?:|<link[^>]+rel="stylesheet"[^>]+href="https?:', text), html

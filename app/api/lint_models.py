@@ -6,7 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.models import Semantic, WireValue, _Renamed
+from app.api.models import Renamed, Semantic, WireValue
 from app.dialects import registry
 from app.specs import Spec
 
@@ -15,7 +15,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ProbeRequest(_Renamed):
+class ProbeRequest(Renamed):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "targets"}
     spec: Spec
     targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(

@@ -25,7 +25,7 @@ class _Strict(BaseModel):
 OLD_NAMES_UNTIL = "0.2.0"
 
 
-class _Renamed(_Strict):
+class Renamed(_Strict):
     """A request body whose fields had other names: the old names are read as the new ones until OLD_NAMES_UNTIL."""
 
     RENAMED: ClassVar[dict[str, str]] = {}
@@ -46,7 +46,7 @@ class _Renamed(_Strict):
         return data
 
 
-class TranslateRequest(_Renamed):
+class TranslateRequest(Renamed):
     RENAMED: ClassVar[dict[str, str]] = {"source": "spec"}
     spec: Spec
     targets: list[Union[DialectName, TargetSpec]] | None = Field(
@@ -265,7 +265,7 @@ class TensorOut(_Strict):
     data: list[WireValue]
 
 
-class ExecuteOptions(_Renamed):
+class ExecuteOptions(Renamed):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "target"}
     spec: Spec
     target: Semantic | None = Field(default=None, description="Whose rules apply; default: the spec's own "
@@ -293,7 +293,7 @@ class ExecuteResponse(_Strict):
     meaning: str
 
 
-class CompareRequest(_Renamed):
+class CompareRequest(Renamed):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "targets"}
     spec: Spec
     input: TensorIn
