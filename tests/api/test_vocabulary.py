@@ -11,9 +11,8 @@ import urllib.parse
 import numpy as np
 import pytest
 
-from app.api.models import OLD_NAMES_UNTIL
 from app.api.lint_models import ProbeRequest
-from app.api.models import CompareRequest, ExecuteOptions, TranslateRequest
+from app.api.models import OLD_NAMES_UNTIL, CompareRequest, ExecuteOptions, TranslateRequest
 
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 5, "max": 2}
 INPUT = {"dtype": "int8", "shape": [3], "data": [-128, 3, 127]}
@@ -53,10 +52,10 @@ def test_old_name_beside_the_new_one_is_a_422_naming_the_new_field(client, case)
     assert r.json()["errors"] == [{"loc": new, "msg": f"`{old}` is the old name of `{new}`: send only `{new}`"}]
 
 
-@pytest.mark.parametrize("model,new,old", [(TranslateRequest, "spec", "source"), (ExecuteOptions, "target", "semantics"),
-                                           (CompareRequest, "targets", "semantics"),
-                                           (ProbeRequest, "targets", "semantics")],
-                         ids=["translate", "execute", "compare", "probe"])
+@pytest.mark.parametrize("model,new,old", [
+    (TranslateRequest, "spec", "source"), (ExecuteOptions, "target", "semantics"),
+    (CompareRequest, "targets", "semantics"), (ProbeRequest, "targets", "semantics"),
+], ids=["translate", "execute", "compare", "probe"])
 def test_schemas_show_only_the_new_names(model, new, old):
     props = model.model_json_schema()["properties"]
     assert "spec" in props and new in props and old not in props
