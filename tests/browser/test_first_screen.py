@@ -81,6 +81,14 @@ def test_first_screen_shows_the_work_without_scrolling(browser, server, output_d
         assert not crossing, f"overlapping at {width}x{height}: {crossing}"
         scroll_width = page.evaluate("document.documentElement.scrollWidth")
         assert scroll_width <= width, f"the page scrolls sideways at {width}px: {scroll_width}px wide"
+        # The model view is one click away, and its drop zone is on that first screen too.
+        page.get_by_role("button", name="Model scan").click()
+        expect(page.locator("#source")).to_be_hidden()
+        zone = page.locator("#dropzone").bounding_box()
+        assert zone is not None and not outside(zone, width, height), zone
+        page.screenshot(path=str(output_dir / f"first-screen-{screen}-model.png"))
+        page.get_by_role("button", name="Spec", exact=True).click()
+        expect(page.locator("#dialect")).to_be_visible()
         docs = ROOT / "docs" / "inspector.png"  # the README's picture, refreshed on request (as conftest's)
         if screen.startswith("laptop") and (os.environ.get("CLIPBRIDGE_UPDATE_SCREENSHOT") == "1" or not docs.exists()):
             shutil.copyfile(shot, docs)
