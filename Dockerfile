@@ -1,4 +1,4 @@
-# clipbridge service image: slim Python, non-root, same install command as the README.
+# clipbridge service image: slim Python, non-root; the README's install with every engine ([engines], see docs/install.md).
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     CLIPBRIDGE_HOST=0.0.0.0 CLIPBRIDGE_PORT=8000

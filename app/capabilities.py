@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app import engine_config, runtime_support
+from app import engine_config, engines, runtime_support
 from app.dialects import openvino, registry
 from app.dialects.base import Dialect
 from app.errors import ClipBridgeError
@@ -21,8 +21,9 @@ from app.meaning import EngineNote
 
 def capabilities() -> dict[str, Any]:
     """/v1/dialects: each registered dialect's row, the finding codes, the runtime support table and the host
-    facts the engines' answers depend on (with the host-dependent engine notes and where each applies)."""
-    return {**_capabilities(tuple(registry.DIALECTS.values())), "host": host()}
+    facts the engines' answers depend on (with the host-dependent engine notes and where each applies), and which
+    engine backends are installed."""
+    return {**_capabilities(tuple(registry.DIALECTS.values())), "host": host(), "engines": engines.status()}
 
 
 def host() -> dict[str, Any]:

@@ -52,8 +52,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
     from app.specs import Spec
     from app.translate import translate
     data = _read_spec(args.spec)
-    if isinstance(data, dict) and "source" in data:
-        data = data["source"]
+    if isinstance(data, dict) and ("spec" in data or "source" in data):  # a /v1/translate body (new or old name)
+        data = data.get("spec", data.get("source"))
     spec = TypeAdapter(Spec).validate_python(data)
     if args.to:
         args.to = _expand_to(args.to, spec.dialect)  # error locations and labels then name the expanded items

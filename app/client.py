@@ -79,12 +79,12 @@ class Client:
     def dialects(self) -> DialectsResponse:
         return DialectsResponse.model_validate(self._check(self.http.get("/v1/dialects")).json())
 
-    def translate(self, source: Any, targets: list[Any] | None = None, mode: Mode = "preserve") -> TranslateResponse:
-        body = TranslateRequest.model_validate({"source": source, "targets": targets, "mode": mode})
+    def translate(self, spec: Any, targets: list[Any] | None = None, mode: Mode = "preserve") -> TranslateResponse:
+        body = TranslateRequest.model_validate({"spec": spec, "targets": targets, "mode": mode})
         return self._post("/v1/translate", body, TranslateResponse)
 
     def execute(self, spec: Any, input: dict[str, Any], **options: Any) -> ExecuteResponse:
-        """options: semantics, mode, backend, reading (as ExecuteRequest)."""
+        """options: target, mode, backend, reading (as ExecuteRequest)."""
         body = ExecuteRequest.model_validate({"spec": spec, "input": input, **options})
         return self._post("/v1/execute", body, ExecuteResponse)
 
@@ -92,13 +92,13 @@ class Client:
         body = CompareRequest.model_validate({"spec": spec, "input": input, **options})
         return self._post("/v1/compare", body, CompareResponse)
 
-    def probe(self, spec: Any, semantics: list[Any] | None = None, mode: Mode = "literal") -> ProbeResponse:
-        body = ProbeRequest.model_validate({"spec": spec, "semantics": semantics, "mode": mode})
+    def probe(self, spec: Any, targets: list[Any] | None = None, mode: Mode = "literal") -> ProbeResponse:
+        body = ProbeRequest.model_validate({"spec": spec, "targets": targets, "mode": mode})
         return self._post("/v1/probe", body, ProbeResponse)
 
-    def bundle(self, spec: Any, semantics: list[Any] | None = None, mode: Mode = "literal") -> bytes:
+    def bundle(self, spec: Any, targets: list[Any] | None = None, mode: Mode = "literal") -> bytes:
         """The repro zip's bytes."""
-        body = ProbeRequest.model_validate({"spec": spec, "semantics": semantics, "mode": mode})
+        body = ProbeRequest.model_validate({"spec": spec, "targets": targets, "mode": mode})
         return self._check(self.http.post("/v1/bundle", json=body.model_dump(mode="json", exclude_unset=True))).content
 
     def inspect(self, model: bytes | str | Path, weights: bytes | str | Path | None = None,

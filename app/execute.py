@@ -21,6 +21,7 @@ from app import engine_config
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.dialects.tensor_bounds import check_bounds_fit
+from app.engines import INSTALL_HINT
 from app.errors import BackendUnavailable, Busy, ClipBridgeError, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp, reference_only
 from app.kernels_half import HALF, clip_cupy_half
@@ -31,8 +32,6 @@ from app.translate import Resolved, target_from, translate_one
 
 READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
 BACKENDS = ("numpy", "cupy", *registry.engine_names(), "auto")  # the meaning kernels, then each dialect's engines
-# The install commands the README gives (from a checkout); tests/test_readme.py holds the two to the same words.
-INSTALL_HINT = {"gpu": 'pip install -e ".[gpu]"', "engines": 'pip install -e ".[engines]"'}
 T = TypeVar("T")
 
 
@@ -69,17 +68,17 @@ def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) 
     """The meaning whose rules apply: the source's own, or its translation into another dialect."""
     if semantics is None or (isinstance(semantics, str) and semantics == src.dialect):
         return Semantics(src.dialect, src.meaning, src.normalized)
-    with located("semantics"):
+    with located("target"):
         target = target_from(semantics)
     if src.meaning.state is State.REJECTED:
         raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "spec")
-    with located("semantics"):
+    with located("target"):
         tr = translate_one(src, target, mode)
     if tr.meaning is None or tr.status == "unsupported":
         reason = "; ".join(f.message for f in tr.findings if f.severity.value == "error") or "unsupported"
-        raise RejectedSpec(f"{target.dialect} cannot compute this clip: {reason}", "semantics")
+        raise RejectedSpec(f"{target.dialect} cannot compute this clip: {reason}", "target")
     if tr.meaning.state is State.REJECTED:
-        raise RejectedSpec(f"{target.dialect} refuses to build this clip: {tr.meaning.reason}", "semantics")
+        raise RejectedSpec(f"{target.dialect} refuses to build this clip: {tr.meaning.reason}", "target")
     return Semantics(target.dialect, tr.meaning, tr.target)
 
 

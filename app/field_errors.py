@@ -227,6 +227,8 @@ def field_errors(errors: list[dict[str, Any]], root: Any = None, drop: int = 0) 
     parsed = []
     for raw in errors:
         raw_loc = tuple(raw.get("loc", ()))[drop:]
+        if raw.get("type") == "renamed":  # an old name beside its new one (app/api/models.py Renamed): the new field's
+            raw_loc = (*raw_loc, raw["ctx"]["new"])
         e = _walk(root, raw_loc)
         e.raw = dict(raw, loc=raw_loc)
         parsed.append(e)

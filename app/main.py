@@ -82,10 +82,11 @@ class BodyLimit:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
-    # /docs and /redoc come from app.api.docs (offline, under the inspector's CSP), not FastAPI's CDN pages.
+    # /docs comes from app.api.docs (offline, under the inspector's CSP), not FastAPI's CDN pages; no /redoc.
     app = FastAPI(title="clipbridge", version=__version__, docs_url=None, redoc_url=None,
                   swagger_ui_oauth2_redirect_url=None,
-                  description="Translate the Clip/Clamp operator between DirectML, OpenVINO and ONNX, and say "
+                  description="Translate the Clip/Clamp operator between ten ML dialects (ONNX, OpenVINO, "
+                              "DirectML, StableHLO, WebNN, TOSA, TFLite, TensorRT, Core ML, PyTorch), and say "
                               "exactly where the meaning drifts.")
     app.include_router(router)
     app.include_router(execute_routes.router)

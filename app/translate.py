@@ -146,7 +146,7 @@ def translate(source: AnySpec, targets: list[str | AnyTarget] | None = None,
     """The source's meaning and one translation per target (default: every other dialect, newest version)."""
     src = resolve_spec(source)
     if src.meaning.state is State.REJECTED:
-        raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "source")
+        raise RejectedSpec(f"{src.dialect} refuses to build this clip: {src.meaning.reason}", "spec")
     if not targets:
         return TranslateResult(src.normalized, src.meaning,
                                [translate_one(src, t, mode) for t in default_targets(src.dialect)])

@@ -1,4 +1,5 @@
-"""The README's shell examples, run for real against a live `clipbridge serve`, their shown output compared.
+"""The shell examples of the README and of every docs/ page, run for real against a live `clipbridge serve`, their
+shown output compared.
 
 Every fenced block that holds shell commands is run (in a scratch folder with `docs/` linked in, the
 server on a free port in place of localhost:8000, this checkout's `clipbridge` first on PATH). A command
@@ -27,6 +28,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+
+
+def pages() -> list[Path]:
+    """The README, then every page of the documentation site (docs/*.md), in name order."""
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
 SKIPPED = {
     "python3 -m venv": "creates a virtualenv and installs (what CI itself does), then serves or runs this suite",
     "clipbridge serve": "the server itself: the test starts one on a free port",
@@ -38,8 +44,9 @@ MARK = "@@clipbridge-readme-command-end@@"
 @dataclass
 class Command:
     text: str
-    shown: str | None  # the output the README shows (None: a command shown without a prompt)
+    shown: str | None  # the output the page shows (None: a command shown without a prompt)
     line: int
+    page: str = "README.md"
 
 
 def _complete(text: str) -> bool:
@@ -50,6 +57,14 @@ def _complete(text: str) -> bool:
     except ValueError:  # an open quote: the command goes on on the next line
         return False
     return True
+
+
+def all_commands() -> list[Command]:
+    """The commands of the README and of every docs/ page, each naming its page."""
+    out = []
+    for path in pages():
+        out += [Command(c.text, c.shown, c.line, str(path.relative_to(ROOT))) for c in commands(path.read_text())]
+    return out
 
 
 def commands(markdown: str) -> list[Command]:
@@ -139,10 +154,12 @@ def live_server() -> Iterator[int]:
 
 
 def test_the_parser_finds_every_block_and_skips_only_what_it_says():
-    cmds = commands(README.read_text())
+    cmds = all_commands()
     assert len(cmds) >= 15
+    assert len(commands(README.read_text())) >= 5  # the front page shows real examples, run here too
+    assert {c.page for c in cmds} >= {"README.md", "docs/api.md", "docs/scan.md", "docs/lint.md"}
     for pattern in SKIPPED:
-        assert any(pattern in c.text for c in cmds), f"nothing in the README matches the skip {pattern!r}"
+        assert any(pattern in c.text for c in cmds), f"nothing in the README or docs/ matches the skip {pattern!r}"
     assert any(c.shown and "..." in c.shown for c in cmds)
 
 
@@ -158,7 +175,7 @@ def test_readme_commands_run_and_print_what_the_readme_shows(live_server, tmp_pa
     assert shutil.which("curl") and shutil.which("bash"), "the README's examples need bash and curl (.ci/run " \
                                                           "installs curl)"
     (tmp_path / "docs").symlink_to(ROOT / "docs")
-    cmds = [c for c in commands(README.read_text()) if not any(p in c.text for p in SKIPPED)]
+    cmds = [c for c in all_commands() if not any(p in c.text for p in SKIPPED)]
     script = []
     for c in cmds:
         text = c.text.replace("localhost:8000", f"127.0.0.1:{live_server}")
@@ -174,19 +191,23 @@ def test_readme_commands_run_and_print_what_the_readme_shows(live_server, tmp_pa
     for c, out, code in zip(cmds, outputs, codes):
         if c.shown is not None:
             if not matches(c.shown, out):
-                failures.append(f"README line {c.line}: {c.text[:80]!r}\n--- shown:\n{c.shown}\n--- got:\n{out}")
+                failures.append(f"{c.page} line {c.line}: {c.text[:80]!r}\n--- shown:\n{c.shown}\n--- got:\n{out}")
         elif code not in (0, 1) or out.lstrip().startswith('{"type":"about:blank"'):
-            failures.append(f"README line {c.line}: {c.text[:80]!r} exited {code}: {out[:500]}")
+            failures.append(f"{c.page} line {c.line}: {c.text[:80]!r} exited {code}: {out[:500]}")
     assert "Traceback" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
     assert not failures, "\n\n".join(failures)
 
 
 def test_install_hints_in_errors_are_the_readmes_commands(monkeypatch, client):
-    """The 422 for a missing GPU (or engine) backend gives the install command the README gives."""
+    """The 422 for a missing GPU (or engine) backend gives the install command the README (or, for one engine's
+    extra, docs/install.md) gives."""
     import app.execute as execute
     text = README.read_text()
     for extra in ("gpu", "engines"):
         assert f"`{execute.INSTALL_HINT[extra]}`" in text, extra
+    install = (ROOT / "docs" / "install.md").read_text()
+    for extra, hint in execute.INSTALL_HINT.items():
+        assert f"`{hint}`" in install, extra
     monkeypatch.setattr(execute, "cupy_available", lambda: False)
     r = client.post("/v1/execute", json={"spec": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0,
                                                   "max": 6},

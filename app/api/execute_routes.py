@@ -61,14 +61,14 @@ def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
     """Run the spec on one JSON tensor under one dialect's semantics."""
     settings: Settings = request.app.state.settings
     src = resolve_spec(body.spec)
-    sem = semantics_for(src, body.semantics, Mode(body.mode))
+    sem = semantics_for(src, body.target, Mode(body.mode))
     _check_dtype(body.input.dtype, sem.meaning.dtype.name, "input.dtype")
     dt, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     backend = pick_backend(body.backend)
     sem, reading = with_reading(with_precision(sem, body.precision), body.reading)
     y, ran = slots(request).run(lambda: run_reported(sem, x, backend, reading, inplace=True))
     # The output's own dtype: a promoting semantics (PyTorch int + float bound) returns float32.
-    return {"output": _out(y, sem.meaning.out_dtype), "semantics": label(body.semantics, src.dialect),
+    return {"output": _out(y, sem.meaning.out_dtype), "semantics": label(body.target, src.dialect),
             "backend": backend, "reading": reading, "meaning": sem.meaning.describe(),
             "precision": body.precision, "engine": ran}
 
@@ -81,7 +81,7 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
     dt = src.meaning.dtype
     _check_dtype(body.input.dtype, dt.name, "input.dtype")
     _, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
-    wanted = body.semantics or list(registry.default_names())
+    wanted = body.targets or list(registry.default_names())
     check_reading(body.reading, [w if isinstance(w, str) else w.dialect for w in wanted])
     backend = pick_backend(body.backend)
     outputs: list[dict[str, Any]] = []
@@ -129,7 +129,7 @@ NPY_DOC = {
              responses={k: v for k, v in PROBLEMS.items()})
 async def execute_npy(request: Request, options: str = Query(
         ..., max_length=65536, alias="request",
-        description="The execute options as JSON (an ExecuteOptions: spec, semantics, mode, backend, reading); "
+        description="The execute options as JSON (an ExecuteOptions: spec, target, mode, backend, reading); "
                     "the body is the input tensor as .npy bytes.")) -> Response:
     """Run the spec on a .npy tensor; the output comes back as .npy, computed in place (no copies)."""
     settings: Settings = request.app.state.settings
@@ -145,14 +145,14 @@ async def execute_npy(request: Request, options: str = Query(
         raise ClipBridgeError(f"the 'request' query parameter is not valid JSON: {exc}", "request") from None
     buf = await _read_body(request, settings.max_npy_bytes)
     src = resolve_spec(opts.spec)
-    sem = semantics_for(src, opts.semantics, Mode(opts.mode))
+    sem = semantics_for(src, opts.target, Mode(opts.mode))
     x, offset = npy_array(buf, sem.meaning.dtype, settings.max_npy_elements)
     backend = pick_backend(opts.backend)
     sem, reading = with_reading(with_precision(sem, opts.precision), opts.reading)
 
     y, ran = await anyio.to_thread.run_sync(slots(request).run,
                                             lambda: run_reported(sem, x, backend, reading, inplace=True))
-    headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend,
+    headers = {"X-Clipbridge-Semantics": label(opts.target, src.dialect), "X-Clipbridge-Backend": backend,
                "X-Clipbridge-Precision": opts.precision}
     if ran and ran.get("inference_precision"):
         headers["X-Clipbridge-Inference-Precision"] = str(ran["inference_precision"])

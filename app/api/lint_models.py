@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.models import PRECISION_DOC, PrecisionField, Semantic, WireValue
+from app.api.models import PRECISION_DOC, PrecisionField, Renamed, Semantic, WireValue
 from app.dialects import registry
 from app.specs import Spec
 
@@ -15,9 +15,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ProbeRequest(_Strict):
+class ProbeRequest(Renamed):
+    RENAMED: ClassVar[dict[str, str]] = {"semantics": "targets"}
     spec: Spec
-    semantics: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
+    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
         default=None, description="Whose rules give the expected outputs; default: "
                                   + ", ".join(registry.default_names()) + ". A partial spec names a version.")
     mode: Literal["literal", "preserve"] = Field(

@@ -26,7 +26,7 @@ def probe(body: ProbeRequest, request: Request) -> Response:
     """The inputs that matter for this clip (bounds and neighbours, extremes, +-0, +-inf, NaN, subnormals, the
     float16 overflow threshold, integers past 2^53, ScaleBias pre-images) and each dialect's expected output."""
     def work() -> str:
-        p = make_probe(body.spec, body.semantics, Mode(body.mode))  # type: ignore[arg-type]
+        p = make_probe(body.spec, body.targets, Mode(body.mode))  # type: ignore[arg-type]
         return json.dumps({**p.to_json(), "precision": body.precision}, allow_nan=False, separators=(",", ":"))
     return Response(slots(request).run(work), media_type="application/json")
 
@@ -41,7 +41,7 @@ NPZ_DOC: dict[int | str, dict[str, Any]] = {
 def probe_npz(body: ProbeRequest, request: Request) -> Response:
     """The same probes as .npy arrays (in one .npz): for tooling that feeds them to a device."""
     def work() -> bytes:
-        p = make_probe(body.spec, body.semantics, Mode(body.mode))  # type: ignore[arg-type]
+        p = make_probe(body.spec, body.targets, Mode(body.mode))  # type: ignore[arg-type]
         return bundle_mod.npz(p)
     return Response(slots(request).run(work), media_type="application/octet-stream",
                     headers={"Content-Disposition": 'attachment; filename="probes.npz"'})
@@ -52,7 +52,7 @@ def bundle(body: ProbeRequest, request: Request) -> Response:
     """A repro bundle (zip) whose run_bundle.py checks the expected outputs on the engines installed."""
     def work() -> bytes:
         source = body.spec.model_dump(mode="json", exclude_none=True)
-        return bundle_mod.build(body.spec, source, body.semantics, Mode(body.mode),  # type: ignore[arg-type]
+        return bundle_mod.build(body.spec, source, body.targets, Mode(body.mode),  # type: ignore[arg-type]
                                 precision=body.precision)
     data = slots(request).run(work)
     return Response(data, media_type="application/zip",

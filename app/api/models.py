@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema, create_model, model_validator
+from pydantic_core import PydanticCustomError
 from typing import Annotated
 
 from app.dialects import registry
@@ -26,8 +27,35 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TranslateRequest(_Strict):
-    source: Spec
+# One vocabulary (docs/api.md#one-vocabulary): every request names its spec `spec`, a list of dialects `targets` and
+# one dialect `target`. The names of 0.1.0 and before stay accepted until this release; the schemas show only the new.
+OLD_NAMES_UNTIL = "0.2.0"
+
+
+class Renamed(_Strict):
+    """A request body whose fields had other names: the old names are read as the new ones until OLD_NAMES_UNTIL."""
+
+    RENAMED: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not any(old in data for old in cls.RENAMED):
+            return data
+        data = dict(data)
+        for old, new in cls.RENAMED.items():
+            if old not in data:
+                continue
+            if new in data:
+                raise PydanticCustomError("renamed", "`{old}` is the old name of `{new}`: send only `{new}`",
+                                          {"old": old, "new": new})
+            data[new] = data.pop(old)
+        return data
+
+
+class TranslateRequest(Renamed):
+    RENAMED: ClassVar[dict[str, str]] = {"source": "spec"}
+    spec: Spec
     targets: list[Union[DialectName, TargetSpec]] | None = Field(
         default=None, max_length=16,
         description="Dialect names or partial specs naming a version; default: every other dialect, newest.")
@@ -188,6 +216,13 @@ class RuntimeSupport(_Strict):
                                           "(min-inf, max+inf, min-nan, ...) it refuses to load or run")
 
 
+class EngineStatus(_Strict):
+    backend: str = Field(description="the `backend` value of /v1/execute and /v1/compare")
+    installed: bool = Field(description="whether this server can run it; numpy (every dialect) always can")
+    extra: str = Field(description="the pip extra that installs it")
+    install: str = Field(description="the command that installs it, from a checkout")
+
+
 class DialectsResponse(_Strict):
     dialects: list[DialectCapability]
     finding_codes: list[CodeDoc]
@@ -196,6 +231,7 @@ class DialectsResponse(_Strict):
                                              "OpenVINO's OPTIMIZATION_CAPABILITIES and default inference "
                                              "precision, the bf16 variant, engine versions, and each "
                                              "CPU-dependent engine note with the variants it holds on")
+    engines: list[EngineStatus] = Field(description="the optional engine backends and which are installed here")
 
 
 class Health(_Strict):
@@ -243,14 +279,15 @@ class TensorOut(_Strict):
     data: list[WireValue]
 
 
-class ExecuteOptions(_Strict):
+class ExecuteOptions(Renamed):
+    RENAMED: ClassVar[dict[str, str]] = {"semantics": "target"}
     spec: Spec
-    semantics: Semantic | None = Field(default=None, description="Whose rules apply; default: the spec's own "
-                                                                  "dialect. A partial spec names a version.")
+    target: Semantic | None = Field(default=None, description="Whose rules apply; default: the spec's own "
+                                                               "dialect. A partial spec names a version.")
     mode: Literal["literal", "preserve"] = Field(
         default="literal", description="How the spec becomes another dialect's op: literal copies its numbers.")
     backend: Backend = "numpy"
-    reading: Reading | None = Field(default=None, description="Which reading of the semantics' dialect: "
+    reading: Reading | None = Field(default=None, description="Which reading of the target's dialect: "
                                                               "directml current-doc (default) or 2022-doc for an "
                                                               "ambiguous min > max; webnn spec (default) or "
                                                               "chromium; tensorrt observed (default) or header; "
@@ -273,10 +310,11 @@ class ExecuteResponse(_Strict):
     engine: dict[str, Any] | None = Field(description=ENGINE_DOC)
 
 
-class CompareRequest(_Strict):
+class CompareRequest(Renamed):
+    RENAMED: ClassVar[dict[str, str]] = {"semantics": "targets"}
     spec: Spec
     input: TensorIn
-    semantics: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
+    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
         default=None, description="default: " + ", ".join(registry.default_names()))
     mode: Literal["literal", "preserve"] = "literal"
     backend: Backend = "numpy"

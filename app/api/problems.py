@@ -91,13 +91,13 @@ def _prefixed(request: Request, loc: str) -> str:
     """Domain errors name fields inside the spec; prefix the body field the spec came in."""
     path = request.url.path
     if path.endswith("/translate"):
-        return loc if loc.startswith(("source", "targets")) else f"source.{loc}"
+        return loc if loc.startswith(("spec", "targets")) else f"spec.{loc}"
     if path.endswith(("/execute", "/compare", "/probe", "/bundle")):
-        return loc if loc.startswith(("spec", "input", "semantics", "backend", "reading", "body")) else f"spec.{loc}"
+        return loc if loc.startswith(("spec", "input", "target", "backend", "reading", "body")) else f"spec.{loc}"
     if path.endswith("/execute.npy"):  # the options travel in the `request` query parameter
         if loc.startswith(("body", "request")):
             return loc
-        return f"request.{loc}" if loc.startswith(("semantics", "reading")) else f"request.spec.{loc}"
+        return f"request.{loc}" if loc.startswith(("target", "reading")) else f"request.spec.{loc}"
     return loc
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from app import engine_config
+from app import engine_config, engines
 from app.dialects import onnx
 from app.dialects.base import Dialect, Resolved
 from app.dialects.onnx_minmax import emit_minmax
@@ -64,11 +64,10 @@ def capability() -> dict[str, Any]:
 
 def run_onnxruntime(sem: Any, x: np.ndarray) -> np.ndarray:
     """The Clip model of `sem` (onnx semantics) run by onnxruntime's CPU provider."""
-    from app.execute import INSTALL_HINT
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
-        raise BackendUnavailable(f"backend 'onnxruntime' needs {INSTALL_HINT['engines']}", "backend") from None
+        raise engines.missing("onnxruntime") from None
     raw = _model_bytes(sem, x)
     precision = getattr(sem, "precision", "model")
     try:

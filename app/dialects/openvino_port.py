@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from app import engine_config
+from app import engine_config, engines
 from app.dialects import openvino
 from app.dialects.base import Dialect, Resolved
 from app.dialects.openvino_minmax import build_minmax_ir, emit_minmax_openvino
@@ -40,11 +40,10 @@ def capability() -> dict[str, Any]:
 
 def run_openvino(sem: Any, x: np.ndarray) -> np.ndarray:
     """The Clamp IR of `sem` (openvino semantics) compiled and run on the CPU plugin."""
-    from app.execute import INSTALL_HINT
     try:
         import openvino as _ov  # noqa: F401
     except ImportError:
-        raise BackendUnavailable(f"backend 'openvino' needs {INSTALL_HINT['engines']}", "backend") from None
+        raise engines.missing("openvino") from None
     if sem.meaning.dtype.name == "bfloat16":
         raise BackendUnavailable("the openvino Python API cannot take bfloat16 NumPy arrays", "backend")
     xml, weights = _ir(sem, x)

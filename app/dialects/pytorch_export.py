@@ -15,9 +15,9 @@ import numpy as np
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from app import exact
+from app import engines, exact
 from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, DType
-from app.errors import BackendUnavailable, SpecError
+from app.errors import SpecError
 from app.findings import Code, Finding, Severity, Witness
 from app.meaning import Meaning, evaluate
 from app.numbers import MAX_NUMBER_STRING, Number, format_number, parse_number, wire_number
@@ -247,11 +247,10 @@ def onnx_summary(model_bytes: bytes) -> str:
 # --- torch as the engine --------------------------------------------------------------------------------------
 
 def _torch() -> Any:
-    from app.execute import INSTALL_HINT
     try:
         import torch
     except ImportError:
-        raise BackendUnavailable(f"backend 'torch' needs {INSTALL_HINT['engines']}", "backend") from None
+        raise engines.missing("torch") from None
     return torch
 
 

@@ -17,13 +17,13 @@ import numpy as np
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from app import engine_config, exact
+from app import engine_config, engines, exact
 from app.dialects.base import Dialect, Resolved
 from app.dialects.common import (Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  typed_scalar_bound)
 from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
                         UINT64, DType)
-from app.errors import BackendUnavailable, SpecError
+from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.drift import MAX_TENSOR_BOUND, check_tensor_bound_size
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, TensorBound
@@ -378,11 +378,10 @@ def capability() -> dict[str, Any]:
 
 def run_jax(sem: Any, x: np.ndarray) -> np.ndarray:
     """jax.lax.clamp (XLA CPU) on the meaning's bounds: StableHLO's own engine."""
-    from app.execute import INSTALL_HINT
     try:
         import jax  # noqa: F401
     except ImportError:
-        raise BackendUnavailable(f"backend 'jax' needs {INSTALL_HINT['engines']}", "backend") from None
+        raise engines.missing("jax") from None
     m = sem.meaning
     if m.has_tensor_bounds:
         # clamp takes min/max of rank 0 or x's shape: the probes and the bounds are broadcast to one shape first.

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from app import engine_config
+from app import engine_config, engines
 from app.dialects.tflite_flatbuffer import Graph, build_model
-from app.errors import BackendUnavailable, RejectedSpec
+from app.errors import RejectedSpec
 from app.meaning import Meaning, State
 
 
@@ -47,9 +47,7 @@ def invoke(data: bytes, x: np.ndarray, resolver: str = "default") -> np.ndarray:
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
-        from app.execute import INSTALL_HINT
-        raise BackendUnavailable(f"backend 'litert' needs ai-edge-litert ({INSTALL_HINT['engines']})",
-                                 "backend") from None
+        raise engines.missing("litert", "ai-edge-litert") from None
     kind = {"default": OpResolverType.AUTO, "builtin": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
             "reference": OpResolverType.BUILTIN_REF}[resolver]
     flat = np.ascontiguousarray(x).reshape(-1) if x.ndim == 0 else np.ascontiguousarray(x)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from app import engines
 from app.errors import BackendUnavailable, RejectedSpec
 from app.numbers import Number
 
@@ -37,8 +38,7 @@ class TosaRefused(RejectedSpec):
 
 
 def _install_hint() -> str:
-    from app.execute import INSTALL_HINT
-    return f"backend 'tosa-reference' needs the tosa-tools wheel ({INSTALL_HINT['engines']})"
+    return str(engines.missing("tosa-reference", "the tosa-tools wheel"))
 
 
 def _serializer() -> Any:

@@ -263,6 +263,7 @@ export class SourceEditor {
       const err = h('span', { id: `${id}-err`, class: 'field-error' });
       const hint = field.hint ? h('small', { id: `${id}-hint`, class: 'hint', text: field.hint }) : null;
       el.setAttribute('aria-describedby', [hint && hint.id, err.id].filter(Boolean).join(' '));
+      if (field.hint) el.title = field.hint;  // a phone hides the hint line (inspector.css): kept as the title
       const box = h('div', { class: 'field' }, h('label', { for: id, text: field.label }), el, hint, err);
       return { field, el, err, box };
     });

@@ -13,7 +13,7 @@ import { TargetPanel, VERSION_KEY, dialectName, refLabel, registerDialects, targ
 // Every registered dialect, in registry order, and the default targets (in_defaults): both from /v1/dialects,
 // so a dialect added to the registry appears here (source choice, form, examples, panels, plot) by itself.
 let DIALECTS = [];
-const COMPARE_MAX = 8; // CompareRequest.semantics max_length
+const COMPARE_MAX = 8; // CompareRequest.targets max_length
 let DEFAULTS = [];
 // targets: the dialects translated to (panels, plot and scan columns); the defaults unless the user adds more.
 const state = { spec: null, mode: 'preserve', versions: {}, targets: [], last: null, lastKey: '' };
@@ -64,7 +64,7 @@ async function loadCaps() {
     };
     const named = Object.entries(d.examples || {});
     for (const [name, spec] of named) {
-      out.examples.push({ id: `${d.dialect}-${name}`, label: `${dialectName(d.dialect)}: ${name}`, spec });
+      out.examples.push({ id: `${d.dialect}-${name}`, label: name, spec });
     }
     out.templates[d.dialect] = TEMPLATES[d.dialect] || (named.length ? named[0][1] : { dialect: d.dialect });
   }
@@ -187,7 +187,7 @@ async function update() {
   setStatus('Translating…');
   let res;
   try {
-    res = await api('/v1/translate', { json: { source: spec, targets, mode } });
+    res = await api('/v1/translate', { json: { spec, targets, mode } });
   } catch (exc) {
     if (my === seq) showFailure(exc);
     return;
@@ -216,7 +216,7 @@ async function updatePlot(res, spec, targets, mode, my) {
     const calls = [];
     for (let i = 0; i < Math.max(targets.length, 1); i += COMPARE_MAX - 1) {
       calls.push(api('/v1/compare', { json: {
-        spec, mode, backend: 'numpy', semantics: [spec.dialect, ...targets.slice(i, i + COMPARE_MAX - 1)], input,
+        spec, mode, backend: 'numpy', targets: [spec.dialect, ...targets.slice(i, i + COMPARE_MAX - 1)], input,
       } }));
     }
     const answers = await Promise.all(calls);
@@ -231,7 +231,7 @@ async function updatePlot(res, spec, targets, mode, my) {
 
 async function toCompact(spec) {
   try {
-    return (await api('/v1/translate', { json: { source: spec, targets: [spec.dialect] } })).source;
+    return (await api('/v1/translate', { json: { spec, targets: [spec.dialect] } })).source;
   } catch {
     return null;
   }
@@ -239,7 +239,7 @@ async function toCompact(spec) {
 
 async function toIr(spec) {
   try {
-    const res = await api('/v1/translate', { json: { source: spec, targets: [targetRef('openvino', state.versions.openvino)] } });
+    const res = await api('/v1/translate', { json: { spec, targets: [targetRef('openvino', state.versions.openvino)] } });
     return res.translations[0].artifacts.ir_xml;
   } catch {
     return null;
@@ -263,14 +263,30 @@ function dialectControls() {
   }));
 }
 
-function exampleButtons() {
-  byId('example-buttons').replaceChildren(...[...EXAMPLES, ...caps.examples].map((ex) => h('button', {
-    type: 'button', class: 'example', 'data-example': ex.id,
-    onclick: () => {
-      setMode(ex.mode || 'preserve');
-      setSpec(copy(ex.spec));
-    },
-  }, ex.label)));
+/** One menu of every example, grouped by the dialect of its spec (in registry order). */
+function exampleMenu() {
+  const all = [...EXAMPLES, ...caps.examples];
+  const menu = byId('examples');
+  menu.replaceChildren(h('option', { value: '', text: 'Choose an example…' }), ...DIALECTS.map((d) => {
+    const mine = all.filter((ex) => ex.spec.dialect === d);
+    return mine.length ? h('optgroup', { label: dialectName(d) },
+      mine.map((ex) => h('option', { value: ex.id, text: ex.label }))) : null;
+  }).filter(Boolean));
+  menu.addEventListener('change', () => {
+    const ex = all.find((e) => e.id === menu.value);
+    menu.value = '';  // the menu is an action: the same example can be chosen again
+    if (!ex) return;
+    setMode(ex.mode || 'preserve');
+    setSpec(copy(ex.spec));
+  });
+}
+
+/** The view switch: the spec view (source, translations, plot) or the model view (scan). */
+function showView(name) {
+  for (const [view, button] of [['spec-view', 'view-spec'], ['model-view', 'view-model']]) {
+    byId(view).hidden = view !== name;
+    byId(button).setAttribute('aria-pressed', String(view === name));
+  }
 }
 
 async function start() {
@@ -284,7 +300,9 @@ async function start() {
   state.targets = [...DEFAULTS];
   dialectControls();
   editor = new SourceEditor(caps.editor, onEdit, { toCompact, toIr });
-  exampleButtons();
+  exampleMenu();
+  byId('view-spec').addEventListener('click', () => showView('spec-view'));
+  byId('view-model').addEventListener('click', () => showView('model-view'));
   byId('dialect').addEventListener('change', (event) => switchDialect(event.target.value));
   for (const radio of document.querySelectorAll('input[name="mode"]')) {
     radio.addEventListener('change', () => {
@@ -304,6 +322,7 @@ async function start() {
     mode: () => state.mode,
     onOpen: (spec) => {
       setSpec(copy(spec));
+      showView('spec-view');
       byId('source').scrollIntoView();
       byId('dialect').focus();
     },

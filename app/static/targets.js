@@ -49,7 +49,7 @@ function witnessBlock(witness, ctx, ref) {
       const res = await api('/v1/compare', { json: {
         spec: ctx.source, mode: ctx.mode, backend: 'numpy',
         input: { dtype: ctx.dtype, shape: [1], data: [witness.input] },
-        semantics: [ctx.source.dialect, ref],
+        targets: [ctx.source.dialect, ref],
       } });
       const parts = res.outputs.map((o) => `${o.semantics}: ${o.output ? o.output.data[0] : `error (${o.error})`}`);
       const differing = res.pairs.length ? res.pairs[0].differing : 0;

@@ -13,51 +13,51 @@ TENSOR = {"dtype": "float32", "shape": [1], "data": [1]}
 
 # id, path, body, the one loc, fragments of its msg (all must appear), fragments that must not
 CASES = [
-    ("target-fl-typo", "/v1/translate", {"source": GOOD, "targets": [{"dialect": "directml", "feature_level": "9_9"}]},
+    ("target-fl-typo", "/v1/translate", {"spec": GOOD, "targets": [{"dialect": "directml", "feature_level": "9_9"}]},
      "targets[0].feature_level", ["Got: '9_9'", "6_4"], ["source"]),
     ("second-target-version", "/v1/translate",
-     {"source": GOOD, "targets": ["directml", {"dialect": "openvino", "version": "opset99"}]},
+     {"spec": GOOD, "targets": ["directml", {"dialect": "openvino", "version": "opset99"}]},
      "targets[1].version", ["Got: 'opset99'", "opset1 .. opset16"], []),
     ("target-version-near-miss", "/v1/translate",
-     {"source": GOOD, "targets": [{"dialect": "openvino", "version": "opset 13"}]},
+     {"spec": GOOD, "targets": [{"dialect": "openvino", "version": "opset 13"}]},
      "targets[0].version", ["Did you mean 'opset13'?"], []),
-    ("target-dialect-typo-object", "/v1/translate", {"source": GOOD, "targets": [{"dialect": "openvin"}]},
+    ("target-dialect-typo-object", "/v1/translate", {"spec": GOOD, "targets": [{"dialect": "openvin"}]},
      "targets[0].dialect", ["Got: 'openvin'", "Did you mean 'openvino'?"], ["Input tag", "tagged-union"]),
-    ("target-dialect-typo-name", "/v1/translate", {"source": GOOD, "targets": ["openvin"]},
+    ("target-dialect-typo-name", "/v1/translate", {"spec": GOOD, "targets": ["openvin"]},
      "targets[0]", ["Got: 'openvin'", "Did you mean 'openvino'?"], ["dictionary"]),
-    ("target-opset-zero", "/v1/translate", {"source": GOOD, "targets": [{"dialect": "onnx", "opset": 0}]},
+    ("target-opset-zero", "/v1/translate", {"spec": GOOD, "targets": [{"dialect": "onnx", "opset": 0}]},
      "targets[0].opset", ["Got: 0"], ["Input should be 'onnx'"]),
-    ("target-not-a-target", "/v1/translate", {"source": GOOD, "targets": [5]},
+    ("target-not-a-target", "/v1/translate", {"spec": GOOD, "targets": [5]},
      "targets[0]", [f"a dialect name ({NAMES}) or an object", "Got: 5"], []),
-    ("source-dialect-typo", "/v1/translate", {"source": {"dialect": "onnxx"}},
-     "source.dialect", ["Got: 'onnxx'", "Did you mean 'onnx'?"], ["Input tag"]),
-    ("source-dialect-missing", "/v1/translate", {"source": {"opset": 13}},
-     "source.dialect", ["dialect is required", NAMES], ["discriminator"]),
-    ("source-field-typo", "/v1/translate", {"source": {**GOOD, "elemtype": "FLOAT"}},
-     "source.elemtype", ["Extra field not allowed", "Did you mean 'elem_type'?"], []),
-    ("source-compact-missing", "/v1/translate", {"source": {"dialect": "onnx", "opset": 13}},
-     "source.elem_type", ["the compact form needs elem_type"], []),
-    ("openvino-missing-max", "/v1/translate", {"source": {"dialect": "openvino", "element_type": "f32", "min": 0}},
-     "source.max", ["Clamp-1 requires max"], []),
-    ("elem-type-near-miss", "/v1/translate", {"source": {**GOOD, "elem_type": "FLAOT"}},
-     "source.elem_type", ["Got: 'FLAOT'", "Did you mean 'FLOAT'?"], []),
-    ("shape-dim-negative", "/v1/translate", {"source": {**GOOD, "shape": [1, -1]}},
-     "source.shape[1]", ["Got: -1"], ["constrained", "str"]),
-    ("shape-dim-object", "/v1/translate", {"source": {**GOOD, "shape": [1, {}]}},
-     "source.shape[1]", ["Expected an integer or a string. Got: an object"], []),
-    ("dml-missing-max", "/v1/translate", {"source": {"dialect": "directml", "desc": {
+    ("source-dialect-typo", "/v1/translate", {"spec": {"dialect": "onnxx"}},
+     "spec.dialect", ["Got: 'onnxx'", "Did you mean 'onnx'?"], ["Input tag"]),
+    ("source-dialect-missing", "/v1/translate", {"spec": {"opset": 13}},
+     "spec.dialect", ["dialect is required", NAMES], ["discriminator"]),
+    ("source-field-typo", "/v1/translate", {"spec": {**GOOD, "elemtype": "FLOAT"}},
+     "spec.elemtype", ["Extra field not allowed", "Did you mean 'elem_type'?"], []),
+    ("source-compact-missing", "/v1/translate", {"spec": {"dialect": "onnx", "opset": 13}},
+     "spec.elem_type", ["the compact form needs elem_type"], []),
+    ("openvino-missing-max", "/v1/translate", {"spec": {"dialect": "openvino", "element_type": "f32", "min": 0}},
+     "spec.max", ["Clamp-1 requires max"], []),
+    ("elem-type-near-miss", "/v1/translate", {"spec": {**GOOD, "elem_type": "FLAOT"}},
+     "spec.elem_type", ["Got: 'FLAOT'", "Did you mean 'FLOAT'?"], []),
+    ("shape-dim-negative", "/v1/translate", {"spec": {**GOOD, "shape": [1, -1]}},
+     "spec.shape[1]", ["Got: -1"], ["constrained", "str"]),
+    ("shape-dim-object", "/v1/translate", {"spec": {**GOOD, "shape": [1, {}]}},
+     "spec.shape[1]", ["Expected an integer or a string. Got: an object"], []),
+    ("dml-missing-max", "/v1/translate", {"spec": {"dialect": "directml", "desc": {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1]}, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1]},
-        "Min": 0}}}, "source.desc.Max", ["Field required"], []),
-    ("mode-typo", "/v1/translate", {"source": GOOD, "mode": "literl"},
+        "Min": 0}}}, "spec.desc.Max", ["Field required"], []),
+    ("mode-typo", "/v1/translate", {"spec": GOOD, "mode": "literl"},
      "mode", ["Got: 'literl'", "preserve, literal", "Did you mean 'literal'?"], []),
     ("execute-semantics-fl", "/v1/execute",
-     {"spec": GOOD, "input": TENSOR, "semantics": {"dialect": "directml", "feature_level": "9_9"}},
-     "semantics.feature_level", ["Got: '9_9'"], ["spec."]),
-    ("execute-semantics-typo", "/v1/execute", {"spec": GOOD, "input": TENSOR, "semantics": "directm"},
-     "semantics", ["Did you mean 'directml'?"], []),
+     {"spec": GOOD, "input": TENSOR, "target": {"dialect": "directml", "feature_level": "9_9"}},
+     "target.feature_level", ["Got: '9_9'"], ["spec."]),
+    ("execute-semantics-typo", "/v1/execute", {"spec": GOOD, "input": TENSOR, "target": "directm"},
+     "target", ["Did you mean 'directml'?"], []),
     ("execute-semantics-opset", "/v1/execute",
-     {"spec": GOOD, "input": TENSOR, "semantics": {"dialect": "onnx", "opset": -1}},
-     "semantics.opset", ["Got: -1"], ["Input should be 'onnx'"]),
+     {"spec": GOOD, "input": TENSOR, "target": {"dialect": "onnx", "opset": -1}},
+     "target.opset", ["Got: -1"], ["Input should be 'onnx'"]),
 ]
 
 
@@ -77,7 +77,7 @@ def test_data_errors_are_titled_as_data(client):
     r = client.post("/v1/execute", json={"spec": GOOD, "input": {"dtype": "float32", "shape": [2], "data": [1]}})
     assert r.status_code == 422 and r.json()["title"] == "Invalid input tensor", r.text
     assert r.json()["errors"][0]["loc"] == "input.data"
-    r = client.post("/v1/translate", json={"source": {**GOOD, "elem_type": "FLOAT8"}})
+    r = client.post("/v1/translate", json={"spec": {**GOOD, "elem_type": "FLOAT8"}})
     assert r.json()["title"] == "Invalid clip spec"
 
 
@@ -92,7 +92,7 @@ def test_execute_npy_request_errors_name_the_field(client):
 
 
 def test_opset_beyond_installed_onnx_is_version_unsupported(client):
-    r = client.post("/v1/translate", json={"source": GOOD, "targets": [{"dialect": "onnx", "opset": 99}]})
+    r = client.post("/v1/translate", json={"spec": GOOD, "targets": [{"dialect": "onnx", "opset": 99}]})
     t = r.json()["translations"][0]
     assert t["status"] == "unsupported"
     assert [f["code"] for f in t["findings"]] == ["version-unsupported"]
@@ -127,8 +127,8 @@ def test_scan_query_errors_name_the_parameter(client, query, loc, has):
 
 @pytest.mark.parametrize("options,loc", [
     pytest.param({"spec": {**GOOD, "elem_type": "FLAOT"}}, "request.spec.elem_type", id="spec-rule"),
-    pytest.param({"spec": GOOD, "semantics": {"dialect": "directml", "feature_level": "9_9"}},
-                 "request.semantics.feature_level", id="semantics-version"),
+    pytest.param({"spec": GOOD, "target": {"dialect": "directml", "feature_level": "9_9"}},
+                 "request.target.feature_level", id="target-version"),
 ])
 def test_execute_npy_domain_errors_name_the_query_field(client, options, loc):
     import io

@@ -167,7 +167,7 @@ def repaired(case: Any, data: st.DataObject) -> Any:
         return case
     body = dict(case.body)
     if label == "POST /v1/translate":
-        body["source"] = spec
+        body["spec"] = spec
     else:
         body["spec"], body["input"] = spec, tensor
         if body.get("backend") in ("cupy", "jax"):  # no GPU here; jax runs only stablehlo (not drawn above)
@@ -175,11 +175,11 @@ def repaired(case: Any, data: st.DataObject) -> Any:
         if data.draw(st.booleans(), label="own-semantics"):
             # Half of the repaired cases run under the spec's own dialect on the default backend, so that the
             # share reaching the kernels does not hang on how often random semantics/backend pairs happen to fit.
-            for key in ("semantics", "backend", "reading"):  # reading: a DirectML/WebNN choice elsewhere a 422
+            for key in ("target", "targets", "backend", "reading"):  # reading: DirectML/WebNN's, elsewhere a 422
                 body.pop(key, None)
-        sem = body.get("semantics")
+        sem = body.get("target")
         if isinstance(sem, dict) and sem.get("dialect") == "stablehlo":
-            body["semantics"] = "stablehlo"  # its only version field is a free string: random text is a 422
+            body["target"] = "stablehlo"  # its only version field is a free string: random text is a 422
     case.body = body
     return case
 

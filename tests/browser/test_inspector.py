@@ -24,7 +24,16 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 
 
 def example(page, label: str) -> None:
-    page.get_by_role("button", name=label, exact=True).click()
+    """Choose an example from the one menu: by its text, or "<dialect group>: <text>" for a registry example."""
+    value = page.evaluate("""(label) => {
+        for (const o of document.querySelectorAll('#examples option')) {
+            const group = o.parentElement.tagName === 'OPTGROUP' ? o.parentElement.label : '';
+            if (o.value && (o.textContent === label || `${group}: ${o.textContent}` === label)) return o.value;
+        }
+        return null;
+    }""", label)
+    assert value, f"no example {label!r} in the Examples menu"
+    page.get_by_label("Examples", exact=True).select_option(value)
 
 
 def panel(page, dialect: str):
@@ -254,7 +263,7 @@ def test_transfer_plot_marks_differences(page, server, screenshot):
     for k in range(12):
         expect(rows.nth(k).locator("td")).to_have_text(["1", "0", "0"])
     expect(page.locator(".plot-summary")).to_have_text(re.compile(r"^\d+ of \d+ sample inputs differ\.$"))
-    screenshot(page, "inspector", docs=True)
+    screenshot(page, "inspector")
 
 
 def test_transfer_plot_of_floats_shows_special_inputs(page, server):
@@ -306,7 +315,7 @@ def test_json_editor_keeps_big_integers_and_reports_syntax(page, server):
     expect(page.locator("#source-errors")).to_contain_text("JSON:")
     expect(editor).to_have_attribute("aria-invalid", "true")
     editor.fill('{"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 1, "max": 1000}')
-    expect(page.locator("#source-errors")).to_contain_text("source.max")
+    expect(page.locator("#source-errors")).to_contain_text("spec.max")
 
 
 def test_ir_xml_editor(page, server):
@@ -325,8 +334,8 @@ def test_ir_xml_editor(page, server):
 
 def test_keyboard_use_and_labelled_controls(page, server):
     open_inspector(page, server)
-    page.locator("[data-example=min-gt-max]").focus()
-    page.keyboard.press("Enter")
+    page.get_by_label("Examples", exact=True).focus()
+    page.get_by_label("Examples", exact=True).select_option("min-gt-max")
     expect(page.get_by_label("max", exact=True)).to_have_value("2")
     page.get_by_label("preserve", exact=True).focus()
     page.keyboard.press("ArrowRight")  # radio group: moves to and selects "literal"
@@ -358,6 +367,9 @@ def relu6_model(path: Path) -> Path:
 def test_upload_model_shows_the_scan_table(page, server, output_dir, screenshot):
     model = relu6_model(output_dir / "relu6.onnx")
     open_inspector(page, server)
+    expect(page.get_by_label("Or choose files")).to_be_hidden()  # the model view is one switch away
+    page.get_by_role("button", name="Model scan").click()
+    expect(page.get_by_role("button", name="Model scan")).to_have_attribute("aria-pressed", "true")
     with page.expect_file_chooser() as chooser:
         page.get_by_label("Or choose files").click()
     chooser.value.set_files(str(model))
@@ -372,6 +384,7 @@ def test_upload_model_shows_the_scan_table(page, server, output_dir, screenshot)
     expect(rows.first.locator(".badge").first).to_have_text(re.compile(r"^(exact|drift|unsupported)$"))
     screenshot(page, "scan")
     rows.first.get_by_role("button", name=re.compile("Inspect clip 0")).click()
+    expect(page.get_by_label("Source dialect")).to_be_visible()  # Inspect switches back to the spec view
     expect(page.get_by_label("Source dialect")).to_have_value("onnx")
     expect(page.get_by_label("elem_type")).to_have_value("FLOAT")
     expect(page.get_by_label("max", exact=True)).to_have_value("6")
@@ -380,6 +393,7 @@ def test_upload_model_shows_the_scan_table(page, server, output_dir, screenshot)
 def test_drop_a_model_on_the_zone(page, server, output_dir):
     data = list(relu6_model(output_dir / "dropped.onnx").read_bytes())
     open_inspector(page, server)
+    page.get_by_role("button", name="Model scan").click()
     transfer = page.evaluate_handle("""(bytes) => {
         const dt = new DataTransfer();
         dt.items.add(new File([new Uint8Array(bytes)], 'dropped.onnx'));
@@ -473,6 +487,7 @@ def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, se
 
     # The drop zone scans with the chosen targets: StableHLO is a column of the scan table too.
     model = relu6_model(output_dir / "relu6-columns.onnx")
+    page.get_by_role("button", name="Model scan").click()
     with page.expect_file_chooser() as chooser:
         page.get_by_label("Or choose files").click()
     chooser.value.set_files(str(model))
@@ -480,6 +495,7 @@ def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, se
                                                                    "stablehlo:1"])
     expect(page.locator(".scan-table tbody tr").first.locator(".badge")).to_have_count(4)
 
+    page.get_by_role("button", name="Spec", exact=True).click()
     target.get_by_label("stablehlo").uncheck()
     expect(panel(page, "stablehlo")).to_have_count(0)
     expect(legend).to_have_count(3)

@@ -277,7 +277,7 @@ def test_translate_api_names_stablehlo(client):
     assert tr["status"] == "exact" and "stablehlo.clamp" in tr["artifacts"]["stablehlo_mlir"]
     r = client.post("/v1/translate", json={"source": {"dialect": "stablehlo", "element_type": "i1", "min": 0,
                                                       "max": 1}})
-    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "source.element_type"
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "spec.element_type"
 
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),

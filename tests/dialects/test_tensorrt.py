@@ -273,7 +273,7 @@ def test_translate_api_names_tensorrt(client):
     assert r.status_code == 200, r.text
     assert r.json()["output"]["data"] == [0.0, 6.0, 0.0]
     r = client.post("/v1/translate", json={"source": {"dialect": "tensorrt", "dtype": "fp32", "alpha": 0, "beta": 1}})
-    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "source.dtype"
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "spec.dtype"
 
 
 @pytest.mark.parametrize("name", list(trt.EXAMPLES))

@@ -450,7 +450,7 @@ def test_translate_api_names_tosa(client):
     assert tr["status"] == "exact" and "tosa.clamp" in tr["artifacts"]["tosa_mlir"]
     r = client.post("/v1/translate", json={"source": {"dialect": "tosa", "dtype": "fp32", "min_val": 0.1,
                                                       "max_val": 1}})
-    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "source.min_val"
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "spec.min_val"
 
 
 def test_dialects_lists_tosa_and_tensorrt(client):

@@ -104,7 +104,7 @@ def test_model_form_translate_undecodable_bound(hostile_client, case, as_constan
                                                               "model": base64.b64encode(model).decode()},
                                                    "targets": ["openvino"]})
     body = _problem(r, {400, 422}, fragment)
-    assert body["errors"][0]["loc"] == "source.model", body
+    assert body["errors"][0]["loc"] == "spec.model", body
 
 
 @pytest.mark.parametrize("case", BAD_BOUNDS, ids=[c[0] for c in BAD_BOUNDS])
@@ -144,7 +144,7 @@ def test_constant_attribute_of_the_wrong_type_is_refused(hostile_client, case):
                                                               "model": base64.b64encode(model).decode()},
                                                    "targets": ["openvino"]})
     body = _problem(r, {400}, f"attribute {name} must be of type")
-    assert body["errors"][0]["loc"] == "source.model", body
+    assert body["errors"][0]["loc"] == "spec.model", body
     r = hostile_client.post("/v1/models/inspect", content=model, headers=OCTET)
     _problem(r, {400}, "lo_const")
 
@@ -225,7 +225,7 @@ DEEP = [("nested-1000", 1000), ("nested-200", 200), ("nested-50000", 50000)]
 def test_deep_ir_translate_and_inspect(hostile_client, case):
     xml = _deep_ir(case[1])
     r = hostile_client.post("/v1/translate", json={"source": {"dialect": "openvino", "ir_xml": xml}})
-    assert _problem(r, {400}, "deeper than")["errors"][0]["loc"] == "source.ir_xml"
+    assert _problem(r, {400}, "deeper than")["errors"][0]["loc"] == "spec.ir_xml"
     r = hostile_client.post("/v1/models/inspect", content=xml.encode(), headers={"content-type": "application/xml"})
     _problem(r, {400}, "deeper than")
 

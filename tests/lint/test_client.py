@@ -50,7 +50,7 @@ def test_big_integers_and_nan_round_trip(cb):
 def test_execute_and_compare(cb):
     spec = {"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 5, "max": 2}
     x = {"dtype": "int8", "shape": [3], "data": [-128, 3, 127]}
-    assert cb.execute(spec, x, semantics="directml").output.data == [5, 5, 5]
+    assert cb.execute(spec, x, target="directml").output.data == [5, 5, 5]
     pairs = cb.compare(spec, x).pairs
     assert {(p.a, p.b) for p in pairs} == {("onnx", "directml")}  # openvino refuses min > max
 
@@ -65,15 +65,15 @@ def test_inspect_with_filters(cb):
 
 
 def test_probe_and_bundle(cb):
-    p = cb.probe(I8, semantics=["onnx", "openvino"])
+    p = cb.probe(I8, targets=["onnx", "openvino"])
     assert isinstance(p, ProbeResponse) and p.dtype == "int8" and p.differing
-    z = zipfile.ZipFile(io.BytesIO(cb.bundle(I8, semantics=["openvino"])))
+    z = zipfile.ZipFile(io.BytesIO(cb.bundle(I8, targets=["openvino"])))
     assert "run_bundle.py" in z.namelist() and "openvino.xml" in z.namelist()
 
 
 @pytest.mark.parametrize("call,status,loc", [
     pytest.param(lambda cb: cb.translate({"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 500}), 422,
-                 "source.min", id="bound-outside-dtype"),
+                 "spec.min", id="bound-outside-dtype"),
     pytest.param(lambda cb: cb.inspect(b"\x08\x08\x3a\xff\xff\xff\x0f"), 400, None, id="truncated-model"),
     pytest.param(lambda cb: cb.inspect(ROOT / "docs" / "example.onnx", select=["bogus"]), 422, "select[0]",
                  id="unknown-code"),

@@ -1,5 +1,5 @@
 """Every registered dialect reaches the rule catalogue, `clipbridge explain`, SARIF's rule help, /v1/dialects and
-the README's dialect rules, with its registry line as the only change (a fake dialect proves it)."""
+docs/dialect-rules.md, with its registry line as the only change (a fake dialect proves it)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from app.lint.rules import RULES, UNRESOLVED, explain, explain_text, help_markdo
 from tests.dialects.test_registry import FAKE, _unions_built_without_fakes  # noqa: F401 (autouse fixture)
 from tests.scan.models import F32, clip_model, write
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RULES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "dialect-rules.md"
 FAKE_RULE = ("a NaN bound is ignored by the fake op", "fake spec, section 1")
 FAKE_FULL = replace(FAKE, in_defaults=False, rule_texts={Code.NAN_BOUND.value: FAKE_RULE},
                     examples={"relu6": {"dialect": "fake", "lo": 0}})
@@ -33,19 +33,19 @@ def fake(monkeypatch):
 
 # --- the registered dialects -----------------------------------------------------------------------------------
 
-def test_readme_dialect_rules_are_generated_from_the_registry():
-    assert dialect_docs.replaced(README.read_text()) == README.read_text(), (
-        "README's dialect rules are stale: run `python -m app.lint.dialect_docs`")
+def test_dialect_rules_page_is_generated_from_the_registry():
+    assert dialect_docs.replaced(RULES_PAGE.read_text()) == RULES_PAGE.read_text(), (
+        "docs/dialect-rules.md is stale: run `python -m app.lint.dialect_docs`")
 
 
 @pytest.mark.parametrize("name", registry.names())
-def test_every_dialect_has_a_readme_section(name):
-    section = README.read_text().split(dialect_docs.BEGIN)[1].split(dialect_docs.END)[0]
-    assert re.search(rf"^### {re.escape(name)}$", section, re.M), f"README has no '### {name}' in its dialect rules"
+def test_every_dialect_has_a_rules_page_section(name):
+    section = RULES_PAGE.read_text().split(dialect_docs.BEGIN)[1].split(dialect_docs.END)[0]
+    assert re.search(rf"^### {re.escape(name)}$", section, re.M), f"docs/dialect-rules.md has no '### {name}'"
 
 
 # A row for every code. A new dialect is merged with the rows it has (its registry line is all it needs); the
-# README's table shows which codes it has no rule for yet.
+# rules page shows which codes it has no rule for yet.
 COMPLETE = ("onnx", "openvino", "directml", "stablehlo")
 
 
@@ -87,7 +87,7 @@ def test_a_new_dialect_in_sarif_rules_of_a_scan(fake, tmp_path, capsys):
     assert f"| fake | {FAKE_RULE[0]} |" in rule["help"]["markdown"]
 
 
-def test_a_new_dialect_reaches_the_readme_section(fake):
+def test_a_new_dialect_reaches_the_rules_page_section(fake):
     text = dialect_docs.render()
     assert "### fake" in text and "used when named (`--to fake`" in text
     assert f"| `{Code.NAN_BOUND.value}` | {FAKE_RULE[0]} | {FAKE_RULE[1]} |" in text

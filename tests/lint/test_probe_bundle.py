@@ -91,7 +91,7 @@ def test_crossed_bounds_differ_and_openvino_refuses():
 
 
 def test_probe_api(client):
-    r = client.post("/v1/probe", json={"spec": F32, "semantics": ["onnx", {"dialect": "directml",
+    r = client.post("/v1/probe", json={"spec": F32, "targets": ["onnx", {"dialect": "directml",
                                                                            "feature_level": "5_0"}]})
     assert r.status_code == 200, r.text
     body = ProbeResponse.model_validate(r.json())
@@ -101,7 +101,7 @@ def test_probe_api(client):
 
 
 def test_probe_npz(client):
-    r = client.post("/v1/probe.npz", json={"spec": CROSSED, "semantics": [
+    r = client.post("/v1/probe.npz", json={"spec": CROSSED, "targets": [
         "onnx", {"dialect": "directml", "feature_level": "5_0"}]})
     assert r.status_code == 200, r.text
     arrays = np.load(io.BytesIO(r.content), allow_pickle=False)
@@ -113,7 +113,7 @@ def test_probe_npz(client):
 @pytest.mark.parametrize("payload,status,loc", [
     pytest.param({"spec": {**F32, "min": "zero"}}, 422, "spec.min", id="bad-bound"),
     pytest.param({"spec": {**I16, "min": 40000}}, 422, "spec.min", id="bound-outside-dtype"),
-    pytest.param({"spec": F32, "semantics": []}, 422, "semantics", id="empty-semantics"),
+    pytest.param({"spec": F32, "targets": []}, 422, "targets", id="empty-targets"),
     pytest.param({"spec": F32, "mode": "exact"}, 422, "mode", id="bad-mode"),
 ])
 def test_probe_api_errors(client, payload, status, loc):
@@ -179,7 +179,7 @@ def test_runner_reproduces_expectations_on_both_engines(client, tmp_path):
 @pytest.mark.engines
 def test_runner_reports_an_engine_deviation(client, tmp_path):
     """The OpenVINO CPU plugin clamps NaN to min (a pinned engine note): the runner shows it and exits 1."""
-    d = unpack(client, {"spec": F32, "semantics": ["onnx", "openvino"]}, tmp_path)
+    d = unpack(client, {"spec": F32, "targets": ["onnx", "openvino"]}, tmp_path)
     r = run_bundle(d)
     assert r.returncode == 1, r.stdout
     n = len(np.load(d / "inputs.npy"))
@@ -190,7 +190,7 @@ def test_runner_reports_an_engine_deviation(client, tmp_path):
 
 @pytest.mark.engines
 def test_runner_compares_a_device_output(client, tmp_path):
-    d = unpack(client, {"spec": I32, "semantics": ["directml"]}, tmp_path)
+    d = unpack(client, {"spec": I32, "targets": ["directml"]}, tmp_path)
     assert run_bundle(d).returncode == 2  # nothing could run yet
     expected = np.load(d / "expected" / "directml.npy")
 
@@ -207,7 +207,7 @@ def test_runner_compares_a_device_output(client, tmp_path):
 
 
 def test_runner_reads_printed_floats(client, tmp_path):
-    d = unpack(client, {"spec": F32, "semantics": ["directml"]}, tmp_path)
+    d = unpack(client, {"spec": F32, "targets": ["directml"]}, tmp_path)
     expected = np.load(d / "expected" / "directml.npy")
     spelled = {"nan": "-nan(ind)", "inf": "inf", "-inf": "-inf"}
     text = ", ".join(spelled.get(repr(float(v)), repr(float(v))) for v in expected)
@@ -217,7 +217,7 @@ def test_runner_reads_printed_floats(client, tmp_path):
 
 
 def test_runner_without_engines_exits_2(client, tmp_path):
-    d = unpack(client, {"spec": I32, "semantics": ["onnx", "openvino"]}, tmp_path / "b")
+    d = unpack(client, {"spec": I32, "targets": ["onnx", "openvino"]}, tmp_path / "b")
     block = tmp_path / "block"
     block.mkdir()
     for mod in ("onnxruntime", "openvino"):
@@ -240,7 +240,7 @@ def test_bundle_cli(tmp_path, capsys):
 @pytest.mark.engines
 def test_runner_fails_when_an_engine_cannot_run_the_model(client, tmp_path):
     """onnxruntime 1.32 has no int16 kernel for the Where the Clip-13 model needs: not a silent skip."""
-    d = unpack(client, {"spec": I16, "semantics": ["onnx"]}, tmp_path)
+    d = unpack(client, {"spec": I16, "targets": ["onnx"]}, tmp_path)
     r = run_bundle(d)
     assert r.returncode == 1 and "onnx: onnxruntime failed: " in r.stdout
 
