@@ -102,7 +102,7 @@ class Pool:
         self._slots = threading.BoundedSemaphore(self.size)  # calls in flight
         self._lock = threading.Lock()
         self._count = 0  # workers alive or starting
-        self._closed = False
+        self.closed = False
 
     def warm(self) -> None:
         """Start workers up to `size` (a server calls this at start-up, so that no request pays for it)."""
@@ -111,7 +111,7 @@ class Pool:
 
     def _reserve(self) -> bool:
         with self._lock:
-            if self._closed or self._count >= self.size:
+            if self.closed or self._count >= self.size:
                 return False
             self._count += 1
             return True
@@ -179,7 +179,7 @@ class Pool:
             self._discard(w)
             self._release(None)
             raise SandboxError(stage, "memory", detail=f"limit {memory_mb} MiB above the worker's idle size")
-        if self._closed:
+        if self.closed:
             w.kill()
             w = None
         self._release(w)
@@ -205,7 +205,7 @@ class Pool:
     def close(self) -> None:
         """Stop the idle workers; a call in flight finishes, and its worker is stopped when it comes back."""
         with self._lock:
-            self._closed = True
+            self.closed = True
         while True:
             try:
                 self._idle.get_nowait().kill()
@@ -234,7 +234,7 @@ def pool() -> Pool:
     """This process's pool, made on first use from the CLIPBRIDGE_SANDBOX_* settings."""
     global _POOL
     with _POOL_LOCK:
-        if _POOL is None:
+        if _POOL is None or _POOL.closed:  # closed: configure() replaced it, or a test closed it
             _POOL = Pool(Settings.from_env())
         return _POOL
 
@@ -253,7 +253,8 @@ def ensure(settings: Settings) -> Pool:
     """This process's pool, remade only when `settings` change its limits (apps made in one process share it)."""
     current = _POOL
     keys = ("sandbox_workers", "sandbox_memory_mb", "sandbox_timeout_seconds", "sandbox_max_result_bytes")
-    if current is not None and all(getattr(current.settings, k) == getattr(settings, k) for k in keys):
+    if current is not None and not current.closed and \
+            all(getattr(current.settings, k) == getattr(settings, k) for k in keys):
         return current
     return configure(settings)
 

@@ -125,3 +125,10 @@ def test_safe_loads_takes_arrays_and_exceptions():
         back = safe_loads(pickle.dumps(value, protocol=5))
         assert type(back) is type(value) and (back is value or np.array_equal(np.asarray(back), np.asarray(value))
                                               if not isinstance(value, dict) else back == value)
+
+
+def test_a_closed_pool_is_replaced_on_next_use():
+    old = sandbox.pool()
+    old.close()
+    assert run_isolated("echo", tasks.echo, 2) == ((2,), {})
+    assert sandbox.pool() is not old
