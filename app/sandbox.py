@@ -187,7 +187,12 @@ class Pool:
             raise SandboxError(stage, "output-too-large",
                                detail=f"{value} bytes, limit {self.settings.sandbox_max_result_bytes}")
         if kind == "raise":
-            raise rebuild(*safe_loads(value))
+            try:
+                cls, args, state = safe_loads(value)
+            except pickle.UnpicklingError as exc:  # a type the server has not loaded: fn's bug, said plainly
+                raise RuntimeError(f"{stage}: the call raised an exception the server does not rebuild ({exc})") \
+                    from None
+            raise rebuild(cls, args, state)
         return value  # type: ignore[no-any-return]
 
     @staticmethod

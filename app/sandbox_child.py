@@ -14,6 +14,7 @@ import os
 import pickle
 import resource
 import signal as signals
+import sys
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -43,10 +44,12 @@ class _SafeUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in ALLOWED_GLOBALS or module == "ml_dtypes":  # ml_dtypes: bfloat16/float8 dtypes
             return super().find_class(module, name)
-        found = super().find_class(module, name) if module == "builtins" or module.startswith(("app.", "onnx")) \
-            else None
+        # Anything else only from a module this process has already imported (nothing is imported on a
+        # worker's word), and only a class: an exception's type, or one of the project's own data classes.
+        loaded = sys.modules.get(module)
+        found = getattr(loaded, name, None) if loaded is not None and "." not in name else None
         if isinstance(found, type) and (issubclass(found, BaseException) or module.startswith("app.")):
-            return found  # an exception's type, or one of the project's own data classes
+            return found
         raise pickle.UnpicklingError(f"a sandbox result may not refer to {module}.{name}")
 
 

@@ -63,3 +63,8 @@ class _Evil:
 
 def evil_result() -> object:
     return _Evil()
+
+
+def raise_protobuf_error() -> None:
+    from google.protobuf.message import DecodeError
+    raise DecodeError("bad bytes")

@@ -132,3 +132,9 @@ def test_a_closed_pool_is_replaced_on_next_use():
     old.close()
     assert run_isolated("echo", tasks.echo, 2) == ((2,), {})
     assert sandbox.pool() is not old
+
+
+def test_an_exception_of_a_loaded_library_type_comes_back_as_itself():
+    from google.protobuf.message import DecodeError
+    with pytest.raises(DecodeError, match="bad bytes"):
+        run_isolated("protobuf", tasks.raise_protobuf_error)
