@@ -170,6 +170,7 @@ class Pool:
         except _Broken as broken:
             sig = self._discard(w)
             self._release(None)
+            sig = sig if broken.reason == "crashed" else None  # a timeout's SIGKILL is ours, not the model's
             raise SandboxError(stage, broken.reason, sig, broken.detail) from None
         except BaseException:  # the parent's own failure (pickling the arguments): the worker's state is unknown
             self._discard(w)

@@ -70,7 +70,8 @@ def test_timeout_kills_the_worker():
     before = run_isolated("pid", tasks.pid)
     with pytest.raises(SandboxError) as info:
         run_isolated("sleeper", tasks.hang, 30, timeout_s=0.5)
-    assert (info.value.reason, info.value.status, info.value.retry_after) == ("timeout", 503, 1)
+    err = info.value
+    assert (err.reason, err.status, err.retry_after, err.signal) == ("timeout", 503, 1, None)
     assert run_isolated("pid", tasks.pid) != before
 
 
