@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect
 
 from app.errors import ClipBridgeError, SpecError
 from app.field_errors import field_errors
+from app.sandbox import SandboxError
 
 log = logging.getLogger("clipbridge")
 PROBLEM = "application/problem+json"
@@ -43,6 +44,9 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ClipBridgeError)
     async def domain_error(request: Request, exc: ClipBridgeError) -> JSONResponse:
         loc = _prefixed(request, exc.loc) if exc.loc else None
+        if isinstance(exc, SandboxError):  # which request, which stage, which signal: for whoever reads the log
+            log.warning("sandbox %s: %s, signal %s (request %s)", exc.reason, exc.stage, exc.signal,
+                        request.scope.get("state", {}).get("request_id", "-"))
         errors = [{"loc": loc, "msg": exc.message}] if loc else None
         headers = {"Retry-After": str(exc.retry_after)} if hasattr(exc, "retry_after") else None
         detail = f"{exc.message} ({loc})" if loc else exc.message
@@ -65,7 +69,8 @@ def install(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         title = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 413: "Payload too large",
                  415: "Unsupported media type"}.get(exc.status_code, "Error")
-        return problem(exc.status_code, title, str(exc.detail), headers=getattr(exc, "headers", None))
+        return problem(exc.status_code, title, str(exc.detail), getattr(exc, "errors", None),
+                       headers=getattr(exc, "headers", None))
 
     @app.exception_handler(ClientDisconnect)
     async def client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
