@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import onnx
 
-from app.diff import precision as engine_precision
+from app import engine_config
 from app.errors import ClipBridgeError
 
+SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
 MAX_MARKED_ELEMENTS = 1 << 25  # all marked tensors together, per engine run (128 MiB of float32)
 
 
@@ -48,12 +49,15 @@ def _load_error(engine: str, exc: Exception) -> EngineCannotLoad:
 
 def _ort(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tuple[dict, dict]:
     try:
-        session, settings = engine_precision.onnxruntime_session(model_bytes, precision)
+        session, settings = engine_config.onnxruntime_session(model_bytes, precision)
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/...: the user's model
         raise _load_error("onnxruntime", exc) from None
     names = [o.name for o in session.get_outputs()]
     values = session.run(names, feeds)
-    return dict(zip(names, values)), {"precision": settings.get("precision", "model"), "kernels": {}}
+    # The CPU provider computes each node in its declared type: report the model's float type as it ran.
+    floats = sorted({SHORT[v.dtype.name] for v in values if v.dtype.name in SHORT})
+    return dict(zip(names, values)), {"precision": "/".join(floats) or "model", "kernels": {},
+                                      "settings": settings}
 
 
 def _ov_kernels(compiled: Any) -> dict[str, dict]:
@@ -74,7 +78,7 @@ def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tup
     import openvino as ov
     try:
         model = ov.Core().read_model(model_bytes, b"")
-        compiled, effective = engine_precision.openvino_compile(model, precision)
+        compiled, effective = engine_config.openvino_compile(model, precision)
     except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
         raise _load_error("openvino", exc) from None
     result = compiled(feeds)
@@ -82,7 +86,8 @@ def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tup
     for port in compiled.outputs:
         for name in port.get_names():
             values[name] = result[port]
-    return values, {"precision": effective, "kernels": _ov_kernels(compiled)}
+    return values, {"precision": effective, "kernels": _ov_kernels(compiled),
+                    "settings": engine_config.openvino_settings(precision, effective)}  # type: ignore[arg-type]
 
 
 def _reference(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tuple[dict, dict]:
@@ -95,7 +100,9 @@ def _reference(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str)
     names = [o.name for o in m.graph.output]
     with np.errstate(all="ignore"):
         values = ev.run(names, feeds)
-    return dict(zip(names, (np.asarray(v) for v in values))), {"precision": "model", "kernels": {}}
+    out = {n: np.asarray(v) for n, v in zip(names, values)}
+    floats = sorted({SHORT[v.dtype.name] for v in out.values() if v.dtype.name in SHORT})
+    return out, {"precision": "/".join(floats) or "model", "kernels": {}, "settings": {"evaluator": "numpy"}}
 
 
 RUNNERS = {"onnxruntime": _ort, "openvino": _ov, "onnx-reference": _reference}

@@ -32,6 +32,10 @@ class Walk:
         self.first: dict[str, str] | None = None
         self.replays = 0
 
+    def _topological(self, names: list[str]) -> list[str]:
+        order = {n.name: i for i, n in enumerate(self.runs.plan.nodes)}
+        return sorted(names, key=lambda n: order.get(n, len(order)))
+
     def _precisions(self) -> dict[str, str]:
         return {e: str(self.runs.info[e]["precision"]) for e in self.opts.engines}
 
@@ -124,10 +128,13 @@ class Walk:
 
     def _inherited(self, n: NodeInfo, clip: Any, mask: np.ndarray, upstream: list[str]) -> dict[str, Any]:
         """Alone, on the same input, the engines agree: the difference came in with the input."""
-        found = [self.cause_of.get(u) for u in upstream]
-        cause = found[0] if found and all(c == found[0] for c in found) else None
+        found = [self.cause_of.get(u) for u in self._topological(upstream)]
+        # Every origin's own cause is known: the first origin's is the node's, all are listed in `causes`.
+        cause = found[0] if found and all(found) else None
+        counts = {c or "unexplained": found.count(c) for c in dict.fromkeys(found)}
         flat = int(np.flatnonzero(mask.reshape(-1))[0])
-        return self._row(n, mask, pattern=clip.pattern, origin="inherited", cause=cause, inherited_from=upstream[:8],
+        return self._row(n, mask, pattern=clip.pattern, origin="inherited", cause=cause, causes=counts,
+                         inherited_from=self._topological(upstream)[:8],
                          witness=self._captured_witness(n, n.outputs[0], flat))
 
 
