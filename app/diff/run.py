@@ -34,19 +34,20 @@ class Options:
     atol: float | None = None
     seed: int = SEED
 
-    def check(self) -> None:
+    def check(self, prefix: str = "") -> None:
+        """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
         unknown = [e for e in self.engines if e not in ENGINE_NAMES]
         if unknown:
             raise ClipBridgeError(f"unknown engine {unknown[0][:40]!r}; choose from {', '.join(ENGINE_NAMES)}",
-                                  "engine")
+                                  f"{prefix}engine")
         if len(set(self.engines)) < 2:
-            raise ClipBridgeError("a diff needs at least two different engines", "engine")
+            raise ClipBridgeError("a diff needs at least two different engines", f"{prefix}engine")
         if self.precision not in ("model", "deployed"):
-            raise ClipBridgeError("precision is 'model' or 'deployed'", "precision")
+            raise ClipBridgeError("precision is 'model' or 'deployed'", f"{prefix}precision")
         for name in ("rtol", "atol"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
-                raise ClipBridgeError(f"{name} must be a finite number >= 0", name)
+                raise ClipBridgeError(f"{name} must be a finite number >= 0", f"{prefix}{name}")
 
 
 @dataclass
