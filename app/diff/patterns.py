@@ -39,9 +39,9 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in (
             {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md Relu-14: y = max(0, x)", "openvino": f"Relu-1 on the CPU plugin ({X86_MAXPS})"}),
     Pattern("leaky-relu-0", "LeakyRelu", "LeakyRelu with alpha 0: max(x, 0)",
-            {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md LeakyRelu-16: y = x < 0 ? alpha * x : x",
-             "openvino": "converted to PRelu with slope 0; measured in tests/diff/test_patterns.py"}),
+            {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md LeakyRelu-16: y = x < 0 ? alpha * x : x (so -inf gives 0 * -inf = NaN)",
+             "openvino": "PRelu with slope 0 multiplies, so NaN stays; measured in tests/diff/test_patterns.py"}),
     Pattern("hard-sigmoid", "HardSigmoid", "clip(alpha * x + beta, 0, 1)",
             {"onnxruntime": "propagate", "openvino": "one", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md HardSigmoid-6: y = max(0, min(1, alpha * x + beta))",
@@ -53,11 +53,13 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in (
     Pattern("max-constant", "Max", "one-sided Max(x, c) against a scalar constant: clip from below at c",
             {"onnxruntime": "propagate", "openvino": "lower", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md Max-13: element-wise max (NaN propagates, as numpy.maximum)",
-             "openvino": f"Maximum-1 on the CPU plugin with the tensor first ({X86_MAXPS}); openvino#35839"}),
+             "openvino": f"Maximum-1 on the CPU plugin: the bound when the tensor is the first operand, NaN when the "
+             f"constant is ({X86_MAXPS}); openvino#35839"}),
     Pattern("min-constant", "Min", "one-sided Min(x, c) against a scalar constant: clip from above at c",
             {"onnxruntime": "propagate", "openvino": "upper", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md Min-13: element-wise min (NaN propagates, as numpy.minimum)",
-             "openvino": f"Minimum-1 on the CPU plugin with the tensor first ({X86_MAXPS}); openvino#35839"}),
+             "openvino": f"Minimum-1 on the CPU plugin: the bound when the tensor is the first operand, NaN when the "
+             f"constant is ({X86_MAXPS}); openvino#35839"}),
     Pattern("quantize-saturate", "QuantizeLinear", "round(x / scale) + zero_point saturated to the integer type",
             {"onnxruntime": "engine", "openvino": "engine", "onnx-reference": "engine"},
             {"spec": "ONNX Operators.md QuantizeLinear-13: saturate to [0, 255] (uint8) or [-128, 127] (int8); "
@@ -166,7 +168,8 @@ def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float 
     rule = PATTERNS[c.pattern].nan.get(engine, "propagate")
     lo = lowest if c.lo is None or "min" in c.omitted else c.lo
     hi = highest if c.hi is None or "max" in c.omitted else c.hi
-    value = {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
-    if value is not None and c.pattern == "clip" and hi < lo:
-        value = hi  # min > max: the engine's min(.., hi) runs last
-    return value
+    if c.pattern in ("max-constant", "min-constant") and not c.params.get("tensor_first", True):
+        return None  # the constant first: MAXPS/MINPS return the NaN tensor operand (openvino#35839)
+    if c.pattern == "clip" and hi < lo:
+        return None  # min > max: measured NaN on OpenVINO too (tests/diff/test_patterns.py)
+    return {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
