@@ -124,7 +124,13 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
 
     Returns {"values": {tensor: array}, "precision": as it ran, "kernels": {...}, "version": ...}."""
     marked = with_outputs(model_bytes, marks) if marks else model_bytes
-    values, info = RUNNERS[engine](marked, feeds, precision)
+    try:
+        values, info = RUNNERS[engine](marked, feeds, precision)
+    except ClipBridgeError:
+        raise
+    except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx
+        text = " ".join(str(exc).split())[:600]
+        raise EngineCannotLoad(f"{engine} failed running the model: {type(exc).__name__}: {text}", "model") from None
     count = sum(int(np.asarray(v).size) for v in values.values())
     if count > MAX_MARKED_ELEMENTS:
         raise ClipBridgeError(f"the marked tensors hold {count} elements (limit {MAX_MARKED_ELEMENTS}): give "
