@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 
 from app import engine_config
+from app.diff.child import model_errors
 from app.errors import ClipBridgeError
 
 SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
@@ -26,6 +27,7 @@ class EngineCannotLoad(ClipBridgeError):
     title = "An engine cannot load the model"
 
 
+@model_errors
 def with_outputs(model_bytes: bytes, names: list[str]) -> bytes:
     """The model with `names` appended as graph outputs (typed where shape inference knows them)."""
     m = onnx.load_from_string(model_bytes)
