@@ -149,6 +149,10 @@ def print_scan_table(body: dict) -> None:
     if s["worst"]:
         w = s["worst"]
         print(f"worst: [{w['severity']}] {w['code']} at clip {w['clip']} ({w['label']}): {w['message']}")
+    if body.get("clip_like"):
+        nan = "; ".join(f"{c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
+                        for c in body["clip_like"][:20])
+        print(f"clip-like ops (not translated; `clipbridge diff` runs them): {nan}")
 
 
 def cmd_dialects(args: argparse.Namespace) -> int:

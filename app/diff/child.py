@@ -84,10 +84,11 @@ def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan
     m = load(model_bytes)
     clips = find(m)
     feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed)
-    consts = constants(m.graph)
+    consts = {t.name for t in m.graph.initializer} | {o for n in m.graph.node if n.op_type == "Constant"
+                                                      for o in n.output}
     nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
              for n in m.graph.node if n.op_type != "Constant"]
-    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], set(consts), _dtypes(m))
+    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, _dtypes(m))
 
 
 @model_errors
@@ -98,7 +99,8 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     proto = next((n for n in m.graph.node if (n.name or n.output[0]) == node), None)
     if proto is None:
         raise ClipBridgeError(f"the model has no node {node!r}", "node")
-    consts = constants(m.graph)
+    consts = constants(m.graph) | {t.name: numpy_helper.to_array(t) for t in m.graph.initializer
+                                   if t.name in proto.input}
     inits, ins = [], []
     for name in dict.fromkeys(i for i in proto.input if i):
         if name in feeds:

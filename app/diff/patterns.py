@@ -15,6 +15,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 ENGINES = ("onnxruntime", "openvino", "onnx-reference")
+MAX_CONSTANT = 4096  # elements: larger constants are weights, never a clip's bound
 # x86 MAXPS/MINPS return the second operand when either is NaN (Intel SDM vol. 2B, "MAXPS"); OpenVINO's CPU
 # eltwise kernels emit them with the input first, so a NaN input gives the other operand.
 X86_MAXPS = "Intel SDM vol. 2B MAXPS/MINPS: if either operand is NaN, the second operand is returned"
@@ -84,14 +85,24 @@ class ClipLike:
     params: dict = field(default_factory=dict)
 
 
+def _small(t: onnx.TensorProto) -> np.ndarray | None:
+    """A constant's value when it is small enough to be a bound (weights are never decoded here)."""
+    if t.data_location == onnx.TensorProto.EXTERNAL or int(np.prod(t.dims)) > MAX_CONSTANT:
+        return None
+    try:
+        return numpy_helper.to_array(t)
+    except Exception:  # a stub, a string or a malformed tensor: not a bound this reads
+        return None
+
+
 def constants(g: onnx.GraphProto) -> dict[str, np.ndarray]:
-    """Initializers and Constant-node values of one graph, by tensor name."""
-    out = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    """Small initializers and Constant-node values of one graph, by tensor name."""
+    out = {t.name: v for t in g.initializer if (v := _small(t)) is not None}
     for n in g.node:
         if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.output:
             for a in n.attribute:
-                if a.name == "value":
-                    out[n.output[0]] = numpy_helper.to_array(a.t)
+                if a.name == "value" and (v := _small(a.t)) is not None:
+                    out[n.output[0]] = v
                 elif a.name in ("value_float", "value_int"):
                     out[n.output[0]] = np.array(helper.get_attribute_value(a))
     return out
@@ -173,3 +184,10 @@ def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float 
     if c.pattern == "clip" and hi < lo:
         return None  # min > max: measured NaN on OpenVINO too (tests/diff/test_patterns.py)
     return {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
+
+
+def describe(c: ClipLike) -> dict:
+    """A clip-like node as the scan lists it: its pattern, range, NaN rule per engine, and sources."""
+    p = PATTERNS[c.pattern]
+    return {"node": c.node, "op": c.op, "pattern": c.pattern, "input": c.x, "output": c.output,
+            "summary": p.summary, "nan_input": dict(p.nan), "sources": dict(p.sources)}

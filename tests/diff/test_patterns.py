@@ -74,3 +74,17 @@ def test_nan_rule_measured(case, engine):
 def test_every_pattern_cites_its_sources():
     for p in PATTERNS.values():
         assert p.sources.get("spec") and set(p.nan) == set(ENGINES), p.name
+
+
+def test_scan_lists_clip_like_ops(client):
+    """The scan (and so lint's JSON and the inspector) lists the clip-like ops beside the clips."""
+    model = M.graph([helper.make_node("Relu", ["x"], ["r"], name="relu_1"),
+                     helper.make_node("HardSigmoid", ["r"], ["h"], name="hsig_1"),
+                     helper.make_node("Clip", ["h", "lo", "hi"], ["y"], name="clip_1")],
+                    [M.const("lo", 0.0), M.const("hi", 6.0)], shape=(4,), opset=17)
+    r = client.post("/v1/models/inspect", files={"model": ("m.onnx", model)})
+    assert r.status_code == 200, r.text
+    rows = {c["node"]: c for c in r.json()["clip_like"]}
+    assert set(rows) == {"relu_1", "hsig_1"}  # the Clip is a clip of the scan, not listed twice
+    assert rows["relu_1"]["nan_input"]["openvino"] == "zero" and rows["hsig_1"]["nan_input"]["openvino"] == "one"
+    assert [c["node"] for c in r.json()["clips"]] == ["clip_1"]
