@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
 from app.diff import report, run
 from app.diff.inputs import SEED
@@ -63,7 +64,7 @@ def _engines(items: list[str] | None) -> tuple[str, ...]:
     return tuple(p.strip() for item in items for p in item.split(",") if p.strip())
 
 
-@router.post("/v1/models/diff", responses=PROBLEMS, tags=["models"], openapi_extra=DIFF_BODY)
+@router.post("/v1/models/diff", response_model=DiffResponse, responses=PROBLEMS, tags=["models"], openapi_extra=DIFF_BODY)
 async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
                      precision: Literal["model", "deployed"] = Query(default="model", description=(
                          "model: every engine pinned to the model's own types; deployed: each engine's defaults")),

@@ -99,3 +99,13 @@ def test_generated_models_never_5xx(client, data, mutate, engines, precision):
         model = data.draw(mutated(model))
     query = engines + (("&" if engines else "?") + precision if precision else "")
     answered(post(client, model, None, query))
+
+
+def test_bodies_match_the_schema(client, mnv2):
+    """Every body the route answers is a DiffResponse (schemas/DiffResponse.json)."""
+    from app.api.diff_models import DiffResponse
+    for model, query in ((M.relu_chain(), ""), (M.plain_chain(), ""), (mnv2, "?precision=deployed"),
+                         (M.clip_chain(None, 6.0), "?engine=onnxruntime&engine=onnx-reference&engine=openvino")):
+        r = post(client, model, None, query)
+        assert r.status_code == 200, r.text
+        DiffResponse.model_validate(r.json())
