@@ -72,9 +72,10 @@ def test_node_data_loads_in_model_explorer(relu_diff, tmp_path):
     assert config().add_node_data_from_path(str(path)).node_data_sources == [str(path)]
 
 
-def test_bundle_reproduces_on_the_installed_engines(tmp_path, mnv2):
-    body, runs = report.diff(run.direct, mnv2, None, run.Options())
-    with zipfile.ZipFile(__import__("io").BytesIO(bundle.build(body, runs, "model"))) as z:
+@pytest.mark.parametrize("precision", ["model", "deployed"])
+def test_bundle_reproduces_on_the_installed_engines(tmp_path, mnv2, precision):
+    body, runs = report.diff(run.direct, mnv2, None, run.Options(precision=precision))
+    with zipfile.ZipFile(__import__("io").BytesIO(bundle.build(body, runs, precision))) as z:
         z.extractall(tmp_path)
     cases = sorted((tmp_path / "cases").iterdir())
     assert len(cases) == sum(1 for n in body["nodes"] if n["origin"] == "introduced")
