@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tests.diff import models as M
 from tests.diff.conftest import npz
 from tests.hostile.strategies import mutated, onnx_models
+from tests.hostile.test_native_regressions import MODELS as ISSUE_23
 
 pytestmark = pytest.mark.engines
 URL = "/v1/models/diff"
@@ -109,3 +110,24 @@ def test_bodies_match_the_schema(client, mnv2):
         r = post(client, model, None, query)
         assert r.status_code == 200, r.text
         DiffResponse.model_validate(r.json())
+
+
+def test_a_crashing_engine_costs_one_answer(client, monkeypatch):
+    """An engine that dies in its sandbox child is a 422 naming the stage; the next diff is answered."""
+    from app.api import diff_routes
+    from tests import sandbox_tasks
+    real = diff_routes.isolated
+
+    def crashing(stage, fn, /, *args):
+        return real(stage, sandbox_tasks.segfault) if stage == "diff:openvino" else real(stage, fn, *args)
+    monkeypatch.setattr(diff_routes, "isolated", crashing)
+    r = post(client, M.relu_chain())
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"].startswith("diff:openvino crashed on this model")
+    monkeypatch.setattr(diff_routes, "isolated", real)
+    assert post(client, M.relu_chain()).json()["verdict"] == "explained"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in ISSUE_23.glob("*.onnx")))
+def test_issue_23_models_never_5xx(client, name):
+    answered(post(client, (ISSUE_23 / name).read_bytes()))
