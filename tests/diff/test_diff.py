@@ -166,3 +166,15 @@ def test_quantize_saturation_difference_is_found_but_not_guessed():
     assert row["witness"] == {"index": [0], "input": "inf",
                               "outputs": {"onnxruntime": 255, "openvino": 255, "onnx-reference": 0}}
     assert body["verdict"] == "unexplained"
+
+
+def test_past_the_mark_bound_only_clip_like_tensors_are_marked(monkeypatch, mnv2):
+    plan = child.prepare(mnv2, None)
+    every = run.marks(plan)
+    monkeypatch.setattr(engines, "MAX_MARKED_ELEMENTS", sum(plan.sizes.get(t, 0) for t in every) - 1)
+    bounded = run.marks(plan)
+    clip_io = {t for c in plan.clips.values() for n in plan.nodes if n.name == c.node
+               for t in n.inputs + n.outputs if t and t not in plan.constants}
+    assert set(bounded) == clip_io - set(plan.feeds) and len(bounded) < len(every)
+    body = diff(mnv2)
+    assert body["first_divergence"]["op"] == "Clip" and body["verdict"] == "explained"
