@@ -168,7 +168,8 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
     body = {
         "verdict": verdict(outputs, walk.nodes, walk.first),
         "engines": [{"name": e, "version": runs.info[e]["version"], "precision": runs.info[e]["precision"],
-                     "observer_effect": runs.info[e]["observer_effect"]} for e in opts.engines],
+                     "observer_effect": runs.info[e]["observer_effect"], "settings": runs.info[e]["settings"]}
+                    for e in opts.engines],
         "inputs": {"source": "given" if runs.plan.given else "generated",
                    "seed": None if runs.plan.given else opts.seed,
                    "tensors": [{"name": k, "dtype": v.dtype.name, "shape": list(v.shape)}
