@@ -10,6 +10,7 @@ imported inside the functions. See docs/host-differences.md.
 
 from __future__ import annotations
 
+import copy
 import os
 import platform
 import threading
@@ -34,6 +35,7 @@ BF16_NATIVE = "bf16-native"        # avx512_bf16 (or newer): subnormal bf16 inpu
 BF16_AVX512 = "bf16-avx512"        # avx512_core without bf16: no flush, bounds rounded to nearest even
 BF16_AVX2 = "bf16-avx2"            # AVX2 or older: no flush, bounds truncated toward zero
 BF16_UNKNOWN = "bf16-unknown"      # not x86-64 (or no flags readable): none of the measured variants applies
+X86 = ("x86_64", "amd64")
 ENGINES = ("onnxruntime", "openvino", "jax", "jaxlib", "torch", "ai-edge-litert", "coremltools", "tosa-tools")
 OV_TYPES = {"f32": "f32", "f64": "f32", "f16": "f16", "bf16": "bf16"}  # element type -> hint (f64 runs in f32)
 HALF_CAPS = {"f16": "FP16", "bf16": "BF16"}  # the OPTIMIZATION_CAPABILITIES entry each half type needs
@@ -73,7 +75,7 @@ def cpu_isa() -> str | None:
 
 def _isa(cap_name: str) -> str | None:
     f = cpu_flags()
-    if not f:
+    if not f or platform.machine().lower() not in X86:
         return None
     if f["amx_tile"] and f["amx_bf16"]:
         top = "AVX512_CORE_AMX_FP16" if f["amx_fp16"] else "AVX512_CORE_AMX"
@@ -94,7 +96,7 @@ def _isa(cap_name: str) -> str | None:
 def openvino_bf16_variant() -> str:
     """Which of the measured bf16 behaviours OpenVINO's CPU plugin shows on this host (see BF16_*)."""
     isa = cpu_isa()
-    if isa is None or platform.machine().lower() not in ("x86_64", "amd64"):
+    if isa is None:
         return BF16_UNKNOWN
     tier = ISA_TIERS.index(isa)
     if tier >= ISA_TIERS.index("AVX512_CORE_BF16"):
@@ -115,7 +117,7 @@ def engine_versions() -> dict[str, str | None]:
 
 def host_facts() -> dict[str, Any]:
     """The host facts engines depend on: CPU flags and ISA, OpenVINO's capabilities and defaults, versions."""
-    return _host_facts(os.environ.get("ONEDNN_MAX_CPU_ISA"), os.environ.get("DNNL_MAX_CPU_ISA"))
+    return copy.deepcopy(_host_facts(os.environ.get("ONEDNN_MAX_CPU_ISA"), os.environ.get("DNNL_MAX_CPU_ISA")))
 
 
 @lru_cache(maxsize=4)
@@ -227,7 +229,9 @@ def onnxruntime_options(precision: Precision = "model") -> tuple[Any, dict[str, 
     settings = {"engine": "onnxruntime", "version": ort.__version__, "precision": precision,
                 "providers": ["CPUExecutionProvider"],
                 "graph_optimization_level": str(opts.graph_optimization_level).split(".")[-1],
-                "denormal_as_zero": False, "deterministic_compute": bool(opts.use_deterministic_compute)}
+                "denormal_as_zero": False, "deterministic_compute": bool(opts.use_deterministic_compute),
+                # 0: one thread per core. An elementwise Clip gives the same outputs on any count (reported only).
+                "intra_op_num_threads": int(opts.intra_op_num_threads)}
     return opts, settings
 
 

@@ -215,3 +215,13 @@ def test_deployed_precision_is_what_this_host_runs():
     assert ran == ec.host_facts()["openvino"]["default_inference_precision"]
     err = _worst_relative_error(compiled, x, ref)
     assert (err > 1e-3) if ran == "bf16" else (err < 1e-4), (ran, err)
+
+
+def test_non_x86_host_is_no_measured_variant(monkeypatch):
+    """An Arm host (flags read from 'Features') has no oneDNN x86 tier: both bf16 notes may apply there."""
+    monkeypatch.setattr(ec, "_cpu_flags", lambda: tuple((f, False) for f in ec.CPU_FLAGS))
+    monkeypatch.setattr(ec.platform, "machine", lambda: "aarch64")
+    assert (ec.cpu_isa(), ec.openvino_bf16_variant()) == (None, ec.BF16_UNKNOWN)
+    from app.dialects import openvino as d_ov
+    from app.dtypes import BFLOAT16
+    assert set(d_ov.cpu_notes_openvino(BFLOAT16, -1.25, 2.7)) == {d_ov.NOTE_BF16_FLUSH, d_ov.NOTE_BF16_TRUNC}

@@ -120,7 +120,7 @@ def produce(entry: dict, x: np.ndarray, manifest: dict) -> tuple[np.ndarray | No
         if engine == "openvino":
             import openvino
             y, how = run_openvino(entry, x, precision)
-            return y, f"openvino {openvino.__version__.split('-')[0]}, {how}"
+            return y, f"openvino {openvino.__version__}, {how}"
     except ImportError:
         return None, f"{engine} is not installed"
     except Exception as exc:  # the engine refuses the model: reported, never a crash of the runner
