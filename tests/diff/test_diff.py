@@ -178,3 +178,20 @@ def test_past_the_mark_bound_only_clip_like_tensors_are_marked(monkeypatch, mnv2
     assert set(bounded) == clip_io - set(plan.feeds) and len(bounded) < len(every)
     body = diff(mnv2)
     assert body["first_divergence"]["op"] == "Clip" and body["verdict"] == "explained"
+
+
+def test_dynamo_clamp_min_int_is_a_one_sided_max():
+    """torch.onnx.export(dynamo=True) writes clamp(min=0) as Max(x, 0): found, replayed, and named nan-input."""
+    import torch
+
+    class ClampMin(torch.nn.Module):
+        def forward(self, x):
+            return torch.clamp(x * 2, min=0) + 1
+    model = torch.onnx.export(ClampMin(), (torch.randn(4),), dynamo=True, input_names=["x"],
+                              verbose=False).model_proto.SerializeToString()
+    body = diff(model)
+    [row] = body["nodes"]
+    assert (row["op"], row["pattern"], row["origin"], row["cause"]) == ("Max", "max-constant", "introduced",
+                                                                          "nan-input")
+    assert row["witness"]["outputs"] == {"onnxruntime": "nan", "openvino": 0.0}
+    _reproduces(model, row, ("onnxruntime", "openvino"))
