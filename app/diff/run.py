@@ -103,7 +103,7 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options)
             values[engine][name] = plain["values"][name]
         info[engine] = {"version": marked["version"], "precision": marked["precision"],
                         "settings": marked.get("settings", {}),
-                        "kernels": plain["kernels"] or marked["kernels"], "observer_effect": changed}
+                        "kernels": marked["kernels"], "observer_effect": changed}
     return Runs(plan, values, info)
 
 
