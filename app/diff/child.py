@@ -125,3 +125,32 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     single = helper.make_model(g, opset_imports=list(m.opset_import), ir_version=m.ir_version,
                                producer_name="clipbridge-diff")
     return single.SerializeToString()
+
+
+def replay_name(k: int, name: str) -> str:
+    """The name of tensor (or node) `name` in the k-th replay copy."""
+    return f"clipbridge_replay_{k}/{name}"
+
+
+@model_errors
+def with_replays(model_bytes: bytes, copies: dict[str, dict[str, tuple[str, list[int]]]]) -> bytes:
+    """The model plus, per named node, a copy of it fed by graph inputs of its own (typed as given: the first
+    engine's captured tensors) and giving graph outputs of its own. One compile then also replays every
+    clip-like node alone on the same input; its constants stay shared with the original node."""
+    m = onnx.load_from_string(model_bytes)
+    protos = {(n.name or n.output[0]): n for n in m.graph.node}
+    for k, (node, inputs) in enumerate(copies.items()):
+        p = protos[node]
+        c = onnx.NodeProto()
+        c.CopyFrom(p)
+        c.name = replay_name(k, node)
+        del c.input[:]
+        c.input.extend(replay_name(k, i) if i in inputs else i for i in p.input)
+        del c.output[:]
+        c.output.extend(replay_name(k, o) if o else o for o in p.output)
+        m.graph.node.append(c)
+        for i, (dtype, shape) in inputs.items():
+            elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+            m.graph.input.append(helper.make_tensor_value_info(replay_name(k, i), elem, shape))
+        m.graph.output.extend(helper.make_empty_tensor_value_info(replay_name(k, o)) for o in p.output if o)
+    return m.SerializeToString()

@@ -19,6 +19,7 @@ from app.errors import ClipBridgeError
 ENGINE_NAMES = ("onnxruntime", "openvino", "onnx-reference")
 DEFAULT_ENGINES = ("onnxruntime", "openvino")
 Execute = Callable[..., Any]
+MAX_FOLDED = 64  # clip-like nodes replayed inside the marked runs (later ones are replayed alone)
 
 
 def direct(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -59,6 +60,7 @@ class Runs:
     info: dict[str, dict[str, Any]]  # engine -> {version, precision, kernels, observer_effect}
     method: str = "mark-all"
     masks: dict[str, np.ndarray | None] = field(default_factory=dict)  # tensor -> differs(), computed once
+    folded: dict[str, dict] = field(default_factory=dict)  # node -> replay outputs computed in the marked runs
     replays: dict[str, dict] = field(default_factory=dict)  # node -> {model, feeds, outputs}
 
 
@@ -89,9 +91,14 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options)
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
     marked_model = execute("diff:prepare", engines.with_outputs, model, marks(plan))  # once for every engine
-    for engine in opts.engines:
+    replays: dict[str, dict[str, Any]] = {}
+    feeds, copies = plan.feeds, {}
+    for n, engine in enumerate(opts.engines):
         plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision)
-        marked = execute(f"diff:{engine}", engines.run, engine, marked_model, plan.feeds, [], opts.precision)
+        if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
+            marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
+        marked = execute(f"diff:{engine}", engines.run, engine, marked_model, feeds, [], opts.precision)
+        _take_replays(marked, copies, engine, replays)
         changed = []
         for name in plan.outputs:
             rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
@@ -104,7 +111,46 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options)
         info[engine] = {"version": marked["version"], "precision": marked["precision"],
                         "settings": marked.get("settings", {}),
                         "kernels": marked["kernels"], "observer_effect": changed}
-    return Runs(plan, values, info)
+    return Runs(plan, values, info, folded=replays)
+
+
+def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
+                  first: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray], dict[str, list[str]]]:
+    """The marked model with a replay copy of each clip-like node fed the first engine's captured inputs, the
+    feeds for it, and node -> its outputs. An engine's compile costs more than the copies (OpenVINO: ~50 ms)."""
+    copies: dict[str, dict[str, tuple[str, list[int]]]] = {}
+    feeds = dict(plan.feeds)
+    outs: dict[str, list[str]] = {}
+    used = sum(int(v.size) for v in first.values())  # the marked run's own elements, within the bound
+    for node in plan.nodes:
+        if node.name not in plan.clips or len(copies) >= MAX_FOLDED:
+            continue
+        ins = [i for i in node.inputs if i and i not in plan.constants]
+        values = {i: first[i] if i in first else plan.feeds.get(i) for i in ins}
+        if any(v is None for v in values.values()):
+            continue
+        used += 2 * sum(int(v.size) for v in values.values())  # the copy's inputs, and its output
+        if used > engines.MAX_MARKED_ELEMENTS:
+            break  # past the bound the rest are replayed alone, when they differ
+        k = len(copies)
+        copies[node.name] = {i: (v.dtype.name, list(v.shape)) for i, v in values.items()}
+        feeds.update({child.replay_name(k, i): v for i, v in values.items()})
+        outs[node.name] = [child.replay_name(k, o) for o in node.outputs if o]
+    if not copies:
+        return marked_model, plan.feeds, {}
+    return execute("diff:prepare", child.with_replays, marked_model, copies), feeds, outs
+
+
+def _take_replays(marked: dict[str, Any], copies: dict[str, list[str]], engine: str,
+                  replays: dict[str, dict[str, Any]]) -> None:
+    """Move the replay copies' outputs (and kernels) out of the marked run's values."""
+    for k, (node, outs) in enumerate(copies.items()):
+        record = replays.setdefault(node, {"outputs": {}, "kernels": {}})
+        record["outputs"][engine] = marked["values"].get(outs[0])
+        copy = child.replay_name(k, node)
+        record["kernels"][engine] = {node: v for n, v in marked["kernels"].items() if n == copy}
+    for name in [v for v in marked["values"] if v.startswith("clipbridge_replay_")]:
+        del marked["values"][name]
 
 
 def differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
@@ -158,6 +204,7 @@ def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
         runs.values[engine] = {**found[engine], **finals}
     runs.method = "bisection"
     runs.masks.clear()
+    runs.folded.clear()  # computed from the marked run's tensors, which bisection does not trust
 
 
 def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opts: Options) -> dict[str, Any]:
@@ -167,7 +214,11 @@ def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opt
     feeds.update({i: runs.plan.feeds[i] for i in node.inputs if i in runs.plan.feeds})
     single = execute("diff:prepare", child.single_node, model, node.name, feeds)
     outputs, kernels = {}, {}
+    folded = runs.folded.get(node.name, {"outputs": {}, "kernels": {}})
     for engine in opts.engines:
+        if folded["outputs"].get(engine) is not None:  # replayed inside this engine's marked run
+            outputs[engine], kernels[engine] = folded["outputs"][engine], folded["kernels"][engine]
+            continue
         r = execute(f"diff:{engine}", engines.run, engine, single, feeds, [], opts.precision)
         outputs[engine] = r["values"][node.outputs[0]]
         kernels[engine] = r["kernels"]

@@ -195,3 +195,18 @@ def test_dynamo_clamp_min_int_is_a_one_sided_max():
                                                                           "nan-input")
     assert row["witness"]["outputs"] == {"onnxruntime": "nan", "openvino": 0.0}
     _reproduces(model, row, ("onnxruntime", "openvino"))
+
+
+def test_replays_are_folded_into_the_marked_runs(monkeypatch):
+    """Every engine but the first replays the clip-like nodes inside its marked run: OpenVINO compiles twice
+    (plain, marked), not once more per replay; the replay's outputs are what the node alone gives."""
+    calls = []
+    real = engines.run
+
+    def counted(engine, model, *args, **kwargs):
+        calls.append(engine)
+        return real(engine, model, *args, **kwargs)
+    monkeypatch.setattr(engines, "run", counted)
+    body = diff(M.relu_chain())
+    assert calls.count("openvino") == 2 and calls.count("onnxruntime") == 3  # plain, marked, the replay
+    _reproduces(M.relu_chain(), body["nodes"][0], ("onnxruntime", "openvino"))
