@@ -173,6 +173,11 @@ def cmd_dialects(args: argparse.Namespace) -> int:
     if named:
         print(f"Used when named (--to {named[0]}), not by default: {', '.join(named)}")
     print("Rules per version and the finding codes: clipbridge dialects --format json (or GET /v1/dialects)")
+    host = body["host"]
+    ov = host.get("openvino") or {}
+    print(f"This host: {host['machine']}, ISA {host['cpu_isa'] or 'unknown'}, OpenVINO bf16 variant "
+          f"{host['openvino_bf16_variant']}, default inference precision "
+          f"{ov.get('default_inference_precision', 'n/a (openvino not installed)')} (docs/host-differences.md)")
     return 0
 
 

@@ -225,3 +225,17 @@ def test_non_x86_host_is_no_measured_variant(monkeypatch):
     from app.dialects import openvino as d_ov
     from app.dtypes import BFLOAT16
     assert set(d_ov.cpu_notes_openvino(BFLOAT16, -1.25, 2.7)) == {d_ov.NOTE_BF16_FLUSH, d_ov.NOTE_BF16_TRUNC}
+
+
+def test_execute_npy_headers_say_which_precision_ran(client):
+    import urllib.parse
+
+    import numpy as np
+    pytest.importorskip("openvino")
+    buf = io.BytesIO()
+    np.save(buf, np.array([1.5, 7.0], dtype=np.float32), allow_pickle=False)
+    q = urllib.parse.quote(json.dumps({"spec": F32_OV, "backend": "openvino"}))
+    r = client.post(f"/v1/execute.npy?request={q}", content=buf.getvalue(),
+                    headers={"content-type": "application/x-npy"})
+    assert r.status_code == 200, r.text
+    assert (r.headers["x-clipbridge-precision"], r.headers["x-clipbridge-inference-precision"]) == ("model", "f32")

@@ -2,10 +2,12 @@
 
 tests.engines.sweep.mine() runs every artifact the engines can run (per the runtime support table) on the critical
 inputs and lists each input where the engine's output differs from app.meaning.evaluate(). A deviation is
-*recorded* when the meaning carries an engine note whose model below reproduces the engine's output at that
-input (or, for notes that say the result is garbage, covers that input). Anything else fails
-test_miner_finds_no_unrecorded_deviation. Each recorded deviation also keeps a strict xfail (engine == spec) in
-RECORDED, so a fixed engine shows up as an XPASS.
+*recorded* when an engine note of its meaning, on some recorded host variant (OpenVINO's bf16 kernels differ by
+CPU: app/engine_config.openvino_bf16_variant), has a model below that predicts the engine's output at that input
+from the inputs alone. Anything else fails test_miner_finds_no_unrecorded_deviation; a second test checks that
+the notes attached on this host explain what the engines do here. Each recorded deviation also keeps a strict
+xfail (engine == spec) in RECORDED, strict on the host variants it occurs on, so a fixed engine shows up as an
+XPASS; test_recorded_xfail_can_flip shows each can. docs/host-differences.md says how to run other variants.
 """
 
 from __future__ import annotations
