@@ -123,7 +123,7 @@ def _check_header_depth(buf: memoryview, major: int) -> None:
     size = int.from_bytes(bytes(buf[8:8 + width]), "little")
     text = bytes(buf[8 + width:8 + width + min(size, MAX_NPY_HEADER)])
     if too_deep(text, python=True):
-        raise ClipBridgeError(f".npy header nests deeper than {MAX_JSON_DEPTH} levels", "body")
+        raise ClipBridgeError(f".npy header is nested deeper than {MAX_JSON_DEPTH} levels", "body")
 
 
 def _checked_header(dtype: np.dtype, shape: object, fortran: object) -> tuple[np.dtype, tuple[int, ...], bool]:

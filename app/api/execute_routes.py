@@ -138,7 +138,8 @@ async def execute_npy(request: Request, options: str = Query(
     if ctype not in ("application/x-npy", "application/octet-stream"):
         raise UnsupportedMediaType(f"Send the tensor as application/x-npy (got {ctype or 'no content type'})")
     if too_deep(options):
-        raise ClipBridgeError(f"the 'request' query parameter nests deeper than {MAX_JSON_DEPTH} levels", "request")
+        raise ClipBridgeError(f"the 'request' query parameter is nested deeper than {MAX_JSON_DEPTH} levels",
+                              "request")
     try:
         opts = ExecuteOptions.model_validate(json.loads(options, parse_constant=_no_constants))
     except ValidationError as exc:

@@ -22,7 +22,7 @@ class JSONTooDeep(HTTPException):
     turns any other error raised while it reads a body into a bare 400."""
 
     def __init__(self, loc: str) -> None:
-        msg = f"the JSON nests deeper than {MAX_JSON_DEPTH} levels"
+        msg = f"the JSON is nested deeper than {MAX_JSON_DEPTH} levels"
         super().__init__(400, f"{msg} ({loc})")
         self.errors = [{"loc": loc, "msg": msg}]
 

@@ -113,7 +113,7 @@ DEPTHS = [MAX_JSON_DEPTH + 1, 900, 3000, 30000]
 def test_deep_json_in_the_execute_npy_query_is_400_naming_it(hostile_client, n):
     r = hostile_client.post(f"/v1/execute.npy?request={_deep(n)}", content=b"x",
                             headers={"content-type": "application/x-npy"})
-    body = _problem(r, {400}, f"nests deeper than {MAX_JSON_DEPTH} levels")
+    body = _problem(r, {400}, f"nested deeper than {MAX_JSON_DEPTH} levels")
     assert body["errors"][0]["loc"] == "request"
 
 
@@ -127,7 +127,7 @@ def test_deep_json_in_the_execute_npy_query_is_400_naming_it(hostile_client, n):
 ], ids=["translate", "execute", "compare", "probe"])
 def test_deep_json_bodies_are_400_naming_the_body(hostile_client, path, wrap, n):
     r = hostile_client.post(path, content=wrap(_deep(n)), headers={"content-type": "application/json"})
-    body = _problem(r, {400}, f"nests deeper than {MAX_JSON_DEPTH} levels")
+    body = _problem(r, {400}, f"nested deeper than {MAX_JSON_DEPTH} levels")
     assert body["errors"][0]["loc"] == "body"
 
 
@@ -138,7 +138,7 @@ def test_deep_npy_header_is_400(hostile_client, n):
     r = hostile_client.post("/v1/execute.npy", content=raw, headers={"content-type": "application/x-npy"},
                             params={"request": json.dumps({"spec": {"dialect": "onnx", "opset": 13,
                                                                     "elem_type": "float"}})})
-    body = _problem(r, {400}, f"nests deeper than {MAX_JSON_DEPTH} levels")
+    body = _problem(r, {400}, f"nested deeper than {MAX_JSON_DEPTH} levels")
     assert body["errors"][0]["loc"] == "body"
 
 
