@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from app.diff import cli as diff_cli
 from app.errors import ClipBridgeError
 from app.lint import cli as lint_cli
 from app.suggest import one_of
@@ -148,6 +149,10 @@ def print_scan_table(body: dict) -> None:
     if s["worst"]:
         w = s["worst"]
         print(f"worst: [{w['severity']}] {w['code']} at clip {w['clip']} ({w['label']}): {w['message']}")
+    if body.get("clip_like"):
+        nan = "; ".join(f"{c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
+                        for c in body["clip_like"][:20])
+        print(f"clip-like ops (not translated; `clipbridge diff` runs them): {nan}")
 
 
 def cmd_dialects(args: argparse.Namespace) -> int:
@@ -264,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
     m.set_defaults(func=cmd_scan)
     lint_cli.add_subcommands(sub)
+    diff_cli.add_subcommand(sub)
     d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"
                        "): versions, dtypes, ranks")
     d.add_argument("--format", choices=["table", "json"], default="table",

@@ -1,0 +1,156 @@
+"""The diff's work on the uploaded bytes themselves (protobuf parsing, shape inference), run in a sandbox
+child like the engines: the parent receives plain Python values and arrays only."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from app.diff import inputs as gen
+from app.diff.patterns import ClipLike, constants, find
+from app.errors import ArtifactError, ClipBridgeError
+
+
+T = TypeVar("T")
+
+
+def model_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Any failure reading the uploaded model (a tensor onnx cannot decode, a malformed attribute) is the
+    model's: a 400 naming it, never a 500."""
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except ClipBridgeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - onnx/numpy decode errors on the user's bytes
+            raise ArtifactError(f"the model cannot be read: {type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:300]}", "model") from None
+    return wrapped
+
+
+@dataclass
+class NodeInfo:
+    name: str
+    op: str
+    inputs: list[str]
+    outputs: list[str]
+
+
+@dataclass
+class Plan:
+    nodes: list[NodeInfo]  # the main graph in its (topological) order, Constant nodes left out
+    clips: dict[str, ClipLike]
+    feeds: dict[str, np.ndarray]
+    given: bool
+    outputs: list[str]
+    constants: set[str] = field(default_factory=set)
+    dtypes: dict[str, str] = field(default_factory=dict)  # tensor -> numpy dtype name, where declared
+    sizes: dict[str, int] = field(default_factory=dict)  # tensor -> element count, where inference knows it
+
+
+def load(model_bytes: bytes) -> onnx.ModelProto:
+    try:
+        m = onnx.load_from_string(model_bytes)
+        onnx.checker.check_model(m)
+    except Exception as exc:  # protobuf's DecodeError or the checker's ValidationError: the user's bytes
+        raise ArtifactError(f"the model is not a valid ONNX model: {' '.join(str(exc).split())[:400]}",
+                            "model") from None
+    if not m.graph.node:
+        raise ArtifactError("the model's graph has no nodes", "model")
+    return m
+
+
+def _types(m: onnx.ModelProto) -> tuple[dict[str, str], dict[str, int]]:
+    """(tensor -> numpy dtype name, tensor -> element count where every dimension is known)."""
+    try:
+        g = onnx.shape_inference.infer_shapes(m, strict_mode=False).graph
+    except Exception:  # a best effort: declared types still come from the graph's own value_info
+        g = m.graph
+    dtypes, sizes = {}, {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        tt = vi.type.tensor_type
+        if vi.type.HasField("tensor_type") and tt.elem_type:
+            try:
+                dtypes[vi.name] = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type)).name
+            except (KeyError, TypeError, ValueError):
+                continue
+            dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
+            if tt.HasField("shape") and all(d >= 0 for d in dims):
+                sizes[vi.name] = int(np.prod(dims, dtype=np.float64))
+    return dtypes, sizes
+
+
+@model_errors
+def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan:
+    """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`)."""
+    m = load(model_bytes)
+    clips = find(m)
+    feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed)
+    consts = {t.name for t in m.graph.initializer} | {o for n in m.graph.node if n.op_type == "Constant"
+                                                      for o in n.output}
+    nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
+             for n in m.graph.node if n.op_type != "Constant"]
+    dtypes, sizes = _types(m)
+    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes)
+
+
+@model_errors
+def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> bytes:
+    """A model of the one node `node`: its constant inputs as initializers, the others as graph inputs typed
+    like `feeds` (the captured tensors), every output a graph output."""
+    m = onnx.load_from_string(model_bytes)
+    proto = next((n for n in m.graph.node if (n.name or n.output[0]) == node), None)
+    if proto is None:
+        raise ClipBridgeError(f"the model has no node {node!r}", "node")
+    consts = constants(m.graph) | {t.name: numpy_helper.to_array(t) for t in m.graph.initializer
+                                   if t.name in proto.input}
+    inits, ins = [], []
+    for name in dict.fromkeys(i for i in proto.input if i):
+        if name in feeds:
+            a = feeds[name]
+            ins.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
+        elif name in consts:
+            inits.append(numpy_helper.from_array(consts[name], name))
+        else:
+            raise ClipBridgeError(f"input {name!r} of node {node!r} was not captured", "node")
+    outs = [helper.make_empty_tensor_value_info(o) for o in proto.output if o]
+    g = helper.make_graph([proto], f"single_{proto.op_type}", ins, outs, inits)
+    single = helper.make_model(g, opset_imports=list(m.opset_import), ir_version=m.ir_version,
+                               producer_name="clipbridge-diff")
+    return single.SerializeToString()
+
+
+def replay_name(k: int, name: str) -> str:
+    """The name of tensor (or node) `name` in the k-th replay copy."""
+    return f"clipbridge_replay_{k}/{name}"
+
+
+@model_errors
+def with_replays(model_bytes: bytes, copies: dict[str, dict[str, tuple[str, list[int]]]]) -> bytes:
+    """The model plus, per named node, a copy of it fed by graph inputs of its own (typed as given: the first
+    engine's captured tensors) and giving graph outputs of its own. One compile then also replays every
+    clip-like node alone on the same input; its constants stay shared with the original node."""
+    m = onnx.load_from_string(model_bytes)
+    protos = {(n.name or n.output[0]): n for n in m.graph.node}
+    for k, (node, inputs) in enumerate(copies.items()):
+        p = protos[node]
+        c = onnx.NodeProto()
+        c.CopyFrom(p)
+        c.name = replay_name(k, node)
+        del c.input[:]
+        c.input.extend(replay_name(k, i) if i in inputs else i for i in p.input)
+        del c.output[:]
+        c.output.extend(replay_name(k, o) if o else o for o in p.output)
+        m.graph.node.append(c)
+        for i, (dtype, shape) in inputs.items():
+            elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+            m.graph.input.append(helper.make_tensor_value_info(replay_name(k, i), elem, shape))
+        m.graph.output.extend(helper.make_empty_tensor_value_info(replay_name(k, o)) for o in p.output if o)
+    return m.SerializeToString()
