@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
@@ -17,6 +21,7 @@ from app.api.inspector import router as inspector_router
 from app.api.openapi_doc import document_headers
 from app.execute import Slots
 from app.memo import Memo
+from app import sandbox
 from app.observability import Metrics, Observe, metrics_endpoint
 from app.settings import Settings
 
@@ -80,10 +85,21 @@ class BodyLimit:
         await resp(scope, receive, send)
 
 
+def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Start the sandbox workers now, off the event loop, so that no request pays for their start.
+        pool = sandbox.ensure(settings)
+        threading.Thread(target=pool.warm, name="sandbox-warm", daemon=True).start()
+        yield
+    return lifespan
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
     # /docs and /redoc come from app.api.docs (offline, under the inspector's CSP), not FastAPI's CDN pages.
     app = FastAPI(title="clipbridge", version=__version__, docs_url=None, redoc_url=None,
+                  lifespan=_lifespan(settings),
                   swagger_ui_oauth2_redirect_url=None,
                   description="Translate the Clip/Clamp operator between DirectML, OpenVINO and ONNX, and say "
                               "exactly where the meaning drifts.")

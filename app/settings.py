@@ -28,6 +28,9 @@ ENV = {  # field -> environment variable
     "min_body_bytes_per_second": "CLIPBRIDGE_MIN_BODY_BYTES_PER_SECOND",
     "body_grace_seconds": "CLIPBRIDGE_BODY_GRACE_SECONDS",
     "memo_bytes": "CLIPBRIDGE_MEMO_BYTES", "memo_entries": "CLIPBRIDGE_MEMO_ENTRIES",
+    "sandbox_workers": "CLIPBRIDGE_SANDBOX_WORKERS", "sandbox_memory_mb": "CLIPBRIDGE_SANDBOX_MEMORY_MB",
+    "sandbox_timeout_seconds": "CLIPBRIDGE_SANDBOX_TIMEOUT_SECONDS",
+    "sandbox_max_result_bytes": "CLIPBRIDGE_SANDBOX_MAX_RESULT_BYTES",
 }
 # (lowest, highest) allowed per numeric field; None: no upper bound.
 RANGES: dict[str, tuple[float, float | None]] = {
@@ -36,6 +39,8 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "max_execution_seconds": (0, None), "max_model_bytes": (1, None), "graceful_shutdown_seconds": (0, 86400),
     "header_timeout_seconds": (0.01, 86400), "min_body_bytes_per_second": (0, None), "body_grace_seconds": (0, 86400),
     "memo_bytes": (0, None), "memo_entries": (0, None),
+    "sandbox_workers": (1, 256), "sandbox_memory_mb": (64, None), "sandbox_timeout_seconds": (0.01, 86400),
+    "sandbox_max_result_bytes": (1024, None),
 }
 
 
@@ -136,6 +141,11 @@ class Settings:
     body_grace_seconds: float = 10.0  # how long a body may arrive slower than the minimum rate
     memo_bytes: int = 8 * 1024 * 1024  # the translation memo's bound in bytes (keys' digests + responses); 0: off
     memo_entries: int = 4096  # and in entries
+    # Native code on uploaded models runs in child processes (app/sandbox.py, docs/isolation.md):
+    sandbox_workers: int = 2  # how many; a call waits for a free one (503 past its time limit)
+    sandbox_memory_mb: int = 4096  # address space a call may add to an idle worker (RLIMIT_AS)
+    sandbox_timeout_seconds: float = 25.0  # a call past this kills its worker (503); below the execution limit
+    sandbox_max_result_bytes: int = 1024 * 1024 * 1024  # a pickled result past this is refused (422)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -180,4 +190,8 @@ class Settings:
             body_grace_seconds=_float("CLIPBRIDGE_BODY_GRACE_SECONDS", cls.body_grace_seconds),
             memo_bytes=_int("CLIPBRIDGE_MEMO_BYTES", cls.memo_bytes),
             memo_entries=_int("CLIPBRIDGE_MEMO_ENTRIES", cls.memo_entries),
+            sandbox_workers=_int("CLIPBRIDGE_SANDBOX_WORKERS", cls.sandbox_workers),
+            sandbox_memory_mb=_int("CLIPBRIDGE_SANDBOX_MEMORY_MB", cls.sandbox_memory_mb),
+            sandbox_timeout_seconds=_float("CLIPBRIDGE_SANDBOX_TIMEOUT_SECONDS", cls.sandbox_timeout_seconds),
+            sandbox_max_result_bytes=_int("CLIPBRIDGE_SANDBOX_MAX_RESULT_BYTES", cls.sandbox_max_result_bytes),
         )

@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect
 
 from app.errors import ClipBridgeError, SpecError
 from app.field_errors import field_errors
+from app.sandbox import SandboxError
 
 log = logging.getLogger("clipbridge")
 PROBLEM = "application/problem+json"
@@ -43,6 +44,9 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ClipBridgeError)
     async def domain_error(request: Request, exc: ClipBridgeError) -> JSONResponse:
         loc = _prefixed(request, exc.loc) if exc.loc else None
+        if isinstance(exc, SandboxError):  # which request, which stage, which signal: for whoever reads the log
+            log.warning("sandbox %s: %s, signal %s (request %s)", exc.reason, exc.stage, exc.signal,
+                        request.scope.get("state", {}).get("request_id", "-"))
         errors = [{"loc": loc, "msg": exc.message}] if loc else None
         headers = {"Retry-After": str(exc.retry_after)} if hasattr(exc, "retry_after") else None
         detail = f"{exc.message} ({loc})" if loc else exc.message

@@ -1,0 +1,56 @@
+"""Module-level functions the sandbox tests run in a worker (a worker imports them by name)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import time
+
+import numpy as np
+
+from app.errors import ArtifactError
+
+
+def echo(*args: object, **kwargs: object) -> tuple:
+    return args, kwargs
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+def double(a: np.ndarray) -> np.ndarray:
+    return a * 2
+
+
+def refuse(loc: str) -> None:
+    raise ArtifactError("refused on purpose", loc)
+
+
+def value_error() -> None:
+    raise ValueError("plain")
+
+
+def segfault() -> None:
+    ctypes.string_at(0)  # reads address 0: SIGSEGV
+
+
+def abort() -> None:
+    os.kill(os.getpid(), signal.SIGABRT)
+
+
+def exit_quietly() -> None:
+    os._exit(3)
+
+
+def hang(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def allocate(mb: int) -> int:
+    return len(bytearray(mb * 2**20))
+
+
+def big_result(n: int) -> bytes:
+    return b"x" * n
