@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from app.errors import ArtifactError
 from app.fix.facts import Node
 from app.fix.rules import RULES, Edit, Site
 
@@ -143,3 +144,38 @@ def write_fixed(model_bytes: bytes, reference: str, target: str) -> dict:
     return {"model": model.SerializeToString(), "rules_applied": e.applied, "skipped": skipped,
             "opset": opset_of(model), "ir_version": model.ir_version, "opset_before": before[0],
             "ir_version_before": before[1], "opset_note": opset_note}
+
+
+def _input_specs(model: onnx.ModelProto) -> list[dict]:
+    inits = {t.name for t in model.graph.initializer}
+    out = []
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or tt.elem_type == 0:
+            raise ArtifactError(f"graph input {vi.name[:60]!r} has no tensor type", "model")
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        out.append({"name": vi.name, "shape": dims, "dtype": np.dtype(dtype).name})
+    return out
+
+
+def write_checked(model_bytes: bytes, reference: str, target: str) -> dict:
+    """write_fixed plus what the caller needs without parsing the upload itself (run in a child): the graph
+    inputs, each clip's constant bounds (for generated inputs), whether the model is float32, and whether
+    every original node name is still there."""
+    try:
+        original = onnx.load_from_string(model_bytes)
+        onnx.checker.check_model(original, full_check=True)
+    except Exception as exc:  # protobuf, checker and shape-inference errors: the upload is what is wrong
+        raise ArtifactError(f"the model fails onnx.checker: {' '.join(str(exc).split())[:300]}", "model") from None
+    out = write_fixed(model_bytes, reference, target)
+    written = onnx.load_from_string(out["model"])
+    sites, _ = find_sites(original)
+    out["bounds"] = [[v for v in (s.node.lo, s.node.hi) if v is not None] for s in sites]
+    out["inputs"] = _input_specs(original)
+    out["float32"] = any(s["dtype"] == "float32" for s in out["inputs"]) or any(
+        t.data_type == onnx.TensorProto.FLOAT for t in original.graph.initializer)
+    out["names_kept"] = {n.name for n in original.graph.node} <= {n.name for n in written.graph.node}
+    return out

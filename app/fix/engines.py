@@ -1,0 +1,100 @@
+"""Run a model on one engine, in a sandboxed child (app.sandbox.run_isolated calls these module-level functions).
+
+Every run is configured by app.engine_config: precision "model" pins each engine to the model's own float type,
+"deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
+model raises EngineRefused with the engine's own message, which the API turns into a 422 naming `model`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from app.engine_config import onnxruntime_session, openvino_compile
+from app.errors import ArtifactError
+
+Feeds = dict[str, np.ndarray]
+
+
+class EngineRefused(ArtifactError):
+    """An engine could not load or run the model; the message quotes the engine."""
+
+
+def _refused(engine: str, exc: Exception, what: str) -> EngineRefused:
+    text = " ".join(str(exc).split())[-400:]
+    return EngineRefused(f"{engine} cannot run the {what}: {text}", "model")
+
+
+def _ort(model_bytes: bytes, precision: str) -> tuple[Callable[[Feeds], list[np.ndarray]], list[str], dict]:
+    session, settings = onnxruntime_session(model_bytes, precision)  # type: ignore[arg-type]
+    names = [o.name for o in session.get_outputs()]
+    return (lambda feeds: session.run(None, feeds)), names, settings
+
+
+def _ov(model_bytes: bytes, precision: str) -> tuple[Callable[[Feeds], list[np.ndarray]], list[str], dict]:
+    import openvino as ov
+    model = ov.Core().read_model(model_bytes, ov.Tensor(np.zeros(1, np.uint8)))
+    compiled, effective = openvino_compile(model, precision)  # type: ignore[arg-type]
+    request = compiled.create_infer_request()
+    names = [o.get_any_name() for o in compiled.outputs]
+
+    def call(feeds: Feeds) -> list[np.ndarray]:
+        request.infer(feeds)
+        return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(names))]
+    return call, names, {"engine": "openvino", "version": ov.get_version(), "precision": precision,
+                         "inference_precision": effective}
+
+
+def _reference(model_bytes: bytes, precision: str) -> tuple[Callable[[Feeds], list[np.ndarray]], list[str], dict]:
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+    evaluator = ReferenceEvaluator(onnx.load_from_string(model_bytes))
+    return (lambda feeds: evaluator.run(None, feeds)), list(evaluator.output_names), {
+        "engine": "onnx-reference", "version": onnx.__version__, "precision": "model"}
+
+
+LOADERS = {"onnxruntime": _ort, "openvino": _ov, "onnx-reference": _reference}
+
+
+def _load(engine: str, model_bytes: bytes, precision: str, what: str) -> tuple[Callable, list[str], dict]:
+    try:
+        return LOADERS[engine](model_bytes, precision)
+    except Exception as exc:  # each engine raises its own types; the message is what the user needs
+        raise _refused(engine, exc, what) from None
+
+
+def run(engine: str, model_bytes: bytes, feed_sets: list[Feeds], precision: str = "model",
+        what: str = "model") -> tuple[list[dict[str, np.ndarray]], dict]:
+    """Each feed set's outputs by name, and the settings that ran (child only)."""
+    call, names, settings = _load(engine, model_bytes, precision, what)
+    out = []
+    for feeds in feed_sets:
+        try:
+            out.append(dict(zip(names, (np.asarray(v) for v in call(feeds)))))
+        except Exception as exc:
+            raise _refused(engine, exc, what) from None
+    return out, settings
+
+
+def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precision: str = "model",
+              rounds: int = 30, warmup: int = 3) -> dict[str, Any]:
+    """Median latency of the original and the written model on one engine, in this process, interleaved
+    (original, written, original, ...) so that load and frequency changes hit both alike, and whether the two
+    give bit-identical outputs on these (clean) feeds (child only)."""
+    calls = [_load(engine, original, precision, "model")[0], _load(engine, written, precision, "fixed model")[0]]
+    for _ in range(warmup):
+        for c in calls:
+            c(feeds)
+    samples: list[list[float]] = [[], []]
+    for r in range(rounds):
+        order = (0, 1) if r % 2 == 0 else (1, 0)  # alternate who goes first
+        for k in order:
+            t = time.perf_counter()
+            calls[k](feeds)
+            samples[k].append(time.perf_counter() - t)
+    med = [float(np.median(s)) * 1e3 for s in samples]
+    same = all(np.asarray(u).tobytes() == np.asarray(v).tobytes() for u, v in zip(calls[0](feeds), calls[1](feeds)))
+    return {"clean_identical": same, "engine": engine, "precision": precision, "rounds": rounds, "original_ms": round(med[0], 4),
+            "written_ms": round(med[1], 4), "ratio": round(med[1] / med[0], 4) if med[0] > 0 else None}

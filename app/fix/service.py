@@ -1,0 +1,118 @@
+"""POST /v1/models/fix and `clipbridge diff --fix`: write the fixed model, prove it, measure its cost, advise.
+
+Every step that touches the uploaded model in native code (parse + shape inference + checker, each engine run,
+the timing) runs in a sandboxed child (app.sandbox.run_isolated); the server only moves bytes and arrays.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
+from app.fix import apply, engines, proof
+from app.fix.facts import ENGINES, openvino_setting
+from app.sandbox import run_isolated
+
+PRECISIONS = ("model", "deployed")
+NARROW = ("bf16", "f16")
+
+
+@dataclass
+class Fixed:
+    """What a fix returns: the written model and the JSON body (rules_applied, advice, proof, cost, model)."""
+
+    model: bytes
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+def check_engines(reference: str, target: str, precision: str) -> None:
+    for loc, name in (("reference", reference), ("target", target)):
+        if name not in ENGINES:
+            raise UnsupportedTarget(f"unknown engine {name[:40]!r}; one of {', '.join(ENGINES)}", loc)
+    if reference == target:
+        raise UnsupportedTarget("reference and target are the same engine: there is nothing to fix", "target")
+    if precision not in PRECISIONS:
+        raise UnsupportedTarget(f"precision is one of {', '.join(PRECISIONS)}", "precision")
+
+
+def read_npz(data: bytes, specs: list[dict]) -> dict[str, np.ndarray]:
+    """The user's inputs: an .npz keyed by graph input name, with the inputs' dtypes (no pickles)."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k: np.asarray(z[k]) for k in z.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise ClipBridgeError(f"inputs is not a readable .npz: {str(exc)[:200]}", "inputs") from None
+    names = {s["name"]: s for s in specs}
+    extra = sorted(set(arrays) - set(names))
+    if extra:
+        raise ClipBridgeError(f"inputs has {extra[0][:60]!r}, which is not a graph input "
+                              f"({', '.join(sorted(names))[:200]})", "inputs")
+    missing = sorted(set(names) - set(arrays))
+    if missing:
+        raise ClipBridgeError(f"inputs lacks graph input {missing[0][:60]!r}", "inputs")
+    out = {}
+    for k, a in arrays.items():
+        want = np.dtype(names[k]["dtype"])
+        if a.dtype != want:
+            raise ClipBridgeError(f"inputs[{k[:60]!r}] is {a.dtype}, the model takes {want}", "inputs")
+        out[k] = a
+    return out
+
+
+def advice(settings_a: dict, settings_b: dict, float32: bool) -> list[dict]:
+    """`inference-precision`: a difference no graph rewrite removes, with the exact engine setting that does."""
+    out = []
+    for role, s in (("reference", settings_a), ("target", settings_b)):
+        narrow = s.get("inference_precision")
+        if s.get("engine") == "openvino" and float32 and narrow in NARROW:
+            out.append({"code": "inference-precision", "engine": "openvino", "role": role,
+                        "ran_in": narrow, "setting": openvino_setting(narrow),
+                        "alternative": {"EXECUTION_MODE_HINT": "ACCURACY"},
+                        "message": f"OpenVINO ran this float32 model in {narrow} (its default on this CPU); "
+                                   f"no graph rewrite changes that: compile with INFERENCE_PRECISION_HINT=f32 "
+                                   f"(or EXECUTION_MODE_HINT=ACCURACY)"})
+    return out
+
+
+def _write(model: bytes, reference: str, target: str) -> dict:
+    try:
+        return run_isolated("fix-write", apply.write_checked, model, reference, target)
+    except ClipBridgeError:
+        raise
+    except Exception as exc:  # the child re-raises onnx's own errors: the model is what is wrong
+        raise ArtifactError(f"the model cannot be rewritten: {' '.join(str(exc).split())[:300]}", "model") from None
+
+
+def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision: str = "model",
+        rounds: int = 30) -> Fixed:
+    """Write the model for `target` to compute what `reference` computes, prove it and measure its cost."""
+    check_engines(reference, target, precision)
+    w = _write(model, reference, target)
+    bounds = sorted({b for r in w["bounds"] for b in r if np.isfinite(b)})
+    try:
+        sets = ([read_npz(npz, w["inputs"])] if npz is not None else []) + proof.generate(w["inputs"], bounds)
+    except ValueError as exc:
+        raise ClipBridgeError(str(exc), "inputs") from None
+    runs_a, sa = run_isolated("fix-run", engines.run, reference, model, sets, precision)
+    runs_b, sb = run_isolated("fix-run", engines.run, target, w["model"], sets, precision, "fixed model")
+    clean = sets[1 if npz is not None else 0]
+    cost = run_isolated("fix-cost", engines.time_pair, target, model, w["model"], clean, precision, rounds)
+    body = {"reference": reference, "target": target, "precision": precision,
+            "rules_applied": w["rules_applied"], "skipped": w["skipped"],
+            "advice": advice(sa, sb, w["float32"]),
+            "proof": proof.body(runs_a, runs_b, [_row(sa), _row(sb)], npz is not None),
+            "cost": cost,
+            "model": {"bytes": len(w["model"]), "opset": w["opset"], "ir_version": w["ir_version"],
+                      "opset_before": w["opset_before"], "ir_version_before": w["ir_version_before"],
+                      "opset_note": w["opset_note"], "node_names_kept": w["names_kept"]}}
+    return Fixed(w["model"], body)
+
+
+def _row(s: dict) -> dict:
+    return {"name": s.get("engine"), "version": s.get("version"),
+            "precision": s.get("inference_precision") or s.get("precision")}
