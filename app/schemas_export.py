@@ -11,6 +11,7 @@ from app.api.models import (CompareRequest, CompareResponse, DialectsResponse, E
                             ExecuteResponse, Health, Problem, ScanResponse, TranslateRequest,
                             TranslateResponse)
 from app.api.lint_models import ProbeRequest, ProbeResponse
+from app.api.fix_models import FixResponse
 from app.specs import Spec
 
 MODELS: dict[str, object] = {
@@ -28,6 +29,7 @@ MODELS: dict[str, object] = {
     "Spec": Spec,
     "ProbeRequest": ProbeRequest,
     "ProbeResponse": ProbeResponse,
+    "FixResponse": FixResponse,
 }
 
 
