@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from app.diff import cli as diff_cli
 from app.errors import ClipBridgeError
 from app.lint import cli as lint_cli
 from app.suggest import one_of
@@ -248,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
     m.set_defaults(func=cmd_scan)
     lint_cli.add_subcommands(sub)
+    diff_cli.add_subcommand(sub)
     d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"
                        "): versions, dtypes, ranks")
     d.add_argument("--format", choices=["table", "json"], default="table",

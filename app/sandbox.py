@@ -1,9 +1,10 @@
 """Native code on untrusted bytes runs in a reused child process, where a crash costs one answer.
 
-`run_isolated(stage, fn, *args)` calls `fn(*args)` in a worker of a small pool and returns its result. The
-workers are started by a forkserver (a clean process that never loaded the server's threads, onnxruntime or
-uvicorn, so forking from it is safe) with the heavy modules preloaded, and are reused across calls: the hot
-path costs one pickle round-trip over a pipe. Per call, the child's address space is capped (RLIMIT_AS at its
+`run_isolated(stage, fn, *args)` calls `fn(*args)` in a worker of a small pool and returns its result. A
+worker is a fresh interpreter (`python -c`, never a fork of the server, whose threads and engine state a
+fork would copy unsafely; not multiprocessing's spawn or forkserver either, whose children re-run the
+parent's __main__) with onnx preloaded, and is reused across calls: the hot path costs one pickle round-trip
+over a socket. Per call, the child's address space is capped (RLIMIT_AS at its
 idle size plus `memory_mb`), the parent waits at most `timeout_s` and the pickled result may not exceed
 CLIPBRIDGE_SANDBOX_MAX_RESULT_BYTES. A worker that crashes, hangs (killed) or runs out of memory is
 discarded and replaced; the parent raises SandboxError naming the stage. An exception `fn` raises in the
@@ -14,12 +15,15 @@ Design and measured cost: docs/isolation.md.
 from __future__ import annotations
 
 import logging
-import multiprocessing
+import ctypes
 import os
 import pickle
 import queue
 import resource
 import signal as signals
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -30,9 +34,9 @@ from app.settings import Settings
 
 T = TypeVar("T")
 log = logging.getLogger("clipbridge.sandbox")
-# Imported once in the forkserver, so that every worker starts with them loaded (a worker's first call does
-# not pay onnx's import). Only modules that start no threads at import time belong here.
-PRELOAD = ["app.sandbox", "numpy", "onnx", "onnx.checker", "onnx.shape_inference", "onnx.version_converter"]
+# Imported when a worker starts, so that its first call does not pay for them.
+PRELOAD = ("numpy", "onnx", "onnx.checker", "onnx.shape_inference", "onnx.version_converter")
+PR_SET_PDEATHSIG = 1
 REASONS = ("crashed", "timeout", "memory", "output-too-large")
 
 
@@ -98,9 +102,20 @@ def _portable(exc: BaseException) -> bytes:
         return pickle.dumps((RuntimeError, (f"{type(exc).__name__}: {str(exc)[:2000]}",)), protocol=5)
 
 
+def main(fd: int) -> None:
+    """A worker process: preload, then serve calls on the socket `fd` until the parent goes."""
+    signals.signal(signals.SIGINT, signals.SIG_IGN)  # Ctrl-C stops the server, which then closes our socket
+    try:  # Linux: die with the parent even while busy (a hung call would otherwise outlive a killed server)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signals.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    for name in PRELOAD:
+        __import__(name)
+    _serve(Connection(fd))
+
+
 def _serve(conn: Connection) -> None:
-    """A worker's loop: one call per message until the parent closes the pipe."""
-    signals.signal(signals.SIGINT, signals.SIG_IGN)  # Ctrl-C stops the server, which then closes our pipe
+    """A worker's loop: one call per message until the parent closes the socket."""
     while True:
         try:
             fn, args, kwargs, memory_mb, max_result = conn.recv()
@@ -126,68 +141,96 @@ def _serve(conn: Connection) -> None:
 # ---- the parent -----------------------------------------------------------------------------------------
 
 class _Worker:
-    def __init__(self, ctx: Any) -> None:
-        self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_serve, args=(child,), daemon=True, name="clipbridge-sandbox")
-        self.proc.start()
-        child.close()
+    """One child: `python -c "from app.sandbox import main; main(FD)"` on one end of a socket pair."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        code = f"from app.sandbox import main; main({theirs.fileno()})"
+        with ours, theirs:
+            self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
+                                         stdin=subprocess.DEVNULL, close_fds=True)
+            self.conn = Connection(ours.detach())
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
     def kill(self) -> int | None:
         """Stop the worker (SIGKILL if alive); its exit signal, or None when it exited normally."""
-        if self.proc.is_alive():
+        if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.join(5)
+        try:
+            code = self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            code = None
         self.conn.close()
-        code = self.proc.exitcode
         return -code if code is not None and code < 0 else None
 
 
 class Pool:
-    """Up to `size` workers, started lazily (or by warm()) and reused; a broken one is replaced."""
+    """Up to `size` workers, started by warm() (or on demand) and reused; a broken one is replaced at once,
+    in the background, so that the next call finds a started worker."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.ctx = multiprocessing.get_context("forkserver")
-        self.ctx.set_forkserver_preload(PRELOAD)
+        self.size = settings.sandbox_workers
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
-        self._slots = threading.BoundedSemaphore(settings.sandbox_workers)
+        self._slots = threading.BoundedSemaphore(self.size)  # calls in flight
         self._lock = threading.Lock()
-        self._all: set[_Worker] = set()
+        self._count = 0  # workers alive or starting
+        self._closed = False
 
     def warm(self) -> None:
-        """Start every worker now (a server calls this at start-up, so that no request pays for it)."""
-        with self._lock:
-            missing = self.settings.sandbox_workers - len(self._all)
-        for _ in range(max(0, missing)):
+        """Start workers up to `size` (a server calls this at start-up, so that no request pays for it)."""
+        while self._reserve():
             self._idle.put(self._new())
 
-    def _new(self) -> _Worker:
-        w = _Worker(self.ctx)
+    def _reserve(self) -> bool:
         with self._lock:
-            self._all.add(w)
-        return w
+            if self._closed or self._count >= self.size:
+                return False
+            self._count += 1
+            return True
+
+    def _new(self) -> _Worker:
+        try:
+            return _Worker()
+        except BaseException:
+            with self._lock:
+                self._count -= 1
+            raise
+
+    def _discard(self, w: _Worker) -> int | None:
+        with self._lock:
+            self._count -= 1
+        sig = w.kill()
+        threading.Thread(target=self.warm, name="sandbox-replace", daemon=True).start()
+        return sig
 
     def _acquire(self, timeout: float) -> _Worker:
         if not self._slots.acquire(timeout=timeout):
             raise SandboxBusy("every sandbox worker is busy; retry shortly")
         try:
-            w = self._idle.get_nowait()
+            while True:
+                w = self._take(timeout)
+                if w.alive():
+                    return w
+                self._discard(w)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def _take(self, timeout: float) -> _Worker:
+        try:
+            return self._idle.get_nowait()
         except queue.Empty:
-            try:
-                return self._new()
-            except BaseException:
-                self._slots.release()
-                raise
-        return w if w.proc.is_alive() else self._replace(w)
-
-    def _replace(self, w: _Worker) -> _Worker:
-        self._discard(w)
-        return self._new()
-
-    def _discard(self, w: _Worker) -> int | None:
-        with self._lock:
-            self._all.discard(w)
-        return w.kill()
+            pass
+        if self._reserve():
+            return self._new()
+        try:  # every worker exists: one is being started (or replaced) and comes back to the idle queue
+            return self._idle.get(timeout=timeout)
+        except queue.Empty:
+            raise SandboxBusy("no sandbox worker could be started in time; retry shortly") from None
 
     def _release(self, w: _Worker | None) -> None:
         if w is not None:
@@ -212,6 +255,9 @@ class Pool:
             self._discard(w)
             self._release(None)
             raise SandboxError(stage, "memory", detail=f"limit {memory_mb} MiB above the worker's idle size")
+        if self._closed:
+            w.kill()
+            w = None
         self._release(w)
         if kind == "output-too-large":
             raise SandboxError(stage, "output-too-large",
@@ -232,10 +278,14 @@ class Pool:
             raise _Broken("crashed") from None
 
     def close(self) -> None:
+        """Stop the idle workers; a call in flight finishes, and its worker is stopped when it comes back."""
         with self._lock:
-            workers, self._all = list(self._all), set()
-        for w in workers:
-            w.kill()
+            self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().kill()
+            except queue.Empty:
+                return
 
 
 class _Broken(Exception):

@@ -21,6 +21,7 @@ from app.dialects.common import (Emitted, Mode, TypeWords, carrier_neighbours, l
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
 from app.errors import ArtifactError, SpecError
+from app.native import infer_shapes
 from app.suggest import one_of
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
@@ -441,10 +442,7 @@ def parse_model(b64: str, node: str | int | None) -> Parsed:
         raise ArtifactError("the Clip node has no input", "model")
     elem, shape = _elem_type_of(model, clip.input[0])
     if elem is None:
-        try:
-            inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-        except Exception:
-            inferred = model
+        inferred = infer_shapes(model) or model  # in a sandbox worker: C++ on an uploaded model
         elem, shape = _elem_type_of(inferred, clip.input[0])
     if not elem:
         raise ArtifactError(f"cannot infer the element type of {clip.input[0]!r}", "model")

@@ -19,7 +19,7 @@ READABLE = frozenset({
     TensorProto.UINT32, TensorProto.UINT64, TensorProto.BFLOAT16, TensorProto.FLOAT8E4M3FN,
     TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ,
 })
-INDEXABLE = 2**62  # NumPy: the product of the dims (zeros aside) times the itemsize must fit in intp
+INDEXABLE = 2**62  # bytes: NumPy needs the product of the dims (zeros aside) times the itemsize to fit in intp
 FIELDS = ("float_data", "int32_data", "int64_data", "uint64_data", "double_data", "string_data")
 
 
@@ -33,14 +33,16 @@ def readable(t: TensorProto) -> bool:
 
 
 def element_count(t: TensorProto, what: str, loc: str) -> int:
-    """The product of the dims (TensorProto.dims: each a non-negative size; an empty list is a scalar)."""
+    """The product of the dims (TensorProto.dims: each a non-negative size; an empty list is a scalar), refused
+    when NumPy could not shape it: the dims' product, zeros aside, times the element size past INDEXABLE."""
+    itemsize = helper.tensor_dtype_to_np_dtype(t.data_type).itemsize if readable(t) else 1
     count = nonzero = 1
     for i, d in enumerate(t.dims):
         if d < 0:
             raise ArtifactError(f"{what}: dims[{i}] = {d} is negative", loc)
         count *= d
         nonzero *= max(d, 1)
-    if nonzero > INDEXABLE:  # even with a 0 among them: NumPy refuses such a shape ("array is too big")
+    if nonzero * itemsize > INDEXABLE:  # even with a 0 among them: NumPy refuses it ("array is too big")
         raise ArtifactError(f"{what}: dims {_dims(t)} describe more elements than an array can index", loc)
     return count
 

@@ -15,6 +15,7 @@ from app.dialects.onnx_tensor import constant_attribute, readable, tensor_values
 from app.dtypes import DType, from_onnx_elem_type
 from app.errors import ClipBridgeError
 from app.findings import Code, Finding, Severity
+from app.native import infer_shapes
 from app.scan.graph import Const, Graph, Node, OneSided, check_acyclic, min_max_pairs, one_sided
 from app.scan.sites import (Site, attach_scale_bias, bound_value, dynamic_finding, minmax_resolved,
                             one_sided_resolved, onnx_spec)
@@ -335,9 +336,8 @@ def scan_onnx_model(light: Light) -> tuple[list[Site], onnx.ModelProto]:
     """scan_onnx, and the model the sites' `ref`s point into: light.model, or its shape-inferred copy."""
     sites = OnnxScan(light).run()
     if needs_inference(sites):
-        try:
-            inferred = onnx.shape_inference.infer_shapes(light.model, strict_mode=False)
-        except Exception:  # inference is a best effort; the sites then say the type is unknown
+        inferred = infer_shapes(light.model)  # in a sandbox worker: C++ on the upload
+        if inferred is None:  # inference is a best effort; the sites then say the type is unknown
             return sites, light.model
         return OnnxScan(Light(inferred, light.stubbed, light.external)).run(), inferred
     return sites, light.model

@@ -7,6 +7,8 @@ Decisions (README, "Model scan"):
   lowest()/max() written out). Where an engine departs from the spec (onnxruntime keeps +-inf for an absent
   float16 bound), the rewrite follows the spec; that is the point of making the bound explicit.
 - A model below opset 11 is first converted with onnx.version_converter (the opset applies to every node).
+- onnx's checker and converter are C++ that an upload can crash: both run in a sandbox worker (app/native.py),
+  so a crash answers 422 naming the stage and the server stays up (docs/isolation.md).
 - Dynamic bounds, Clips in model-local functions, and models with external data are left as they are and
   reported as skipped; the model is never loaded beyond the upload.
 """
@@ -23,6 +25,7 @@ from app.dialects import onnx as onnx_dialect
 from app.dialects.common import Mode
 from app.errors import ArtifactError, UnsupportedTarget
 from app.meaning import Bound, Meaning, Order
+from app.native import ConversionRefused, check_model, convert_version
 from app.scan.onnx_scan import scan_onnx, scan_onnx_model
 from app.scan.report import sniff, target_from_text
 from app.scan.sites import Site
@@ -72,7 +75,7 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
         model.ParseFromString(bytes(data))
     except Exception:
         raise ArtifactError("the model is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
-    valid_before = _valid(model)
+    valid_before = check_model(model) is None
     current = onnx_dialect.default_opset(model)
     want = opset if opset is not None else max(current, 11)
     if want < 11:
@@ -86,10 +89,10 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
     originals = [s for s in scan_onnx(Light(model)) if s.pattern.startswith("Clip")]
     if want != current:
         try:
-            model = onnx.version_converter.convert_version(model, want)
-        except Exception as exc:
+            model = convert_version(model, want)
+        except ConversionRefused as exc:
             raise UnsupportedTarget(f"onnx.version_converter cannot take this model from opset {current} to "
-                                    f"{want}: {str(exc).splitlines()[0][:300]}", "opset") from None
+                                    f"{want}: {exc.text}", "opset") from None
     model.ir_version = max(model.ir_version, onnx_dialect.ir_version_for(want))  # IR 3 would need inits as inputs
     sites, scanned = scan_onnx_model(Light(model))
     sites = [s for s in sites if s.pattern.startswith("Clip")]
@@ -133,11 +136,9 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
         out.done.append({"path": site.path, "node": site.node, "before": before, "after": after,
                          "bounds": [str(new.lo), str(new.hi)]})
     if valid_before:  # a model that was invalid already is not ours to judge
-        try:
-            onnx.checker.check_model(model, full_check=True)
-        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-            raise ArtifactError(f"the rewritten model fails onnx.checker: {str(exc).splitlines()[0][:300]}",
-                                "model") from None
+        verdict = check_model(model)
+        if verdict is not None:
+            raise ArtifactError(f"the rewritten model fails onnx.checker: {verdict}", "model")
     out.model_bytes = model.SerializeToString()
     return out
 
@@ -158,14 +159,6 @@ def _restore_value_info(inferred: onnx.GraphProto, original: onnx.GraphProto) ->
             field = getattr(gi, name)
             del field[:]
             field.extend(getattr(go, name))
-
-
-def _valid(model: onnx.ModelProto) -> bool:
-    try:
-        onnx.checker.check_model(model, full_check=True)
-    except Exception:  # ValidationError, and C++ errors on odd protos
-        return False
-    return True
 
 
 def _place_reason(site: Site) -> str:

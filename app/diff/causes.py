@@ -1,0 +1,134 @@
+"""Why a clip-like node's output differs between engines, from clipbridge's meaning of the node under each.
+
+Each cause is a named rule over the element's captured input and the node's pattern. A rule that predicts
+each engine's value checks the prediction against what the engines gave; a mismatch leaves the element
+without a cause (never a guess).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from app.diff.patterns import ClipLike, nan_value
+
+NARROWER = {"float32": ("bf16", "f16", "bfloat16", "float16"), "float64": ("bf16", "f16", "f32", "bfloat16",
+                                                                           "float16", "float32"),
+            "float16": ("bf16", "bfloat16")}
+FLOAT16_MAX = 65504.0
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def nan_input(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """ONNX propagates NaN through every clip-like op; OpenVINO's CPU kernels give the bound, 0 or 1 instead
+    (patterns.PATTERNS[...].nan cites each rule)."""
+    if not math.isnan(v):
+        return None
+    info = np.finfo(dtype)
+    for engine, got in outs.items():
+        want = nan_value(c, engine, float(info.min), float(info.max))
+        if not _same(float("nan") if want is None else want, got):
+            return None
+    return "nan-input"
+
+
+def min_greater_than_max(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """ONNX Clip-13: min > max makes every output max (the reading order differs between engines)."""
+    return "min-greater-than-max" if c.pattern == "clip" and c.lo is not None and c.hi is not None \
+        and c.lo > c.hi else None
+
+
+def default_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """ONNX Clip-11+: an omitted bound is numeric_limits<T>::lowest()/max(); onnx.reference leaves that side
+    open, so +-inf stays +-inf there while onnxruntime and OpenVINO give -+FLT_MAX."""
+    if c.pattern != "clip" or not math.isinf(v):
+        return None
+    side = "min" if v < 0 else "max"
+    if side not in c.omitted:
+        return None
+    limit = float(np.finfo(dtype).min if v < 0 else np.finfo(dtype).max)
+    for engine, got in outs.items():
+        if not _same(v if engine == "onnx-reference" else limit, got):
+            return None
+    return "default-bound"
+
+
+def float16_bound_overflow(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """A bound beyond float16's finite range (65504) on a float16 tensor: one engine rounds it to inf, another
+    saturates it to 65504 (Clip-6's float attribute; OpenVINO's Clamp keeps bounds as double)."""
+    if np.dtype(dtype) != np.float16:
+        return None
+    beyond = [b for b in (c.lo, c.hi) if b is not None and math.isfinite(b) and abs(b) > FLOAT16_MAX]
+    return "float16-bound-overflow" if beyond and abs(v) > FLOAT16_MAX else None
+
+
+def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """A bound not exactly a value of the tensor's type is rounded (ONNX: cast to T; OpenVINO: ceil for min
+    and floor for max on integers), and the element lies between the two readings."""
+    for b in (c.lo, c.hi):
+        if b is None or not math.isfinite(b):
+            continue
+        dt = np.dtype(dtype)
+        if dt.kind == "f":
+            with np.errstate(over="ignore"):
+                t = float(dt.type(b))
+            lo, hi = (min(b, t), max(b, t))
+        else:
+            lo, hi = math.floor(b), math.ceil(b)
+            t = float(lo) if lo == hi else b + 0.5
+        if t != b and lo <= v <= hi:
+            return "bound-rounding"
+    return None
+
+
+RULES = (nan_input, min_greater_than_max, default_bound, float16_bound_overflow, bound_rounding)
+
+
+def narrower(engine_kernels: dict[str, dict], precisions: dict[str, str], node: str, dtype: str) -> str | None:
+    """The engine (and its precision) that ran `node`, or the kernel it was fused into, in a type narrower
+    than the model's; from OpenVINO's runtime model rt_info (runtimePrecision), else the engine's precision."""
+    narrow = NARROWER.get(dtype, ())
+    for engine, kernels in engine_kernels.items():
+        k = kernels.get(node) or next((v for n, v in kernels.items() if n.startswith(node + "/")), None)
+        p = (k or {}).get("precision") or precisions.get(engine, "")
+        if p in narrow:
+            return f"{engine} ran it in {p}" + (f" (kernel {k['type']}: {', '.join(k['layers'][:4])})" if k else "")
+    return None
+
+
+def element_cause(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    for rule in RULES:
+        found = rule(c, v, outs, dtype)
+        if found:
+            return found
+    return None
+
+
+def node_cause(c: ClipLike, x: np.ndarray, outs: dict[str, np.ndarray], mask: np.ndarray,
+               precision_note: str | None, limit: int = 4096) -> tuple[str | None, int, dict[str, int]]:
+    """(the node's cause, the flat index of its witness, counts per cause) over the differing elements
+    (at most `limit` of them are classified; the counts say how many were)."""
+    where = np.flatnonzero(mask.reshape(-1))[:limit]
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    flat_x = x.reshape(-1)
+    flat = {e: o.reshape(-1) for e, o in outs.items()}
+    for i in where:
+        v = float(flat_x[i]) if flat_x.size > i else float("nan")
+        cause = element_cause(c, v, {e: float(o[i]) for e, o in flat.items()}, x.dtype)
+        if cause is None and precision_note:
+            cause = "inference-precision"
+        key = cause or "unexplained"
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, int(i))
+    if not counts:
+        return None, 0, {}
+    explained = {k: n for k, n in counts.items() if k != "unexplained"}
+    if "unexplained" in counts or not explained:
+        return None, first.get("unexplained", int(where[0])), counts
+    top = max(explained, key=lambda k: explained[k])
+    return top, first[top], counts

@@ -1,0 +1,92 @@
+"""The diff's work on the uploaded bytes themselves (protobuf parsing, shape inference), run in a sandbox
+child like the engines: the parent receives plain Python values and arrays only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from app.diff import inputs as gen
+from app.diff.patterns import ClipLike, constants, find
+from app.errors import ArtifactError, ClipBridgeError
+
+
+@dataclass
+class NodeInfo:
+    name: str
+    op: str
+    inputs: list[str]
+    outputs: list[str]
+
+
+@dataclass
+class Plan:
+    nodes: list[NodeInfo]  # the main graph in its (topological) order, Constant nodes left out
+    clips: dict[str, ClipLike]
+    feeds: dict[str, np.ndarray]
+    given: bool
+    outputs: list[str]
+    constants: set[str] = field(default_factory=set)
+    dtypes: dict[str, str] = field(default_factory=dict)  # tensor -> numpy dtype name, where declared
+
+
+def load(model_bytes: bytes) -> onnx.ModelProto:
+    try:
+        m = onnx.load_from_string(model_bytes)
+        onnx.checker.check_model(m)
+    except Exception as exc:  # protobuf's DecodeError or the checker's ValidationError: the user's bytes
+        raise ArtifactError(f"the model is not a valid ONNX model: {' '.join(str(exc).split())[:400]}",
+                            "model") from None
+    if not m.graph.node:
+        raise ArtifactError("the model's graph has no nodes", "model")
+    return m
+
+
+def _dtypes(m: onnx.ModelProto) -> dict[str, str]:
+    try:
+        g = onnx.shape_inference.infer_shapes(m, strict_mode=False).graph
+    except Exception:  # a best effort: declared types still come from the graph's own value_info
+        g = m.graph
+    out = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            out[vi.name] = np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)).name
+    return out
+
+
+def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan:
+    """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`)."""
+    m = load(model_bytes)
+    clips = find(m)
+    feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed)
+    consts = constants(m.graph)
+    nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
+             for n in m.graph.node if n.op_type != "Constant"]
+    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], set(consts), _dtypes(m))
+
+
+def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> bytes:
+    """A model of the one node `node`: its constant inputs as initializers, the others as graph inputs typed
+    like `feeds` (the captured tensors), every output a graph output."""
+    m = onnx.load_from_string(model_bytes)
+    proto = next((n for n in m.graph.node if (n.name or n.output[0]) == node), None)
+    if proto is None:
+        raise ClipBridgeError(f"the model has no node {node!r}", "node")
+    consts = constants(m.graph)
+    inits, ins = [], []
+    for name in dict.fromkeys(i for i in proto.input if i):
+        if name in feeds:
+            a = feeds[name]
+            ins.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
+        elif name in consts:
+            inits.append(numpy_helper.from_array(consts[name], name))
+        else:
+            raise ClipBridgeError(f"input {name!r} of node {node!r} was not captured", "node")
+    outs = [helper.make_empty_tensor_value_info(o) for o in proto.output if o]
+    g = helper.make_graph([proto], f"single_{proto.op_type}", ins, outs, inits)
+    single = helper.make_model(g, opset_imports=list(m.opset_import), ir_version=m.ir_version,
+                               producer_name="clipbridge-diff")
+    return single.SerializeToString()

@@ -1,0 +1,172 @@
+"""Clip-like ONNX ops: each a named pattern with the range it clips to and what each engine does with a NaN.
+
+A pattern is recognised from the node and the model's constants only (never from a run). Its per-engine
+NaN rule is what `predict` computes and what the diff's `nan-input` cause is checked against; each rule cites
+the text it implements or the measurement that established it (tests/diff/test_patterns.py re-measures
+them on the installed engines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+ENGINES = ("onnxruntime", "openvino", "onnx-reference")
+# x86 MAXPS/MINPS return the second operand when either is NaN (Intel SDM vol. 2B, "MAXPS"); OpenVINO's CPU
+# eltwise kernels emit them with the input first, so a NaN input gives the other operand.
+X86_MAXPS = "Intel SDM vol. 2B MAXPS/MINPS: if either operand is NaN, the second operand is returned"
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    op: str
+    summary: str
+    nan: dict[str, str]  # engine -> "propagate" | "lower" | "upper" | "zero" | "one"
+    sources: dict[str, str]
+
+
+PROPAGATE_SPEC = "ONNX Operators.md: the op is defined element-wise by arithmetic, so NaN propagates"
+PATTERNS: dict[str, Pattern] = {p.name: p for p in (
+    Pattern("clip", "Clip", "clip(x, min, max); an omitted bound is the type's lowest()/max() (Clip-11+)",
+            {"onnxruntime": "propagate", "openvino": "lower", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md Clip-13", "openvino": "Clamp-1 on the CPU plugin: max(min(x, hi), lo) "
+             f"with x first ({X86_MAXPS}); measured in tests/diff/test_patterns.py"}),
+    Pattern("relu", "Relu", "max(x, 0)",
+            {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md Relu-14: y = max(0, x)", "openvino": f"Relu-1 on the CPU plugin ({X86_MAXPS})"}),
+    Pattern("leaky-relu-0", "LeakyRelu", "LeakyRelu with alpha 0: max(x, 0)",
+            {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md LeakyRelu-16: y = x < 0 ? alpha * x : x",
+             "openvino": "converted to PRelu with slope 0; measured in tests/diff/test_patterns.py"}),
+    Pattern("hard-sigmoid", "HardSigmoid", "clip(alpha * x + beta, 0, 1)",
+            {"onnxruntime": "propagate", "openvino": "one", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md HardSigmoid-6: y = max(0, min(1, alpha * x + beta))",
+             "openvino": f"HardSigmoid-1 on the CPU plugin: min(.., 1) then max(.., 0) ({X86_MAXPS})"}),
+    Pattern("hard-swish", "HardSwish", "x * clip(x / 6 + 1/2, 0, 1)",
+            {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md HardSwish-14: y = x * max(0, min(1, x/6 + 0.5))",
+             "openvino": "HSwish-4: the product with x keeps the NaN"}),
+    Pattern("max-constant", "Max", "one-sided Max(x, c) against a scalar constant: clip from below at c",
+            {"onnxruntime": "propagate", "openvino": "lower", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md Max-13: element-wise max (NaN propagates, as numpy.maximum)",
+             "openvino": f"Maximum-1 on the CPU plugin with the tensor first ({X86_MAXPS}); openvino#35839"}),
+    Pattern("min-constant", "Min", "one-sided Min(x, c) against a scalar constant: clip from above at c",
+            {"onnxruntime": "propagate", "openvino": "upper", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md Min-13: element-wise min (NaN propagates, as numpy.minimum)",
+             "openvino": f"Minimum-1 on the CPU plugin with the tensor first ({X86_MAXPS}); openvino#35839"}),
+    Pattern("quantize-saturate", "QuantizeLinear", "round(x / scale) + zero_point saturated to the integer type",
+            {"onnxruntime": "engine", "openvino": "engine", "onnx-reference": "engine"},
+            {"spec": "ONNX Operators.md QuantizeLinear-13: saturate to [0, 255] (uint8) or [-128, 127] (int8); "
+             "a NaN input has no integer value, so each engine's result is its own"}),
+)}
+OP_PATTERN = {"Clip": "clip", "Relu": "relu", "HardSigmoid": "hard-sigmoid", "HardSwish": "hard-swish",
+              "QuantizeLinear": "quantize-saturate"}
+
+
+@dataclass
+class ClipLike:
+    """One clip-like node of a graph: its pattern, the tensor it clips, its output, and the range."""
+
+    node: str
+    op: str
+    pattern: str
+    x: str
+    output: str
+    lo: float | None = None  # the range the output is clipped to, as the spec reads it (None: unbounded)
+    hi: float | None = None
+    omitted: tuple[str, ...] = ()  # Clip-11+ bounds left out (the spec's lowest()/max() default applies)
+    params: dict = field(default_factory=dict)
+
+
+def constants(g: onnx.GraphProto) -> dict[str, np.ndarray]:
+    """Initializers and Constant-node values of one graph, by tensor name."""
+    out = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    for n in g.node:
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.output:
+            for a in n.attribute:
+                if a.name == "value":
+                    out[n.output[0]] = numpy_helper.to_array(a.t)
+                elif a.name in ("value_float", "value_int"):
+                    out[n.output[0]] = np.array(helper.get_attribute_value(a))
+    return out
+
+
+def _scalar(consts: dict[str, np.ndarray], name: str) -> float | None:
+    v = consts.get(name)
+    return float(v.reshape(-1)[0]) if v is not None and v.size == 1 else None
+
+
+def _attr(n: onnx.NodeProto, name: str, default: float) -> float:
+    a = next((a for a in n.attribute if a.name == name), None)
+    return float(helper.get_attribute_value(a)) if a is not None else default
+
+
+def clip_like(n: onnx.NodeProto, consts: dict[str, np.ndarray], opset: int) -> ClipLike | None:
+    """The node as a clip-like pattern, or None when it is not one."""
+    if n.domain not in ("", "ai.onnx") or not n.input or not n.output:
+        return None
+    name, op = n.name or n.output[0], n.op_type
+    if op == "LeakyRelu" and _attr(n, "alpha", 0.01) == 0.0:
+        return ClipLike(name, op, "leaky-relu-0", n.input[0], n.output[0], 0.0, None)
+    if op in ("Max", "Min") and len(n.input) == 2:
+        for i in (0, 1):
+            c = _scalar(consts, n.input[1 - i])
+            if c is not None and n.input[i] not in consts:
+                lo, hi = (c, None) if op == "Max" else (None, c)
+                return ClipLike(name, op, f"{op.lower()}-constant", n.input[i], n.output[0], lo, hi,
+                                params={"tensor_first": i == 0})
+        return None
+    if op not in OP_PATTERN:
+        return None
+    c = ClipLike(name, op, OP_PATTERN[op], n.input[0], n.output[0])
+    if op == "Clip":
+        _clip_range(c, n, consts, opset)
+    elif op == "Relu":
+        c.lo = 0.0
+    elif op in ("HardSigmoid", "HardSwish"):
+        c.lo, c.hi = 0.0, 1.0 if op == "HardSigmoid" else None
+        c.params = {"alpha": _attr(n, "alpha", 0.2 if op == "HardSigmoid" else 1 / 6),
+                    "beta": _attr(n, "beta", 0.5)}
+    return c
+
+
+def _clip_range(c: ClipLike, n: onnx.NodeProto, consts: dict[str, np.ndarray], opset: int) -> None:
+    if opset < 11:
+        c.lo, c.hi = _attr(n, "min", -3.4028234663852886e38), _attr(n, "max", 3.4028234663852886e38)
+        return
+    omitted = []
+    for pos, side in ((1, "lo"), (2, "hi")):
+        if len(n.input) > pos and n.input[pos]:
+            setattr(c, side, _scalar(consts, n.input[pos]))
+            if getattr(c, side) is None:
+                c.params[f"{side}_dynamic"] = True
+        else:
+            omitted.append("min" if side == "lo" else "max")
+    c.omitted = tuple(omitted)
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    return next((int(i.version) for i in model.opset_import if i.domain in ("", "ai.onnx")), 0)
+
+
+def find(model: onnx.ModelProto) -> dict[str, ClipLike]:
+    """Every clip-like node of the main graph, by node name (unnamed nodes go by their first output)."""
+    consts, opset = constants(model.graph), opset_of(model)
+    found = (clip_like(n, consts, opset) for n in model.graph.node)
+    return {c.node: c for c in found if c is not None}
+
+
+def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float | None:
+    """What `engine` gives for a NaN input under this pattern's rule, or None when the rule is 'propagate'
+    or engine-specific (then nothing is predicted)."""
+    rule = PATTERNS[c.pattern].nan.get(engine, "propagate")
+    lo = lowest if c.lo is None or "min" in c.omitted else c.lo
+    hi = highest if c.hi is None or "max" in c.omitted else c.hi
+    value = {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
+    if value is not None and c.pattern == "clip" and hi < lo:
+        value = hi  # min > max: the engine's min(.., hi) runs last
+    return value

@@ -1,0 +1,170 @@
+"""A whole-model diff: run every engine once with the tensors marked, check the observer effect, then walk.
+
+`execute(stage, fn, *args)` runs a module-level function on the uploaded bytes: the server passes the
+sandbox's run_isolated (a crash or hang costs one answer), the CLI and the benchmark run in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from app.diff import child, compare, engines
+from app.diff.inputs import SEED
+from app.errors import ClipBridgeError
+
+ENGINE_NAMES = ("onnxruntime", "openvino", "onnx-reference")
+DEFAULT_ENGINES = ("onnxruntime", "openvino")
+Execute = Callable[..., Any]
+
+
+def direct(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """Run in this process (the CLI's and the benchmark's executor: the model is the caller's own)."""
+    return fn(*args, **kwargs)
+
+
+@dataclass
+class Options:
+    engines: tuple[str, ...] = DEFAULT_ENGINES
+    precision: str = "model"
+    rtol: float | None = None
+    atol: float | None = None
+    seed: int = SEED
+
+    def check(self) -> None:
+        unknown = [e for e in self.engines if e not in ENGINE_NAMES]
+        if unknown:
+            raise ClipBridgeError(f"unknown engine {unknown[0][:40]!r}; choose from {', '.join(ENGINE_NAMES)}",
+                                  "engine")
+        if len(set(self.engines)) < 2:
+            raise ClipBridgeError("a diff needs at least two different engines", "engine")
+        if self.precision not in ("model", "deployed"):
+            raise ClipBridgeError("precision is 'model' or 'deployed'", "precision")
+        for name in ("rtol", "atol"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and v >= 0):
+                raise ClipBridgeError(f"{name} must be a finite number >= 0", name)
+
+
+@dataclass
+class Runs:
+    """Everything the walk reads: the plan, each engine's marked values, and how each engine ran."""
+
+    plan: child.Plan
+    values: dict[str, dict[str, np.ndarray]]  # engine -> tensor -> array
+    info: dict[str, dict[str, Any]]  # engine -> {version, precision, kernels, observer_effect}
+    method: str = "mark-all"
+    replays: dict[str, dict] = field(default_factory=dict)  # node -> {model, feeds, outputs}
+
+
+def marks(plan: child.Plan) -> list[str]:
+    """Every node output, and every non-constant input of a clip-like node (to replay it)."""
+    out = [o for n in plan.nodes for o in n.outputs if o]
+    for c in plan.clips.values():
+        node = next((n for n in plan.nodes if n.name == c.node), None)
+        out += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
+    return [n for n in dict.fromkeys(out) if n not in plan.feeds]
+
+
+def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]:
+    """Marking may move fusion boundaries; at a narrowed precision that moves roundings too, so the plain and
+    marked runs are compared at the precision the engine really ran at."""
+    narrowed = {"bf16": "bfloat16", "f16": "float16"}.get(str(info.get("precision")))
+    return compare.tolerance(narrowed or dtype)
+
+
+def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options) -> Runs:
+    """Each engine plain and with every mark, once; the observer check compares their final outputs."""
+    values: dict[str, dict[str, np.ndarray]] = {}
+    info: dict[str, dict[str, Any]] = {}
+    wanted = marks(plan)
+    for engine in opts.engines:
+        plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision)
+        marked = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, wanted, opts.precision)
+        changed = []
+        for name in plan.outputs:
+            rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
+            if name not in marked["values"] or compare.count(plain["values"][name], marked["values"][name],
+                                                             rtol, atol):
+                changed.append(name)
+        values[engine] = marked["values"]
+        for name in plan.outputs:  # the final outputs reported are always the unmarked run's
+            values[engine][name] = plain["values"][name]
+        info[engine] = {"version": marked["version"], "precision": marked["precision"],
+                        "kernels": plain["kernels"] or marked["kernels"], "observer_effect": changed}
+    return Runs(plan, values, info)
+
+
+def differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
+    """The mask of elements where any engine differs from the first engine, or None if not captured."""
+    first = runs.values[opts.engines[0]].get(tensor)
+    if first is None:
+        return None
+    mask = np.zeros(first.shape, dtype=bool)
+    for engine in opts.engines[1:]:
+        other = runs.values[engine].get(tensor)
+        if other is None:
+            return None
+        m = compare.differing(first, other, opts.rtol, opts.atol)
+        if m.shape != mask.shape:
+            return np.ones(first.shape, dtype=bool)
+        mask |= m
+    return mask
+
+
+def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
+    """When marking changed the final outputs: find the first differing node output by marking one tensor per
+    run, O(log N) runs per engine (this assumes that once a tensor differs, later ones do too)."""
+    order = [o for n in runs.plan.nodes for o in n.outputs if o and o not in runs.plan.feeds]
+    lo, hi = 0, len(order) - 1
+    found: dict[str, dict[str, np.ndarray]] = {e: {} for e in opts.engines}
+
+    def probe(k: int) -> bool:
+        for engine in opts.engines:
+            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, [order[k]], opts.precision)
+            found[engine][order[k]] = r["values"][order[k]]
+        a = found[opts.engines[0]][order[k]]
+        return any(compare.count(a, found[e][order[k]], opts.rtol, opts.atol) for e in opts.engines[1:])
+
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if probe(mid) else (mid + 1, hi)
+    node = next((n for n in runs.plan.nodes if order and order[lo] in n.outputs), None)
+    if node is not None and probe(lo):  # capture that node's inputs too, so that it can be replayed
+        tensors = [t for t in node.inputs + node.outputs if t and t not in runs.plan.constants]
+        for engine in opts.engines:
+            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, tensors, opts.precision)
+            found[engine].update({t: r["values"][t] for t in tensors if t in r["values"]})
+    for engine in opts.engines:  # only the bisection's own probes are kept: the marked run is not trusted
+        finals = {n: runs.values[engine][n] for n in runs.plan.outputs}
+        runs.values[engine] = {**found[engine], **finals}
+    runs.method = "bisection"
+
+
+def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opts: Options) -> dict[str, Any]:
+    """The node alone on each engine, fed the first engine's captured inputs (the same for every engine)."""
+    a = runs.values[opts.engines[0]]
+    feeds = {i: a[i] for i in node.inputs if i and i not in runs.plan.constants and i in a}
+    feeds.update({i: runs.plan.feeds[i] for i in node.inputs if i in runs.plan.feeds})
+    single = execute("diff:prepare", child.single_node, model, node.name, feeds)
+    outputs, kernels = {}, {}
+    for engine in opts.engines:
+        r = execute(f"diff:{engine}", engines.run, engine, single, feeds, [], opts.precision)
+        outputs[engine] = r["values"][node.outputs[0]]
+        kernels[engine] = r["kernels"]
+    record = {"model": single, "feeds": feeds, "outputs": outputs, "kernels": kernels}
+    runs.replays[node.name] = record
+    return record
+
+
+def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) -> Runs:
+    """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
+    opts.check()
+    plan = execute("diff:prepare", child.prepare, model, npz, opts.seed)
+    runs = run_engines(execute, model, plan, opts)
+    if any(i["observer_effect"] for i in runs.info.values()):
+        bisect(execute, model, runs, opts)
+    return runs
