@@ -63,10 +63,14 @@ class FixResponse(BaseModel):
     reference: Engine
     target: Engine
     precision: Literal["model", "deployed"]
+    verdict: Literal["equal", "differs"] = Field(description="equal when every proof's verdict is equal")
     rules_applied: list[RuleApplied]
     skipped: list[Skipped]
     advice: list[Advice] = Field(description="differences no rewrite removes, with the exact engine setting")
     proof: dict[str, Any] = Field(description="the diff of the written model on target against the original on "
-                                              "reference, on the same inputs plus generated ones")
+                                              "reference (the /v1/models/diff body): on the given inputs when "
+                                              "an .npz was sent, else on generated ones")
+    proof_generated: dict[str, Any] | None = Field(description="when inputs were given: the same diff on "
+                                                               "generated inputs (NaN, +-inf, bounds)")
     cost: Cost
     model: WrittenModel

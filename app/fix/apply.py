@@ -163,7 +163,7 @@ def _input_specs(model: onnx.ModelProto) -> list[dict]:
 
 def write_checked(model_bytes: bytes, reference: str, target: str) -> dict:
     """write_fixed plus what the caller needs without parsing the upload itself (run in a child): the graph
-    inputs, each clip's constant bounds (for generated inputs), whether the model is float32, and whether
+    inputs, whether the model is float32, and whether
     every original node name is still there."""
     try:
         original = onnx.load_from_string(model_bytes)
@@ -172,8 +172,6 @@ def write_checked(model_bytes: bytes, reference: str, target: str) -> dict:
         raise ArtifactError(f"the model fails onnx.checker: {' '.join(str(exc).split())[:300]}", "model") from None
     out = write_fixed(model_bytes, reference, target)
     written = onnx.load_from_string(out["model"])
-    sites, _ = find_sites(original)
-    out["bounds"] = [[v for v in (s.node.lo, s.node.hi) if v is not None] for s in sites]
     out["inputs"] = _input_specs(original)
     out["float32"] = any(s["dtype"] == "float32" for s in out["inputs"]) or any(
         t.data_type == onnx.TensorProto.FLOAT for t in original.graph.initializer)

@@ -1,5 +1,6 @@
 """Run a model on one engine, in a sandboxed child (app.sandbox.run_isolated calls these module-level functions).
 
+The proof's runs are the diff's (app.diff.engines); this module times the original against the written model.
 Every run is configured by app.engine_config: precision "model" pins each engine to the model's own float type,
 "deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
 model raises EngineRefused with the engine's own message, which the API turns into a 422 naming `model`.
@@ -63,19 +64,6 @@ def _load(engine: str, model_bytes: bytes, precision: str, what: str) -> tuple[C
         return LOADERS[engine](model_bytes, precision)
     except Exception as exc:  # each engine raises its own types; the message is what the user needs
         raise _refused(engine, exc, what) from None
-
-
-def run(engine: str, model_bytes: bytes, feed_sets: list[Feeds], precision: str = "model",
-        what: str = "model") -> tuple[list[dict[str, np.ndarray]], dict]:
-    """Each feed set's outputs by name, and the settings that ran (child only)."""
-    call, names, settings = _load(engine, model_bytes, precision, what)
-    out = []
-    for feeds in feed_sets:
-        try:
-            out.append(dict(zip(names, (np.asarray(v) for v in call(feeds)))))
-        except Exception as exc:
-            raise _refused(engine, exc, what) from None
-    return out, settings
 
 
 def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precision: str = "model",

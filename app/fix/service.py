@@ -16,6 +16,7 @@ import numpy as np
 from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.fix import apply, engines, proof
 from app.fix.facts import ENGINES, openvino_setting
+from app.diff.run import Execute
 from app.sandbox import run_isolated
 
 PRECISIONS = ("model", "deployed")
@@ -64,12 +65,12 @@ def read_npz(data: bytes, specs: list[dict]) -> dict[str, np.ndarray]:
     return out
 
 
-def advice(settings_a: dict, settings_b: dict, float32: bool) -> list[dict]:
+def advice(proof_body: dict, float32: bool) -> list[dict]:
     """`inference-precision`: a difference no graph rewrite removes, with the exact engine setting that does."""
     out = []
-    for role, s in (("reference", settings_a), ("target", settings_b)):
-        narrow = s.get("inference_precision")
-        if s.get("engine") == "openvino" and float32 and narrow in NARROW:
+    for role, row in zip(("reference", "target"), proof_body["engines"]):
+        narrow = str(row.get("precision"))
+        if row.get("name") == "openvino" and float32 and narrow in NARROW:
             out.append({"code": "inference-precision", "engine": "openvino", "role": role,
                         "ran_in": narrow, "setting": openvino_setting(narrow),
                         "alternative": {"EXECUTION_MODE_HINT": "ACCURACY"},
@@ -79,9 +80,9 @@ def advice(settings_a: dict, settings_b: dict, float32: bool) -> list[dict]:
     return out
 
 
-def _write(model: bytes, reference: str, target: str) -> dict:
+def _write(execute: Execute, model: bytes, reference: str, target: str) -> dict:
     try:
-        return run_isolated("fix-write", apply.write_checked, model, reference, target)
+        return execute("fix-write", apply.write_checked, model, reference, target)
     except ClipBridgeError:
         raise
     except Exception as exc:  # the child re-raises onnx's own errors: the model is what is wrong
@@ -89,30 +90,27 @@ def _write(model: bytes, reference: str, target: str) -> dict:
 
 
 def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision: str = "model",
-        rounds: int = 30) -> Fixed:
-    """Write the model for `target` to compute what `reference` computes, prove it and measure its cost."""
+        rounds: int = 30, execute: Execute = run_isolated) -> Fixed:
+    """Write the model for `target` to compute what `reference` computes, prove it and measure its cost.
+    `execute` runs each native step: the sandbox for uploads, in-process (app.diff.run.direct) for the CLI."""
     check_engines(reference, target, precision)
-    w = _write(model, reference, target)
-    bounds = sorted({b for r in w["bounds"] for b in r if np.isfinite(b)})
+    w = _write(execute, model, reference, target)
+    if npz is not None:
+        read_npz(npz, w["inputs"])  # the diff reads it again; this names a wrong key against the graph inputs
     try:
-        sets = ([read_npz(npz, w["inputs"])] if npz is not None else []) + proof.generate(w["inputs"], bounds)
+        clean = proof.clean_feeds(w["inputs"])
     except ValueError as exc:
         raise ClipBridgeError(str(exc), "inputs") from None
-    runs_a, sa = run_isolated("fix-run", engines.run, reference, model, sets, precision)
-    runs_b, sb = run_isolated("fix-run", engines.run, target, w["model"], sets, precision, "fixed model")
-    clean = sets[1 if npz is not None else 0]
-    cost = run_isolated("fix-cost", engines.time_pair, target, model, w["model"], clean, precision, rounds)
+    proven = proof.prove(execute, model, w["model"], npz, reference, target, precision)
+    generated = proof.prove(execute, model, w["model"], None, reference, target, precision) if npz else None
+    cost = execute("fix-cost", engines.time_pair, target, model, w["model"], clean, precision, rounds)
+    verdicts = [p["verdict"] for p in (proven, generated) if p is not None]
     body = {"reference": reference, "target": target, "precision": precision,
+            "verdict": "equal" if all(v == "equal" for v in verdicts) else "differs",
             "rules_applied": w["rules_applied"], "skipped": w["skipped"],
-            "advice": advice(sa, sb, w["float32"]),
-            "proof": proof.body(runs_a, runs_b, [_row(sa), _row(sb)], npz is not None),
+            "advice": advice(proven, w["float32"]), "proof": proven, "proof_generated": generated,
             "cost": cost,
             "model": {"bytes": len(w["model"]), "opset": w["opset"], "ir_version": w["ir_version"],
                       "opset_before": w["opset_before"], "ir_version_before": w["ir_version_before"],
                       "opset_note": w["opset_note"], "node_names_kept": w["names_kept"]}}
     return Fixed(w["model"], body)
-
-
-def _row(s: dict) -> dict:
-    return {"name": s.get("engine"), "version": s.get("version"),
-            "precision": s.get("inference_precision") or s.get("precision")}
