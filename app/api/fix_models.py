@@ -63,7 +63,7 @@ class FixResponse(BaseModel):
     reference: Engine
     target: Engine
     precision: Literal["model", "deployed"]
-    verdict: Literal["equal", "differs"] = Field(description="equal when every proof's verdict is equal")
+    verdict: Literal["equal", "differs"] = Field(description="equal when the proof's verdict is equal (the given inputs when sent)")
     rules_applied: list[RuleApplied]
     skipped: list[Skipped]
     advice: list[Advice] = Field(description="differences no rewrite removes, with the exact engine setting")
