@@ -114,7 +114,7 @@ def _names(g: onnx.GraphProto) -> set[str]:
 
 def _rewrite(model: onnx.ModelProto, reference: str, target: str) -> tuple[Edit, list[dict]]:
     sites, skipped = find_sites(model)
-    e = Edit(model.graph, _names(model.graph))
+    e = Edit(model.graph, _names(model.graph), opset_of(model))
     for s in sites:
         for rule in RULES:
             rule(e, s, reference, target)

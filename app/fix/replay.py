@@ -1,5 +1,5 @@
 """The diff replays a differing clip-like node alone on each engine. In a proof, engine B must replay the node
-as the written model computes it: the node (with any bound a rule made explicit) and the IsNaN/Where guard a
+as the written model computes it: the node (with any bound a rule made explicit) and the Equal/Where guard a
 NaN rule put after it. Runs in a child: it parses the written model.
 """
 
@@ -14,13 +14,13 @@ from app.errors import ClipBridgeError
 
 
 def _guard(g: onnx.GraphProto, out: str) -> list[onnx.NodeProto]:
-    """The IsNaN and Where that a NaN rule wrote after the node whose output is `out`, if any."""
-    where = next((n for n in g.node if n.op_type == "Where" and len(n.input) == 3 and n.input[2] == out
-                  and n.name.endswith(tuple(f"_where_clipbridge{s}" for s in ("", "_2", "_3")))), None)
+    """The condition (Equal or IsNaN) and Where that a NaN rule wrote after the node whose output is `out`."""
+    where = next((n for n in g.node if n.op_type == "Where" and "_where_clipbridge" in n.name
+                  and out in n.input[1:]), None)
     if where is None:
         return []
-    isnan = next((n for n in g.node if n.op_type == "IsNaN" and n.output[0] == where.input[0]), None)
-    return [isnan, where] if isnan is not None else []
+    cond = next((n for n in g.node if n.op_type in ("Equal", "IsNaN") and n.output[0] == where.input[0]), None)
+    return [cond, where] if cond is not None else []
 
 
 def fixed_single(written: bytes, node: str, feeds: dict[str, np.ndarray]) -> bytes:
