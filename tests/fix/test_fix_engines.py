@@ -14,6 +14,7 @@ import pytest
 from app.diff import report, run
 from app.fix.service import fix
 from app.sandbox import run_isolated
+from tests.diff import models as diff_models
 from tests.fix import models
 
 pytest.importorskip("onnxruntime")
@@ -67,15 +68,27 @@ def test_fix_proves_equal(case, pair):
     assert bool(out.body["rules_applied"]) == bool(_clip_introduced(before)), (out.body["rules_applied"], before)
 
 
+TORCH = {"torch-mobilenet-v2": diff_models.mobilenet_v2, "torch-mobilenet-v3": diff_models.mobilenet_v3}
+
+
+@pytest.fixture(scope="module")
+def torch_models():
+    pytest.importorskip("torch")
+    return {k: onnx.load_from_string(f()) for k, f in TORCH.items()}
+
+
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{p[0]}-to-{p[1]}")
-@pytest.mark.parametrize("case", ["conv-clip-0-6", "mobilenet-like"])
-def test_nan_pixel_through_conv_is_equal(case, pair):
-    """The issue's scenario: one NaN input pixel, the rest ordinary numbers, through Conv and the clips."""
-    original = models.CASES[case]()
-    x = np.random.default_rng(3).standard_normal(models.SHAPE).astype(np.float32)
+@pytest.mark.parametrize("case", ["conv-clip-0-6", "mobilenet-like", *TORCH])
+def test_nan_pixel_through_conv_is_equal(case, pair, request):
+    """The issue's scenario: one NaN input pixel, the rest ordinary numbers, through Conv and the clips (hand-built
+    graphs, and the diff's MobileNetV2/V3-style blocks exported from torch)."""
+    original = request.getfixturevalue("torch_models")[case] if case in TORCH else models.CASES[case]()
+    vi = original.graph.input[0]
+    shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
     x[0, 1, 4, 4] = np.nan
     buf = io.BytesIO()
-    np.savez(buf, x=x)
+    np.savez(buf, **{vi.name: x})
     out = fix(original.SerializeToString(), buf.getvalue(), pair[0], pair[1], "model", rounds=2)
     assert out.body["proof"]["inputs"]["source"] == "given"
     assert out.body["proof"]["verdict"] == "equal", out.body["proof"]["nodes"]
