@@ -149,6 +149,10 @@ def print_scan_table(body: dict) -> None:
     if s["worst"]:
         w = s["worst"]
         print(f"worst: [{w['severity']}] {w['code']} at clip {w['clip']} ({w['label']}): {w['message']}")
+    if body.get("clip_like"):
+        nan = "; ".join(f"{c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
+                        for c in body["clip_like"][:20])
+        print(f"clip-like ops (not translated; `clipbridge diff` runs them): {nan}")
 
 
 def cmd_dialects(args: argparse.Namespace) -> int:
@@ -189,6 +193,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import signal
 
     import uvicorn
+    from uvicorn.supervisors.multiprocess import Multiprocess
+    from uvicorn.server import STARTUP_FAILURE
 
     from app.observability import log_config
     from app.serving import PROTOCOL
@@ -198,16 +204,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(0)  # SIGTERM is the normal way to stop a server: a clean exit, not death by signal
 
-    # uvicorn puts this handler back and re-raises SIGTERM once its graceful shutdown is done; before it starts,
-    # SIGTERM exits at once.
+    # Before the supervisor starts, SIGTERM exits at once; then the supervisor takes SIGTERM and passes it to
+    # its workers, which finish their requests in flight and exit; then it exits 0.
     signal.signal(signal.SIGTERM, terminated)
     # JSON log lines (the app writes its own access log, with request ids; uvicorn's is off). On SIGTERM uvicorn
     # stops accepting, lets requests in flight finish for up to graceful_shutdown_seconds, then exits 0.
     # http=: uvicorn's h11 protocol plus the head timeout and the minimum body rate (app/serving.py).
-    uvicorn.run("app.main:app", host=args.host or s.host, port=args.port or s.port,
-                workers=args.workers or s.workers, log_level=args.log_level, log_config=log_config(args.log_level),
-                access_log=False, timeout_graceful_shutdown=s.graceful_shutdown_seconds, http=PROTOCOL)
-    return 0
+    config = uvicorn.Config("app.main:app", host=args.host or s.host, port=args.port or s.port,
+                            workers=args.workers or s.workers, log_level=args.log_level,
+                            log_config=log_config(args.log_level), access_log=False,
+                            timeout_graceful_shutdown=s.graceful_shutdown_seconds, http=PROTOCOL)
+    # Even one worker runs under uvicorn's supervisor (uvicorn.run would serve in-process): a worker that
+    # dies (the OOM killer, a crash outside the sandbox) is replaced within the supervisor's 0.5 s poll
+    # while the parent keeps the listening socket, so connections wait in its backlog instead of being
+    # refused, and are answered by the replacement once it is ready.
+    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    supervisor.run()
+    # A worker that could not start (the app does not import) stops the supervisor: exit non-zero, as
+    # uvicorn.run does for a single worker.
+    return 3 if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

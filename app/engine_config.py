@@ -124,12 +124,46 @@ def _openvino_facts() -> dict[str, Any] | None:
         return None
     try:
         core = ov.Core()
-        return {"version": ov.__version__.split("-")[0],
-                "optimization_capabilities": list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")),
-                "default_inference_precision": _type_name(core.get_property("CPU", "INFERENCE_PRECISION_HINT")),
-                "default_execution_mode": str(core.get_property("CPU", "EXECUTION_MODE_HINT")).split(".")[-1]}
+        caps = openvino_capabilities(list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")))
+        return {"version": ov.__version__.split("-")[0], "optimization_capabilities": caps,
+                "default_inference_precision": _deployed_hint(caps) or
+                _type_name(core.get_property("CPU", "INFERENCE_PRECISION_HINT")),
+                "default_execution_mode": str(core.get_property("CPU", "EXECUTION_MODE_HINT")).split(".")[-1],
+                "emulated_isa": isa_capped()}
     except Exception as exc:  # a plugin that cannot start: reported, never a crash of /v1/dialects
         return {"version": getattr(ov, "__version__", "?"), "error": str(exc).splitlines()[0][:200]}
+
+
+def isa_capped() -> bool:
+    """ONEDNN_MAX_CPU_ISA (or DNNL_) caps oneDNN below what the CPU has: a host variant emulated on this CPU."""
+    f = cpu_flags()
+    raw = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").strip()
+    if not f or not raw or _tier(raw) is None:
+        return False
+    os_isa = cpu_isa()
+    with _env_without_cap():
+        native = cpu_isa()
+    return os_isa != native
+
+
+class _env_without_cap:
+    """Within: the ISA cap variables unset (to read the CPU's own tier)."""
+
+    def __enter__(self) -> None:
+        self.saved = {k: os.environ.pop(k) for k in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA") if k in os.environ}
+
+    def __exit__(self, *exc: object) -> None:
+        os.environ.update(self.saved)
+
+
+def openvino_capabilities(raw: list[str]) -> list[str]:
+    """The CPU plugin's OPTIMIZATION_CAPABILITIES as a host of the (possibly capped) ISA reports them: the plugin
+    reads BF16 from the CPU itself, while its kernels obey ONEDNN_MAX_CPU_ISA, so under a cap below
+    avx512_core_bf16 BF16 is dropped (on a real host of that ISA the plugin does not offer it)."""
+    isa = cpu_isa()
+    if isa is not None and isa_capped() and ISA_TIERS.index(isa) < ISA_TIERS.index("AVX512_CORE_BF16"):
+        return [c for c in raw if c != "BF16"]
+    return list(raw)
 
 
 def _type_name(t: Any) -> str:
@@ -153,15 +187,24 @@ def openvino_compile(model: Any, precision: Precision = "model", device: str = "
     to the model's own element type (f32 stays f32) and keeps denormals; "deployed" takes the plugin's defaults."""
     core = _ov_core()
     config: dict[str, Any] = {}
+    caps = openvino_capabilities(list(core.get_property(device, "OPTIMIZATION_CAPABILITIES")))
     if precision == "model":
-        caps = list(core.get_property(device, "OPTIMIZATION_CAPABILITIES"))
         config = {"INFERENCE_PRECISION_HINT": _model_precision(model, caps), "EXECUTION_MODE_HINT": "ACCURACY"}
         if device == "CPU":
             config["CPU_DENORMALS_OPTIMIZATION"] = False
-    elif precision != "deployed":
+    elif precision == "deployed":
+        if (hint := _deployed_hint(caps)) is not None:
+            config = {"INFERENCE_PRECISION_HINT": hint}
+    else:
         raise ValueError(f"precision is 'model' or 'deployed', got {precision!r}")
     compiled = core.compile_model(model, device, config)
     return compiled, _type_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
+
+
+def _deployed_hint(caps: list[str]) -> str | None:
+    """Under an emulated ISA without bf16 the plugin still defaults to bf16 (read from the CPU) and its capped
+    kernels crash on it: use the f32 default a real host of that ISA has. None: leave the plugin's default."""
+    return "f32" if isa_capped() and "BF16" not in caps else None
 
 
 def openvino_read(xml: str, weights: bytes | None) -> Any:

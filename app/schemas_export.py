@@ -10,6 +10,7 @@ from pydantic import BaseModel, TypeAdapter
 from app.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteOptions, ExecuteRequest,
                             ExecuteResponse, Health, Problem, ScanResponse, TranslateRequest,
                             TranslateResponse)
+from app.api.diff_models import DiffResponse
 from app.api.lint_models import ProbeRequest, ProbeResponse
 from app.api.fix_models import FixResponse
 from app.specs import Spec
@@ -29,6 +30,7 @@ MODELS: dict[str, object] = {
     "Spec": Spec,
     "ProbeRequest": ProbeRequest,
     "ProbeResponse": ProbeResponse,
+    "DiffResponse": DiffResponse,
     "FixResponse": FixResponse,
 }
 

@@ -12,7 +12,8 @@ import numpy as np
 
 from app import exact
 from app.dtypes import BFLOAT16, BY_NAME, DType
-from app.errors import PayloadTooLarge, SpecError
+from app.errors import ClipBridgeError, PayloadTooLarge, SpecError
+from app.json_depth import MAX_JSON_DEPTH, too_deep
 from app.numbers import JSON_SAFE_INT, format_number, parse_number
 
 NPY_MAGIC = b"\x93NUMPY"
@@ -100,6 +101,7 @@ def npy_header(buf: memoryview) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     major, minor = head.read(8)[6:8]
     if (major, minor) not in ((1, 0), (2, 0), (3, 0)):
         raise SpecError(f".npy format version {major}.{minor} is not supported (1.0, 2.0 and 3.0 are)", "body")
+    _check_header_depth(buf, major)
     head.seek(0)
     npf.read_magic(head)
     try:
@@ -113,6 +115,15 @@ def npy_header(buf: memoryview) -> tuple[np.dtype, tuple[int, ...], bool, int]:
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, tokenize.TokenError) as exc:
         raise SpecError(f".npy header refused: {str(exc)[:200]}", "body") from None
     return _checked_header(dtype, shape, fortran) + (head.tell(),)
+
+
+def _check_header_depth(buf: memoryview, major: int) -> None:
+    """The header is a Python literal that NumPy hands to ast.literal_eval: held to the JSON depth bound first."""
+    width = 2 if major == 1 else 4
+    size = int.from_bytes(bytes(buf[8:8 + width]), "little")
+    text = bytes(buf[8 + width:8 + width + min(size, MAX_NPY_HEADER)])
+    if too_deep(text, python=True):
+        raise ClipBridgeError(f".npy header nests deeper than {MAX_JSON_DEPTH} levels", "body")
 
 
 def _checked_header(dtype: np.dtype, shape: object, fortran: object) -> tuple[np.dtype, tuple[int, ...], bool]:

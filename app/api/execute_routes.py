@@ -20,6 +20,7 @@ from app.dialects.common import Mode
 from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
 from app.execute import Slots, check_reading, compare_outputs, pick_backend, run, semantics_for, with_reading
 from app.field_errors import field_errors
+from app.json_depth import MAX_JSON_DEPTH, too_deep
 from app.numbers import wire_number
 from app.settings import Settings
 from app.tensors import json_values, npy_array, parse_json_tensor
@@ -134,12 +135,14 @@ async def execute_npy(request: Request, options: str = Query(
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype not in ("application/x-npy", "application/octet-stream"):
         raise UnsupportedMediaType(f"Send the tensor as application/x-npy (got {ctype or 'no content type'})")
+    if too_deep(options):
+        raise ClipBridgeError(f"the 'request' query parameter nests deeper than {MAX_JSON_DEPTH} levels", "request")
     try:
         opts = ExecuteOptions.model_validate(json.loads(options, parse_constant=_no_constants))
     except ValidationError as exc:
         first = field_errors(exc.errors(), ExecuteOptions)[0]
         raise SpecError(first["msg"], f"request.{first['loc']}") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ClipBridgeError(f"the 'request' query parameter is not valid JSON: {exc}", "request") from None
     buf = await _read_body(request, settings.max_npy_bytes)
     src = resolve_spec(opts.spec)

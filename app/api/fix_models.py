@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from app.api.diff_models import DiffResponse
 
 Engine = Literal["onnxruntime", "openvino", "onnx-reference"]
 
@@ -67,10 +69,11 @@ class FixResponse(BaseModel):
     rules_applied: list[RuleApplied]
     skipped: list[Skipped]
     advice: list[Advice] = Field(description="differences no rewrite removes, with the exact engine setting")
-    proof: dict[str, Any] = Field(description="the diff of the written model on target against the original on "
+    compared: dict[str, str] = Field(description="which model each engine ran in the proof")
+    proof: DiffResponse = Field(description="the diff of the written model on target against the original on "
                                               "reference (the /v1/models/diff body): on the given inputs when "
                                               "an .npz was sent, else on generated ones")
-    proof_generated: dict[str, Any] | None = Field(description="when inputs were given: the same diff on "
+    proof_generated: DiffResponse | None = Field(description="when inputs were given: the same diff on "
                                                                "generated inputs (NaN, +-inf, bounds)")
     cost: Cost
     model: WrittenModel

@@ -355,9 +355,23 @@ class ScanSummary(_Strict):
     worst: WorstFinding | None
 
 
+class ClipLikeOut(_Strict):
+    node: str
+    op: str
+    pattern: str = Field(description="relu, leaky-relu-0, hard-sigmoid, hard-swish, quantize-saturate")
+    input: str
+    output: str
+    summary: str
+    nan_input: dict[str, str] = Field(description="per engine: what a NaN input gives (propagate, zero, one, "
+                                      "lower, upper, engine)")
+    sources: dict[str, str]
+
+
 class ScanResponse(_Strict):
     format: Literal["onnx", "openvino-ir"]
     model: dict[str, Any]
     targets: list[ScanTargetOut]
     clips: list[ClipSiteOut]
     summary: ScanSummary
+    clip_like: list[ClipLikeOut] = Field(default_factory=list, description="ops that clip without being a Clip "
+                                         "(docs/diff.md): listed with each engine's NaN rule, not translated")

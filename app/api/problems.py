@@ -69,7 +69,8 @@ def install(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         title = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 413: "Payload too large",
                  415: "Unsupported media type"}.get(exc.status_code, "Error")
-        return problem(exc.status_code, title, str(exc.detail), headers=getattr(exc, "headers", None))
+        return problem(exc.status_code, title, str(exc.detail), getattr(exc, "errors", None),
+                       headers=getattr(exc, "headers", None))
 
     @app.exception_handler(ClientDisconnect)
     async def client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:

@@ -10,10 +10,21 @@ from fastapi import HTTPException, Request, Response
 from fastapi.routing import APIRoute
 
 from app.api import problems
+from app.json_depth import MAX_JSON_DEPTH, too_deep
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"bare {name} is not JSON; send it as a string (\"nan\", \"inf\", \"-inf\")")
+
+
+class JSONTooDeep(HTTPException):
+    """400 naming the field whose JSON nests deeper than MAX_JSON_DEPTH. An HTTPException, because FastAPI
+    turns any other error raised while it reads a body into a bare 400."""
+
+    def __init__(self, loc: str) -> None:
+        msg = f"the JSON nests deeper than {MAX_JSON_DEPTH} levels"
+        super().__init__(400, f"{msg} ({loc})")
+        self.errors = [{"loc": loc, "msg": msg}]
 
 
 class StrictJSONRequest(Request):
@@ -22,10 +33,12 @@ class StrictJSONRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
             body = await self.body()
+            if too_deep(body):
+                raise JSONTooDeep("body")
             try:
                 self._json = json.loads(body, parse_constant=_reject_constant)
-            except RecursionError:
-                raise HTTPException(400, "The JSON body is nested too deeply") from None
+            except RecursionError:  # not reached past the check above; kept so that it can never be a 500
+                raise JSONTooDeep("body") from None
             except ValueError as exc:  # JSONDecodeError, bad UTF-8, and the NaN/Infinity refusal above
                 raise HTTPException(400, f"The body is not valid JSON: {exc}") from None
         return self._json

@@ -18,12 +18,12 @@ from defusedxml import DefusedXmlException
 from pydantic import ValidationError
 
 from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
-from app.dtypes import BY_OPENVINO, FLOAT32, FLOAT64, DType
+from app.dtypes import BFLOAT16, BY_OPENVINO, FLOAT32, FLOAT64, DType
 from app.errors import ArtifactError, SpecError
 from app.suggest import one_of, shown
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app import exact, runtime_support
+from app import engine_config, exact, runtime_support
 from app.numbers import Number, format_number, parse_number, to_double
 from app.specs import OpenVinoSpec, OpenVinoTarget, spec_json
 
@@ -55,14 +55,19 @@ NOTE_F16_ROUNDING = EngineNote(CPU, "f16 bounds are rounded to float32 first, th
                                     "bound just above an f16 halfway point can round the other way (observed).")
 NOTE_STATIC_TRUNC = EngineNote(CPU, "With a static input shape, i8/u8 Clamp truncates a fractional min toward "
                                     "zero instead of taking its ceil (observed; dynamic shapes follow the spec).")
-# Which ISA path the CPU plugin takes for bf16 depends on the host: the flush was seen on one machine and not on
-# an AMD EPYC without avx512_bf16, so the note says "may", and the differential tests accept either answer.
-NOTE_BF16_FLUSH = EngineNote(CPU, "bf16 subnormal inputs may be flushed to zero, depending on the host CPU's "
-                                  "bf16 support (observed on some hosts, not on others).")
-NOTE_BF16_TRUNC = EngineNote(CPU, "bf16 min/max may be converted by truncation (double -> f32 -> bf16 toward "
-                                  "zero: 2.7 -> 2.6875) instead of to nearest even, depending on the host CPU's bf16 "
-                                  "support (observed on an AMD EPYC without avx512_bf16; the reference evaluator "
-                                  "always truncates).")
+# Which ISA the CPU plugin's bf16 kernels use depends on the host (app/engine_config.openvino_bf16_variant, measured
+# by capping ONEDNN_MAX_CPU_ISA; docs/host-differences.md): each note names its CPUs and is attached on those only.
+NOTE_BF16_FLUSH = EngineNote(CPU, "On CPUs with avx512_bf16 (oneDNN ISA avx512_core_bf16 or newer), bf16 subnormal "
+                                  "inputs and min/max are flushed to zero: a subnormal bound acts as -0.0/+0.0 "
+                                  "(observed with openvino 2026.4; not on CPUs without avx512_bf16).")
+NOTE_BF16_TRUNC = EngineNote(CPU, "On CPUs without AVX-512 (oneDNN ISA AVX2 or lower), bf16 min/max are converted by "
+                                  "truncation (double -> f32 -> bf16 toward zero: 2.7 -> 2.6875) instead of to "
+                                  "nearest even (observed with openvino 2026.4 on an AMD EPYC without AVX-512 and "
+                                  "with ONEDNN_MAX_CPU_ISA=AVX2; the reference evaluator always truncates).")
+# On a host none of the measured variants covers (not x86-64), both may apply.
+BF16_NOTES = {engine_config.BF16_NATIVE: (NOTE_BF16_FLUSH,), engine_config.BF16_AVX512: (),
+              engine_config.BF16_AVX2: (NOTE_BF16_TRUNC,),
+              engine_config.BF16_UNKNOWN: (NOTE_BF16_FLUSH, NOTE_BF16_TRUNC)}
 NOTE_RANGE_WRAP = EngineNote(CPU, "i16, u16, u32 and u64 Clamp: a min/max outside the element type's range (after "
                                  "ceil/floor) wraps instead of saturating: u16 with min -100.7, max -1 outputs 65535 "
                                  "where the spec saturates both bounds to 0 (observed with openvino 2026.4; found by "
@@ -180,16 +185,16 @@ def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
                    nan_bound=NanBound.REJECTED, state=state, reason=reason, rules=rules, engine_notes=notes)
 
 
-def cpu_notes_openvino(dt: DType, dmin: float, dmax: float, saturated: bool = False) -> tuple[EngineNote, ...]:
-    """The CPU plugin's observed deviations that apply to this element type and these attributes."""
+def cpu_notes_openvino(dt: DType, dmin: float, dmax: float, saturated: bool = False,
+                       variant: str | None = None) -> tuple[EngineNote, ...]:
+    """The CPU plugin's observed deviations that apply to this element type and these attributes on the host
+    variant given (default: this host's, engine_config.openvino_bf16_variant)."""
     notes: list[EngineNote] = []
     finite = [d for d in (dmin, dmax) if math.isfinite(d)]
     if dt.name == "float64":
         notes.append(NOTE_F64)
     elif dt.name == "bfloat16":
-        notes.append(NOTE_BF16_FLUSH)
-        if any(bf16_truncated_openvino(d) != dt.round(d) for d in finite):
-            notes.append(NOTE_BF16_TRUNC)
+        notes.extend(bf16_notes_openvino(finite, variant or engine_config.openvino_bf16_variant()))
     elif dt.name == "float16" and any(FLOAT32.round(d) != d for d in finite):
         notes.append(NOTE_F16_ROUNDING)
     if dt.name == "uint32":
@@ -204,6 +209,15 @@ def cpu_notes_openvino(dt: DType, dmin: float, dmax: float, saturated: bool = Fa
         if dt.name in ("int8", "uint8") and math.isfinite(dmin) and dmin != math.floor(dmin):
             notes.append(NOTE_STATIC_TRUNC)
     return tuple(notes)
+
+
+def bf16_notes_openvino(finite: list[float], variant: str) -> tuple[EngineNote, ...]:
+    """The bf16 notes of a host variant: the flush applies to every bf16 Clamp (any input can be subnormal), the
+    truncation only where it changes a bound."""
+    out = tuple(n for n in BF16_NOTES[variant] if n is not NOTE_BF16_TRUNC)
+    if NOTE_BF16_TRUNC in BF16_NOTES[variant] and any(bf16_truncated_openvino(d) != BFLOAT16.round(d) for d in finite):
+        out += (NOTE_BF16_TRUNC,)
+    return out
 
 
 def bf16_truncated_openvino(d: float) -> float:

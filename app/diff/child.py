@@ -3,7 +3,10 @@ child like the engines: the parent receives plain Python values and arrays only.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import onnx
@@ -12,6 +15,24 @@ from onnx import helper, numpy_helper
 from app.diff import inputs as gen
 from app.diff.patterns import ClipLike, constants, find
 from app.errors import ArtifactError, ClipBridgeError
+
+
+T = TypeVar("T")
+
+
+def model_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Any failure reading the uploaded model (a tensor onnx cannot decode, a malformed attribute) is the
+    model's: a 400 naming it, never a 500."""
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except ClipBridgeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - onnx/numpy decode errors on the user's bytes
+            raise ArtifactError(f"the model cannot be read: {type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:300]}", "model") from None
+    return wrapped
 
 
 @dataclass
@@ -57,17 +78,20 @@ def _dtypes(m: onnx.ModelProto) -> dict[str, str]:
     return out
 
 
+@model_errors
 def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan:
     """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`)."""
     m = load(model_bytes)
     clips = find(m)
     feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed)
-    consts = constants(m.graph)
+    consts = {t.name for t in m.graph.initializer} | {o for n in m.graph.node if n.op_type == "Constant"
+                                                      for o in n.output}
     nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
              for n in m.graph.node if n.op_type != "Constant"]
-    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], set(consts), _dtypes(m))
+    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, _dtypes(m))
 
 
+@model_errors
 def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> bytes:
     """A model of the one node `node`: its constant inputs as initializers, the others as graph inputs typed
     like `feeds` (the captured tensors), every output a graph output."""
@@ -75,7 +99,8 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     proto = next((n for n in m.graph.node if (n.name or n.output[0]) == node), None)
     if proto is None:
         raise ClipBridgeError(f"the model has no node {node!r}", "node")
-    consts = constants(m.graph)
+    consts = constants(m.graph) | {t.name: numpy_helper.to_array(t) for t in m.graph.initializer
+                                   if t.name in proto.input}
     inits, ins = [], []
     for name in dict.fromkeys(i for i in proto.input if i):
         if name in feeds:

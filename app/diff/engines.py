@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 
 from app import engine_config
+from app.diff.child import model_errors
 from app.errors import ClipBridgeError
 
 SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
@@ -26,6 +27,7 @@ class EngineCannotLoad(ClipBridgeError):
     title = "An engine cannot load the model"
 
 
+@model_errors
 def with_outputs(model_bytes: bytes, names: list[str]) -> bytes:
     """The model with `names` appended as graph outputs (typed where shape inference knows them)."""
     m = onnx.load_from_string(model_bytes)
@@ -124,7 +126,13 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
 
     Returns {"values": {tensor: array}, "precision": as it ran, "kernels": {...}, "version": ...}."""
     marked = with_outputs(model_bytes, marks) if marks else model_bytes
-    values, info = RUNNERS[engine](marked, feeds, precision)
+    try:
+        values, info = RUNNERS[engine](marked, feeds, precision)
+    except ClipBridgeError:
+        raise
+    except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx
+        text = " ".join(str(exc).split())[:600]
+        raise EngineCannotLoad(f"{engine} failed running the model: {type(exc).__name__}: {text}", "model") from None
     count = sum(int(np.asarray(v).size) for v in values.values())
     if count > MAX_MARKED_ELEMENTS:
         raise ClipBridgeError(f"the marked tensors hold {count} elements (limit {MAX_MARKED_ELEMENTS}): give "

@@ -31,7 +31,11 @@ def _shape_dtype(vi: onnx.ValueInfoProto) -> tuple[list[int], np.dtype]:
     if not vi.type.HasField("tensor_type") or tt.elem_type == 0:
         raise ClipBridgeError(f"graph input {vi.name!r} has no tensor type: give its values in an .npz", "inputs")
     dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYNAMIC_DIM for d in tt.shape.dim]
-    return dims, np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type))
+    try:
+        return dims, np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type))
+    except (KeyError, TypeError, ValueError):
+        raise ClipBridgeError(f"graph input {vi.name!r} has element type {tt.elem_type}, which has no NumPy "
+                              "type", "inputs") from None
 
 
 def _ulps(v: float, dtype: np.dtype) -> list[float]:

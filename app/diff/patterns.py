@@ -15,6 +15,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 ENGINES = ("onnxruntime", "openvino", "onnx-reference")
+MAX_CONSTANT = 4096  # elements: larger constants are weights, never a clip's bound
 # x86 MAXPS/MINPS return the second operand when either is NaN (Intel SDM vol. 2B, "MAXPS"); OpenVINO's CPU
 # eltwise kernels emit them with the input first, so a NaN input gives the other operand.
 X86_MAXPS = "Intel SDM vol. 2B MAXPS/MINPS: if either operand is NaN, the second operand is returned"
@@ -39,9 +40,9 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in (
             {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md Relu-14: y = max(0, x)", "openvino": f"Relu-1 on the CPU plugin ({X86_MAXPS})"}),
     Pattern("leaky-relu-0", "LeakyRelu", "LeakyRelu with alpha 0: max(x, 0)",
-            {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md LeakyRelu-16: y = x < 0 ? alpha * x : x",
-             "openvino": "converted to PRelu with slope 0; measured in tests/diff/test_patterns.py"}),
+            {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md LeakyRelu-16: y = x < 0 ? alpha * x : x (so -inf gives 0 * -inf = NaN)",
+             "openvino": "PRelu with slope 0 multiplies, so NaN stays; measured in tests/diff/test_patterns.py"}),
     Pattern("hard-sigmoid", "HardSigmoid", "clip(alpha * x + beta, 0, 1)",
             {"onnxruntime": "propagate", "openvino": "one", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md HardSigmoid-6: y = max(0, min(1, alpha * x + beta))",
@@ -53,11 +54,13 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in (
     Pattern("max-constant", "Max", "one-sided Max(x, c) against a scalar constant: clip from below at c",
             {"onnxruntime": "propagate", "openvino": "lower", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md Max-13: element-wise max (NaN propagates, as numpy.maximum)",
-             "openvino": f"Maximum-1 on the CPU plugin with the tensor first ({X86_MAXPS}); openvino#35839"}),
+             "openvino": f"Maximum-1 on the CPU plugin: the bound when the tensor is the first operand, NaN when the "
+             f"constant is ({X86_MAXPS}); openvino#35839"}),
     Pattern("min-constant", "Min", "one-sided Min(x, c) against a scalar constant: clip from above at c",
             {"onnxruntime": "propagate", "openvino": "upper", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md Min-13: element-wise min (NaN propagates, as numpy.minimum)",
-             "openvino": f"Minimum-1 on the CPU plugin with the tensor first ({X86_MAXPS}); openvino#35839"}),
+             "openvino": f"Minimum-1 on the CPU plugin: the bound when the tensor is the first operand, NaN when the "
+             f"constant is ({X86_MAXPS}); openvino#35839"}),
     Pattern("quantize-saturate", "QuantizeLinear", "round(x / scale) + zero_point saturated to the integer type",
             {"onnxruntime": "engine", "openvino": "engine", "onnx-reference": "engine"},
             {"spec": "ONNX Operators.md QuantizeLinear-13: saturate to [0, 255] (uint8) or [-128, 127] (int8); "
@@ -82,14 +85,24 @@ class ClipLike:
     params: dict = field(default_factory=dict)
 
 
+def _small(t: onnx.TensorProto) -> np.ndarray | None:
+    """A constant's value when it is small enough to be a bound (weights are never decoded here)."""
+    if t.data_location == onnx.TensorProto.EXTERNAL or int(np.prod(t.dims)) > MAX_CONSTANT:
+        return None
+    try:
+        return numpy_helper.to_array(t)
+    except Exception:  # a stub, a string or a malformed tensor: not a bound this reads
+        return None
+
+
 def constants(g: onnx.GraphProto) -> dict[str, np.ndarray]:
-    """Initializers and Constant-node values of one graph, by tensor name."""
-    out = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    """Small initializers and Constant-node values of one graph, by tensor name."""
+    out = {t.name: v for t in g.initializer if (v := _small(t)) is not None}
     for n in g.node:
         if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.output:
             for a in n.attribute:
-                if a.name == "value":
-                    out[n.output[0]] = numpy_helper.to_array(a.t)
+                if a.name == "value" and (v := _small(a.t)) is not None:
+                    out[n.output[0]] = v
                 elif a.name in ("value_float", "value_int"):
                     out[n.output[0]] = np.array(helper.get_attribute_value(a))
     return out
@@ -166,7 +179,15 @@ def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float 
     rule = PATTERNS[c.pattern].nan.get(engine, "propagate")
     lo = lowest if c.lo is None or "min" in c.omitted else c.lo
     hi = highest if c.hi is None or "max" in c.omitted else c.hi
-    value = {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
-    if value is not None and c.pattern == "clip" and hi < lo:
-        value = hi  # min > max: the engine's min(.., hi) runs last
-    return value
+    if c.pattern in ("max-constant", "min-constant") and not c.params.get("tensor_first", True):
+        return None  # the constant first: MAXPS/MINPS return the NaN tensor operand (openvino#35839)
+    if c.pattern == "clip" and hi < lo:
+        return None  # min > max: measured NaN on OpenVINO too (tests/diff/test_patterns.py)
+    return {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
+
+
+def describe(c: ClipLike) -> dict:
+    """A clip-like node as the scan lists it: its pattern, range, NaN rule per engine, and sources."""
+    p = PATTERNS[c.pattern]
+    return {"node": c.node, "op": c.op, "pattern": c.pattern, "input": c.x, "output": c.output,
+            "summary": p.summary, "nan_input": dict(p.nan), "sources": dict(p.sources)}

@@ -103,6 +103,11 @@ class Walk:
         if self.replays >= MAX_REPLAYS:
             return self._row(n, mask, pattern=clip.pattern, origin=None, cause=None,
                              detail=f"not replayed: more than {MAX_REPLAYS} clip-like nodes differ", witness=None)
+        x_mask = run.differs(self.runs, clip.x, self.opts) if clip.x not in self.runs.plan.feeds else None
+        if x_mask is not None and x_mask.shape == mask.shape and not (mask & ~x_mask).any():
+            # Clip-like ops are element-wise: where the inputs agree, a replay on the same input gives what
+            # the marked run gave; every differing element has differing inputs, so nothing is introduced.
+            return self._inherited(n, clip, mask, upstream)
         self.replays += 1
         r = run.replay(self.execute, self.model, self.runs, n, self.opts)
         outs = r["outputs"]
@@ -111,7 +116,6 @@ class Walk:
         for e in self.opts.engines[1:]:
             rmask |= run.compare.differing(first, outs[e], self.opts.rtol, self.opts.atol)
         x = r["feeds"][clip.x]
-        x_mask = run.differs(self.runs, clip.x, self.opts) if clip.x not in self.runs.plan.feeds else None
         if x_mask is not None and x_mask.shape == rmask.shape:
             rmask &= ~x_mask  # where the engines' inputs differ, the output's difference came in with them
         if not rmask.any():

@@ -34,19 +34,20 @@ class Options:
     atol: float | None = None
     seed: int = SEED
 
-    def check(self) -> None:
+    def check(self, prefix: str = "") -> None:
+        """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
         unknown = [e for e in self.engines if e not in ENGINE_NAMES]
         if unknown:
             raise ClipBridgeError(f"unknown engine {unknown[0][:40]!r}; choose from {', '.join(ENGINE_NAMES)}",
-                                  "engine")
+                                  f"{prefix}engine")
         if len(set(self.engines)) < 2:
-            raise ClipBridgeError("a diff needs at least two different engines", "engine")
+            raise ClipBridgeError("a diff needs at least two different engines", f"{prefix}engine")
         if self.precision not in ("model", "deployed"):
-            raise ClipBridgeError("precision is 'model' or 'deployed'", "precision")
+            raise ClipBridgeError("precision is 'model' or 'deployed'", f"{prefix}precision")
         for name in ("rtol", "atol"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
-                raise ClipBridgeError(f"{name} must be a finite number >= 0", name)
+                raise ClipBridgeError(f"{name} must be a finite number >= 0", f"{prefix}{name}")
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Runs:
     values: dict[str, dict[str, np.ndarray]]  # engine -> tensor -> array
     info: dict[str, dict[str, Any]]  # engine -> {version, precision, kernels, observer_effect}
     method: str = "mark-all"
+    masks: dict[str, np.ndarray | None] = field(default_factory=dict)  # tensor -> differs(), computed once
     replays: dict[str, dict] = field(default_factory=dict)  # node -> {model, feeds, outputs}
 
 
@@ -80,10 +82,10 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options)
     """Each engine plain and with every mark, once; the observer check compares their final outputs."""
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
-    wanted = marks(plan)
+    marked_model = execute("diff:prepare", engines.with_outputs, model, marks(plan))  # once for every engine
     for engine in opts.engines:
         plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision)
-        marked = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, wanted, opts.precision)
+        marked = execute(f"diff:{engine}", engines.run, engine, marked_model, plan.feeds, [], opts.precision)
         changed = []
         for name in plan.outputs:
             rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
@@ -100,6 +102,12 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options)
 
 def differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
     """The mask of elements where any engine differs from the first engine, or None if not captured."""
+    if tensor not in runs.masks:
+        runs.masks[tensor] = _differs(runs, tensor, opts)
+    return runs.masks[tensor]
+
+
+def _differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
     first = runs.values[opts.engines[0]].get(tensor)
     if first is None:
         return None
@@ -142,6 +150,7 @@ def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
         finals = {n: runs.values[engine][n] for n in runs.plan.outputs}
         runs.values[engine] = {**found[engine], **finals}
     runs.method = "bisection"
+    runs.masks.clear()
 
 
 def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opts: Options) -> dict[str, Any]:

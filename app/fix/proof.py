@@ -48,7 +48,6 @@ def prove(execute: run.Execute, original: bytes, written: bytes, npz: bytes | No
     """The diff body of written-on-target against original-on-reference (given inputs, or generated ones)."""
     opts = run.Options((reference, target), precision)
     body, _ = report.diff(swapping(execute, original, written, target), original, npz, opts)
-    body["compared"] = {reference: "original model", target: "written model"}
     return body
 
 

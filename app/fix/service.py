@@ -109,7 +109,9 @@ def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision:
             # (inf - inf summed in another order), which is the original model's own and is in proof_generated.
             "verdict": "equal" if proven["verdict"] == "equal" else "differs",
             "rules_applied": w["rules_applied"], "skipped": w["skipped"],
-            "advice": advice(proven, w["float32"]), "proof": proven, "proof_generated": generated,
+            "advice": advice(proven, w["float32"]),
+            "compared": {reference: "the original model", target: "the written model"},
+            "proof": proven, "proof_generated": generated,
             "cost": cost,
             "model": {"bytes": len(w["model"]), "opset": w["opset"], "ir_version": w["ir_version"],
                       "opset_before": w["opset_before"], "ir_version_before": w["ir_version_before"],

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from app.dialects.common import Mode
 from app.dialects import registry
+from app.diff.patterns import describe, find
 from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.field_errors import field_errors
 from app.findings import Severity
@@ -57,6 +58,9 @@ def expand_targets(texts: list[str] | None) -> list[str]:
     return out or list(registry.default_names())
 
 
+SCANNED_AS_SITES = ("clip", "max-constant", "min-constant")  # already clips of the scan, with their findings
+
+
 @dataclass
 class ScanResult:
     format: str
@@ -64,6 +68,7 @@ class ScanResult:
     targets: list[tuple[str, AnyTarget]]
     sites: list[Site]
     translations: list[list[tuple[str, Translation]]] = field(default_factory=list)
+    clip_like: list[dict[str, Any]] = field(default_factory=list)  # Relu, HardSigmoid, ... (app/diff/patterns.py)
 
     def to_json(self) -> dict[str, Any]:
         clips = []
@@ -93,7 +98,8 @@ class ScanResult:
                 "clips": clips,
                 "summary": {"clips": len(self.sites), "unresolved": unresolved,
                             "targets": [{"label": label, **counts[label]} for label, _ in self.targets],
-                            "worst": worst[1] if worst else None}}
+                            "worst": worst[1] if worst else None},
+                "clip_like": self.clip_like}
 
 
 def _wire_sb(sb: dict | None) -> dict | None:
@@ -129,6 +135,9 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
         sites = scan_ir(bytes(data), weights)
         info = {"bytes": len(data), "weights_bytes": len(weights) if weights is not None else None}
     result = ScanResult(fmt, info, tlist, sites)
+    if fmt == "onnx":
+        # Ops that clip without being a Clip (each engine's NaN rule differs): listed, not translated.
+        result.clip_like = [describe(c) for c in find(light.model).values() if c.pattern not in SCANNED_AS_SITES]
     memo: dict[Any, Translation] = {}
     for site in sites:
         row: list[tuple[str, Translation]] = []

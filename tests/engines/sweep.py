@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from app import runtime_support
+from app import engine_config, runtime_support
 from app.dialects import onnx as d_onnx
 from app.dialects import openvino as d_ov
 from app.drift import critical_points
@@ -48,20 +48,14 @@ def engine_versions() -> dict[str, str]:
 
 @lru_cache(maxsize=512)
 def _ort_session(raw: bytes) -> Any:
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 4
-    return ort.InferenceSession(raw, so, providers=["CPUExecutionProvider"])
+    """The session the app would run (engine_config, precision "model": pinned, no graph rewrites)."""
+    return engine_config.onnxruntime_session(raw, "model")[0]
 
 
 @lru_cache(maxsize=512)
 def _ov_compiled(xml: str, weights: bytes) -> Any:
-    import openvino as ov
-    core = ov.Core()
-    model = core.read_model(xml, ov.Tensor(np.frombuffer(weights or b"\0", dtype=np.uint8).copy()))
-    return core.compile_model(model, "CPU")
+    """The compiled model the app would run (engine_config, precision "model": the model's own element type)."""
+    return engine_config.openvino_compile(engine_config.openvino_read(xml, weights), "model")[0]
 
 
 def run_onnx(spec: OnnxSpec, x: np.ndarray | None) -> np.ndarray | None:

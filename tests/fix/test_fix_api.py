@@ -43,9 +43,10 @@ def test_body_has_rules_proof_cost_and_the_model(client):
     r = _post(client, models.mobilenet_like().SerializeToString(), inputs=_nan_pixel())
     assert r.status_code == 200, r.text
     body = FixResponse.model_validate(r.json())
-    assert body.proof["verdict"] == "equal" and body.proof["inputs"]["source"] == "given"
+    assert body.proof.verdict == "equal" and body.proof.inputs.source == "given"
+    assert body.compared == {"onnxruntime": "the original model", "openvino": "the written model"}
     # Generated +-inf through the Conv: only the Conv may still differ (inf - inf summed in another order).
-    assert all(not n["pattern"] for n in body.proof_generated["nodes"] if n["origin"] == "introduced")
+    assert all(not n.pattern for n in body.proof_generated.nodes if n.origin == "introduced")
     assert {x.node for x in body.rules_applied} == {"n4", "n5", "n6", "n8", "n9"}
     assert all(x.rule == "nan-guard" and x.cause == "nan-input" for x in body.rules_applied)
     assert body.cost.original_ms and body.cost.written_ms and body.cost.clean_identical

@@ -22,6 +22,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def worker_pids(proc: subprocess.Popen) -> list[int]:
+    """The uvicorn workers of `clipbridge serve` (it supervises even one): its children that serve the app,
+    not multiprocessing's resource tracker. Memory is measured there, not in the supervisor."""
+    pids = []
+    for pid in children(proc.pid):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"multiprocessing.spawn" in cmd:
+            pids.append(pid)
+    return pids
+
+
+def worker_pid(proc: subprocess.Popen) -> int:
+    pids = worker_pids(proc)
+    assert len(pids) == 1, f"expected one worker process, found {pids}"
+    return pids[0]
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

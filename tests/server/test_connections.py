@@ -15,7 +15,7 @@ import urllib.parse
 import numpy as np
 import pytest
 
-from tests.server.conftest import rss_kib, server_log, start_server, stop_server
+from tests.server.conftest import rss_kib, server_log, start_server, stop_server, worker_pid
 
 HEAD_TIMEOUT, GRACE, RATE = 1.0, 3.0, 1000
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
@@ -139,13 +139,14 @@ def test_declared_sizes_commit_no_memory(server):
     """Two .npy uploads that declare 256 MiB each, send 6 bytes and wait: the server holds what arrived, not what
     was declared (it once grew by 512 MiB here)."""
     port, proc = server
-    before = rss_kib(proc.pid)
+    pid = worker_pid(proc)  # the uvicorn worker, not its supervisor
+    before = rss_kib(pid)
     socks = [connect(port) for _ in range(2)]
     try:
         for s in socks:
             s.sendall(head(NPY_PATH, 256 << 20) + b"\x93NUMPY")
         time.sleep(1.0)  # inside the body grace: both connections are still open and waiting
-        grown = rss_kib(proc.pid) - before
+        grown = rss_kib(pid) - before
         for s in socks:
             s.settimeout(0.05)
             with pytest.raises(TimeoutError):  # still open: nothing answered yet
@@ -182,15 +183,16 @@ def test_a_model_upload_is_spooled_not_held(server):
     a small fraction of it (garbage bytes: the answer is a 400, after the whole body was received)."""
     port, proc = server
     body = np.random.default_rng(1).integers(0, 255, 64 << 20, dtype=np.uint8).tobytes()
-    with open(f"/proc/{proc.pid}/clear_refs", "w") as f:
+    pid = worker_pid(proc)  # the uvicorn worker, not its supervisor
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
         f.write("5")  # reset the server's peak RSS (VmHWM)
-    before = rss_kib(proc.pid)
+    before = rss_kib(pid)
     with connect(port) as s:
         s.sendall(head("/v1/models/inspect", len(body), "application/octet-stream"))
         s.sendall(body)
         s.settimeout(60)
         reply = s.recv(65536)
-    peak = next(int(line.split()[1]) for line in open(f"/proc/{proc.pid}/status") if line.startswith("VmHWM"))
+    peak = next(int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM"))
     assert reply.startswith(b"HTTP/1.1 4"), reply[:200]
     assert (peak - before) < 16 * 1024, f"server peak RSS grew {(peak - before) / 1024:.0f} MiB for a 64 MiB upload"
 

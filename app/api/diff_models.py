@@ -1,0 +1,86 @@
+"""The body of POST /v1/models/diff (docs/diff.md), as a schema: what `clipbridge diff --format json` prints."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Wire = int | float | str | None  # a number, or "nan" / "inf" / "-inf"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DiffEngine(_Strict):
+    name: Literal["onnxruntime", "openvino", "onnx-reference"]
+    version: str
+    precision: str = Field(description="as it ran: OpenVINO's compiled inference precision read back (f32, bf16, "
+                           "f16); onnxruntime's and onnx-reference's output float types")
+    observer_effect: list[str] = Field(description="final outputs that marking every tensor changed (then the "
+                                       "diff bisects)")
+
+
+class DiffTensor(_Strict):
+    name: str
+    dtype: str
+    shape: list[int]
+
+
+class DiffInputs(_Strict):
+    source: Literal["given", "generated"]
+    seed: int | None
+    tensors: list[DiffTensor]
+
+
+class DiffTolerance(_Strict):
+    rtol: float | None
+    atol: float | None
+    defaults: str
+
+
+class DiffOutput(_Strict):
+    name: str
+    differing: int
+    total: int
+
+
+class DiffNodeRef(_Strict):
+    node: str
+    op: str
+
+
+class DiffWitness(_Strict):
+    index: list[int]
+    input: Wire | dict[str, Wire] = Field(description="the shared input element (introduced), or each engine's "
+                                          "(inherited, not-a-clip); null when the node's input has another shape")
+    outputs: dict[str, Wire]
+
+
+class DiffNode(_Strict):
+    node: str
+    op: str
+    pattern: str | None
+    differing: int
+    total: int
+    origin: Literal["introduced", "inherited"] | None
+    cause: Literal["nan-input", "bound-rounding", "default-bound", "min-greater-than-max", "float16-bound-overflow",
+                   "inference-precision", "not-a-clip"] | None
+    causes: dict[str, int] | None = None
+    replay_differing: int | None = None
+    inherited_from: list[str] | None = None
+    detail: str | None = None
+    witness: DiffWitness | None
+
+
+class DiffResponse(_Strict):
+    verdict: Literal["equal", "explained", "unexplained"]
+    engines: list[DiffEngine]
+    inputs: DiffInputs
+    method: Literal["mark-all", "bisection"]
+    tolerance: DiffTolerance
+    outputs: list[DiffOutput]
+    first_divergence: DiffNodeRef | None
+    nodes: list[DiffNode]
+    patterns: dict[str, str] = Field(description="the clip-like patterns of the reported nodes, each summarised")

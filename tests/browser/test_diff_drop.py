@@ -1,0 +1,34 @@
+"""The inspector's diff drop: a model dropped there is run on the engines and its differences shown."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.browser.test_inspector import open_inspector
+from tests.diff import models as M
+
+
+def test_drop_a_model_on_the_diff_zone(page, server, output_dir, screenshot):
+    data = list(M.relu_chain())
+    open_inspector(page, server)
+    transfer = page.evaluate_handle("""(bytes) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Uint8Array(bytes)], 'relu.onnx'));
+        return dt;
+    }""", data)
+    page.locator("#diff-dropzone").dispatch_event("drop", {"dataTransfer": transfer})
+    expect(page.locator(".diff-verdict strong")).to_have_text("explained", timeout=60_000)
+    expect(page.locator(".diff-first")).to_have_text("First divergence: relu_1 (Relu)")
+    row = page.locator(".diff-table tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").nth(4)).to_have_text("nan-input")
+    expect(row.locator("td").nth(5)).to_contain_text("input nan → onnxruntime nan, openvino 0")
+    screenshot(page, "diff")
+
+
+def test_a_file_that_is_no_model_is_refused_in_place(page, server):
+    open_inspector(page, server)
+    with page.expect_file_chooser() as chooser:
+        page.get_by_label("Or choose a model (and .npz)").click()
+    chooser.value.set_files({"name": "notes.txt", "mimeType": "text/plain", "buffer": b"hello"})
+    expect(page.locator("#diff-errors")).to_contain_text("Choose an .onnx model")
