@@ -25,20 +25,26 @@ Feeds = dict[str, np.ndarray]
 
 
 def swapping(execute: run.Execute, original: bytes, written: bytes, target: str) -> run.Execute:
-    """An executor that runs `written` instead of `original` on `target`, and in a single-node replay the node
-    as the written model computes it (with its guard) instead of the original node."""
-    singles: dict[int, tuple[bytes, bytes]] = {}  # id(original single) -> (it, the written model's single)
+    """An executor that gives `target` the written model wherever the diff would run the original on it: the
+    model itself, the model with the diff's marks added (marked alike), and a single-node replay (the node as
+    the written model computes it, with its guard, app.fix.replay)."""
+    twins: dict[int, tuple[bytes, bytes]] = {id(original): (original, written)}  # id(bytes) -> (them, B's twin)
+
+    def twin(b: Any) -> bytes | None:
+        pair = twins.get(id(b))
+        return pair[1] if pair is not None and pair[0] is b else None
 
     def call(stage: str, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        if fn is child.single_node and args[0] is original:
-            single = execute(stage, fn, *args, **kwargs)
-            singles[id(single)] = (single, execute(stage, replay.fixed_single, written, *args[1:], **kwargs))
-            return single
-        if fn is diff_engines.run and args[0] == target:
-            if args[1] is original:
-                args = (args[0], written, *args[2:])
-            elif id(args[1]) in singles and singles[id(args[1])][0] is args[1]:
-                args = (args[0], singles[id(args[1])][1], *args[2:])
+        if fn is diff_engines.with_outputs and twin(args[0]) is not None:
+            made = execute(stage, fn, *args, **kwargs)
+            twins[id(made)] = (made, execute(stage, fn, twin(args[0]), *args[1:], **kwargs))
+            return made
+        if fn is child.single_node and twin(args[0]) is not None:
+            made = execute(stage, fn, *args, **kwargs)
+            twins[id(made)] = (made, execute(stage, replay.fixed_single, written, *args[1:], **kwargs))
+            return made
+        if fn is diff_engines.run and args[0] == target and twin(args[1]) is not None:
+            args = (args[0], twin(args[1]), *args[2:])
         return execute(stage, fn, *args, **kwargs)
     return call
 
