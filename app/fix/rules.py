@@ -126,7 +126,9 @@ def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     if va is facts.PROPAGATE or (vb is not facts.PROPAGATE and np.array_equal(va, vb)):
         return False
     v = e.constant(va, s.node.dtype, f"{s.name.lstrip('#')}_nan_value_clipbridge")
-    _guard(e, s, v)
+    # Where B propagates NaN, its own output is NaN exactly where x is: testing y' instead of x leaves x with one
+    # reader, so onnxruntime still fuses a Conv with this Clip (FusedConv) and the guard costs two light passes.
+    _guard(e, s, v, test_output=vb is facts.PROPAGATE)
     e.note(s, "nan-to-value", f"a NaN input: {a} gives {_show(va)}, {b} gives {_show(vb)}", cause="nan-input")
     return True
 
@@ -134,7 +136,7 @@ def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
 RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_value)  # bounds first: the NaN rules read them
 
 
-def _guard(e: Edit, s: Site, when_nan: str) -> None:
+def _guard(e: Edit, s: Site, when_nan: str, test_output: bool = False) -> None:
     """y = Where(Equal(x, x), y', when_nan) (opset >= 11; Equal takes floats from 11) or Where(IsNaN(x), when_nan,
     y') below: the node keeps its name and computes y'; its output name moves to the Where. OpenVINO fuses the
     Equal form with the Clamp into one eltwise subgraph (about 1.0x), while IsNaN stays a kernel of its own."""
@@ -142,11 +144,12 @@ def _guard(e: Edit, s: Site, when_nan: str) -> None:
     y = s.proto.output[0]
     inner, cond = e.fresh(f"{y}_unguarded_clipbridge"), e.fresh(f"{y}_notnan_clipbridge")
     s.proto.output[0] = inner
+    x = inner if test_output else s.x
     if e.opset >= 11:
-        nodes = [helper.make_node("Equal", [s.x, s.x], [cond], name=e.fresh(f"{base}_notnan_clipbridge")),
+        nodes = [helper.make_node("Equal", [x, x], [cond], name=e.fresh(f"{base}_notnan_clipbridge")),
                  helper.make_node("Where", [cond, inner, when_nan], [y], name=e.fresh(f"{base}_where_clipbridge"))]
     else:
-        nodes = [helper.make_node("IsNaN", [s.x], [cond], name=e.fresh(f"{base}_isnan_clipbridge")),
+        nodes = [helper.make_node("IsNaN", [x], [cond], name=e.fresh(f"{base}_isnan_clipbridge")),
                  helper.make_node("Where", [cond, when_nan, inner], [y], name=e.fresh(f"{base}_where_clipbridge"))]
     e.after.setdefault(s.index, []).extend(nodes)
 
