@@ -120,8 +120,9 @@ def nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
 
 
 def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
-    """A writes a value for a NaN input where B propagates it (or writes another): Where(IsNaN(x), v, y) with
-    A's value v (OpenVINO: the Clamp's lower bound, 0 for Relu, c for Max/Min(x, c), 1 for HardSigmoid)."""
+    """A writes a value for a NaN input where B propagates it (or writes another): Where(IsNaN(x), v, y), written
+    as Where(Equal(y, y), y, v), with A's value v (OpenVINO: the Clamp's lower bound, 0 for Relu, c for Max/Min(x,
+    c), 1 for HardSigmoid)."""
     va, vb = facts.nan_output(a, s.node), facts.nan_output(b, s.node)
     if va is facts.PROPAGATE or (vb is not facts.PROPAGATE and np.array_equal(va, vb)):
         return False
@@ -139,10 +140,12 @@ RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_value)  # boun
 def _guard(e: Edit, s: Site, when_nan: str, test_output: bool = False) -> None:
     """y = Where(Equal(x, x), y', when_nan) (opset >= 11; Equal takes floats from 11) or Where(IsNaN(x), when_nan,
     y') below: the node keeps its name and computes y'; its output name moves to the Where. OpenVINO fuses the
-    Equal form with the Clamp into one eltwise subgraph (about 1.0x), while IsNaN stays a kernel of its own."""
+    Equal form with the Clamp into one eltwise subgraph (one pass after the Conv), while IsNaN stays a kernel of
+    its own (two)."""
     base = s.name.lstrip("#") or s.proto.op_type
     y = s.proto.output[0]
-    inner, cond = e.fresh(f"{y}_unguarded_clipbridge"), e.fresh(f"{y}_notnan_clipbridge")
+    kind = "notnan" if e.opset >= 11 else "isnan"
+    inner, cond = e.fresh(f"{y}_unguarded_clipbridge"), e.fresh(f"{y}_{kind}_clipbridge")
     s.proto.output[0] = inner
     x = inner if test_output else s.x
     if e.opset >= 11:
