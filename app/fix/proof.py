@@ -75,8 +75,3 @@ def clean_feeds(specs: list[dict], seed: int = SEED) -> Feeds:
             a = rng.integers(-8, 9, n).astype(dt)
         out[s["name"]] = a.reshape(dims)
     return out
-
-
-def bit_identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
-    """Whether two runs gave the same bits for every output (NaN payloads included)."""
-    return a.keys() == b.keys() and all(np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes() for k in a)
