@@ -6,12 +6,9 @@ the timing) runs in a sandboxed child (app.sandbox.run_isolated); the server onl
 
 from __future__ import annotations
 
-import io
-import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.fix import apply, engines, proof
@@ -39,30 +36,6 @@ def check_engines(reference: str, target: str, precision: str) -> None:
         raise UnsupportedTarget("reference and target are the same engine: there is nothing to fix", "target")
     if precision not in PRECISIONS:
         raise UnsupportedTarget(f"precision is one of {', '.join(PRECISIONS)}", "precision")
-
-
-def read_npz(data: bytes, specs: list[dict]) -> dict[str, np.ndarray]:
-    """The user's inputs: an .npz keyed by graph input name, with the inputs' dtypes (no pickles)."""
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {k: np.asarray(z[k]) for k in z.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise ClipBridgeError(f"inputs is not a readable .npz: {str(exc)[:200]}", "inputs") from None
-    names = {s["name"]: s for s in specs}
-    extra = sorted(set(arrays) - set(names))
-    if extra:
-        raise ClipBridgeError(f"inputs has {extra[0][:60]!r}, which is not a graph input "
-                              f"({', '.join(sorted(names))[:200]})", "inputs")
-    missing = sorted(set(names) - set(arrays))
-    if missing:
-        raise ClipBridgeError(f"inputs lacks graph input {missing[0][:60]!r}", "inputs")
-    out = {}
-    for k, a in arrays.items():
-        want = np.dtype(names[k]["dtype"])
-        if a.dtype != want:
-            raise ClipBridgeError(f"inputs[{k[:60]!r}] is {a.dtype}, the model takes {want}", "inputs")
-        out[k] = a
-    return out
 
 
 def advice(proof_body: dict, float32: bool) -> list[dict]:
@@ -95,8 +68,6 @@ def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision:
     `execute` runs each native step: the sandbox for uploads, in-process (app.diff.run.direct) for the CLI."""
     check_engines(reference, target, precision)
     w = _write(execute, model, reference, target)
-    if npz is not None:
-        read_npz(npz, w["inputs"])  # the diff reads it again; this names a wrong key against the graph inputs
     try:
         clean = proof.clean_feeds(w["inputs"])
     except ValueError as exc:
