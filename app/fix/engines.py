@@ -67,30 +67,44 @@ def _load(engine: str, model_bytes: bytes, precision: str, what: str) -> tuple[C
 
 
 def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precision: str = "model",
-              rounds: int = 30, warmup: int = 3) -> dict[str, Any]:
+              rounds: int = 30, warmup: int = 3, budget_s: float | None = 5.0) -> dict[str, Any]:
     """Median latency of the original and the written model on one engine, in this process, interleaved
     (original, written, original, ...) so that load and frequency changes hit both alike, and whether the two
     give bit-identical outputs on these (clean) feeds (child only). When the engine refuses the original
-    (a Clip-6 with min > max), only the written model is timed and the note says why."""
+    (a Clip-6 with min > max), only the written model is timed and the note says why. Past `budget_s` of timing
+    the rounds stop (at least 3 are run), so that a large model stays within the request's time limit."""
     note = None
     try:
         first = _load(engine, original, precision, "model")[0]
     except EngineRefused as exc:
         first, note = None, f"the target cannot run the original: {exc.message}"
     calls = [c for c in (first, _load(engine, written, precision, "fixed model")[0]) if c is not None]
+    try:
+        samples = _interleave(calls, feeds, rounds, warmup, budget_s)
+        same = None if first is None else all(
+            np.asarray(u).tobytes() == np.asarray(v).tobytes() for u, v in zip(first(feeds), calls[1](feeds)))
+    except Exception as exc:  # an engine failing at run time: its own message, never an unexplained 500
+        raise _refused(engine, exc, "model while timing it") from None
+    med = [round(float(np.median(s)) * 1e3, 4) for s in samples]
+    out: dict[str, Any] = {"engine": engine, "precision": precision, "rounds": len(samples[-1]), "original_ms": None,
+                           "written_ms": med[-1], "ratio": None, "clean_identical": same, "note": note}
+    if first is not None:
+        out.update(original_ms=med[0], ratio=round(med[1] / med[0], 4) if med[0] > 0 else None)
+    return out
+
+
+def _interleave(calls: list[Callable], feeds: Feeds, rounds: int, warmup: int,
+                budget_s: float | None) -> list[list[float]]:
     for _ in range(warmup):
         for c in calls:
             c(feeds)
     samples: list[list[float]] = [[] for _ in calls]
+    start = time.perf_counter()
     for r in range(rounds):
+        if r >= 3 and budget_s is not None and time.perf_counter() - start > budget_s:
+            break
         for k in (range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))):  # alternate who goes first
             t = time.perf_counter()
             calls[k](feeds)
             samples[k].append(time.perf_counter() - t)
-    med = [round(float(np.median(s)) * 1e3, 4) for s in samples]
-    out: dict[str, Any] = {"engine": engine, "precision": precision, "rounds": rounds, "original_ms": None,
-                           "written_ms": med[-1], "ratio": None, "clean_identical": None, "note": note}
-    if first is not None:
-        same = all(np.asarray(u).tobytes() == np.asarray(v).tobytes() for u, v in zip(first(feeds), calls[1](feeds)))
-        out.update(original_ms=med[0], ratio=round(med[1] / med[0], 4) if med[0] > 0 else None, clean_identical=same)
-    return out
+    return samples

@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
+from app.diff.run import Execute
 from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.fix import apply, engines, proof
 from app.fix.facts import ENGINES, openvino_setting
-from app.diff.run import Execute
 from app.sandbox import run_isolated
 
 PRECISIONS = ("model", "deployed")
