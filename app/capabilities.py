@@ -11,16 +11,34 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app import runtime_support
-from app.dialects import registry
+from app import engine_config, runtime_support
+from app.dialects import openvino, registry
 from app.dialects.base import Dialect
 from app.errors import ClipBridgeError
 from app.findings import CODE_DOCS
+from app.meaning import EngineNote
 
 
 def capabilities() -> dict[str, Any]:
-    """/v1/dialects: each registered dialect's row, the finding codes and the runtime support table."""
-    return _capabilities(tuple(registry.DIALECTS.values()))
+    """/v1/dialects: each registered dialect's row, the finding codes, the runtime support table and the host
+    facts the engines' answers depend on (with the host-dependent engine notes and where each applies)."""
+    return {**_capabilities(tuple(registry.DIALECTS.values())), "host": host()}
+
+
+def host() -> dict[str, Any]:
+    """This host's facts (app/engine_config.py) and each CPU-dependent engine note: the host variants it holds
+    on and whether it is attached here (docs/host-differences.md)."""
+    facts = engine_config.host_facts()
+    here = facts["openvino_bf16_variant"]
+    notes: dict[EngineNote, list[str]] = {}
+    for variant, attached in openvino.BF16_NOTES.items():
+        for n in attached:
+            notes.setdefault(n, [])
+            if variant != engine_config.BF16_UNKNOWN:
+                notes[n].append(variant)
+    return {**facts, "host_dependent_notes": [
+        {"engine": n.engine, "text": n.text, "variants": variants,
+         "applies_here": n in openvino.BF16_NOTES[here]} for n, variants in notes.items()]}
 
 
 @lru_cache(maxsize=4)  # keyed on the registry's contents (dialects hash by identity)

@@ -18,7 +18,7 @@ from app.dialects.common import same_value
 from app.dtypes import DType
 from app.findings import Code, Finding, Severity, Witness
 from app.errors import SpecError
-from app.meaning import (DEFAULT_READING, Bound, Meaning, NanBound, NanInput, Order, State, evaluate,
+from app.meaning import (DEFAULT_READING, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evaluate,
                          same_outputs)
 from app import exact
 from app.numbers import Number, format_number
@@ -171,9 +171,15 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
         out.append(Finding(Code.BOUND_ROUNDING, Severity.ERROR, "The outputs differ", src.describe(),
                            tgt.describe(), rest[0]))
     out += nan_found
-    for note in tgt.engine_notes:
-        out.append(Finding(Code.ENGINE_BEHAVIOUR, Severity.INFO, note.text, "", note.engine))
+    out += [engine_finding(n) for n in tgt.engine_notes]
     return out
+
+
+def engine_finding(note: EngineNote) -> Finding:
+    """An engine note as a finding: info when the engine computes something else (it never changes the status),
+    a warning when the engine refuses the artifact, so such a translation is never `exact` without a warning."""
+    return Finding(Code.ENGINE_BEHAVIOUR, Severity.WARNING if note.refuses else Severity.INFO, note.text, "",
+                   note.engine)
 
 
 def promotion_findings(src: Meaning, tgt: Meaning, diffs: list[Witness]) -> list[Finding]:
@@ -381,7 +387,7 @@ def compare_tensor(src: Meaning, tgt: Meaning) -> list[Finding]:
     for pos, row in enumerate(grid.tolist()):
         first.setdefault(value_key(row), (tuple(row), pos))
     grouped: dict[tuple, tuple[Finding, int]] = {}
-    notes = [Finding(Code.ENGINE_BEHAVIOUR, Severity.INFO, n.text, "", n.engine) for n in tgt.engine_notes]
+    notes = [engine_finding(n) for n in tgt.engine_notes]
     skipped = 0
     compared = 0
     for key, pos in first.values():

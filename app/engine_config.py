@@ -10,8 +10,10 @@ imported inside the functions. See docs/host-differences.md.
 
 from __future__ import annotations
 
+import copy
 import os
 import platform
+import threading
 from functools import lru_cache
 from importlib import metadata
 from typing import Any, Literal
@@ -33,6 +35,7 @@ BF16_NATIVE = "bf16-native"        # avx512_bf16 (or newer): subnormal bf16 inpu
 BF16_AVX512 = "bf16-avx512"        # avx512_core without bf16: no flush, bounds rounded to nearest even
 BF16_AVX2 = "bf16-avx2"            # AVX2 or older: no flush, bounds truncated toward zero
 BF16_UNKNOWN = "bf16-unknown"      # not x86-64 (or no flags readable): none of the measured variants applies
+X86 = ("x86_64", "amd64")
 ENGINES = ("onnxruntime", "openvino", "jax", "jaxlib", "torch", "ai-edge-litert", "coremltools", "tosa-tools")
 OV_TYPES = {"f32": "f32", "f64": "f32", "f16": "f16", "bf16": "bf16"}  # element type -> hint (f64 runs in f32)
 HALF_CAPS = {"f16": "FP16", "bf16": "BF16"}  # the OPTIMIZATION_CAPABILITIES entry each half type needs
@@ -61,10 +64,18 @@ def _tier(name: str) -> int | None:
     return ISA_TIERS.index(name) if name in ISA_TIERS else None
 
 
+def _cap_env() -> str:
+    return (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").strip()
+
+
 def cpu_isa() -> str | None:
     """The highest oneDNN ISA tier the CPU has, capped by ONEDNN_MAX_CPU_ISA when set; None off x86-64."""
+    return _isa(_cap_env())
+
+
+def _isa(cap_name: str) -> str | None:
     f = cpu_flags()
-    if not f:
+    if not f or platform.machine().lower() not in X86:
         return None
     if f["amx_tile"] and f["amx_bf16"]:
         top = "AVX512_CORE_AMX_FP16" if f["amx_fp16"] else "AVX512_CORE_AMX"
@@ -78,14 +89,14 @@ def cpu_isa() -> str | None:
         top = "AVX2"
     else:
         top = "SSE41"
-    cap = _tier(os.environ.get("ONEDNN_MAX_CPU_ISA", "") or os.environ.get("DNNL_MAX_CPU_ISA", "") or "")
+    cap = _tier(cap_name) if cap_name else None
     return ISA_TIERS[min(ISA_TIERS.index(top), cap)] if cap is not None else top
 
 
 def openvino_bf16_variant() -> str:
     """Which of the measured bf16 behaviours OpenVINO's CPU plugin shows on this host (see BF16_*)."""
     isa = cpu_isa()
-    if isa is None or platform.machine().lower() not in ("x86_64", "amd64"):
+    if isa is None:
         return BF16_UNKNOWN
     tier = ISA_TIERS.index(isa)
     if tier >= ISA_TIERS.index("AVX512_CORE_BF16"):
@@ -106,7 +117,7 @@ def engine_versions() -> dict[str, str | None]:
 
 def host_facts() -> dict[str, Any]:
     """The host facts engines depend on: CPU flags and ISA, OpenVINO's capabilities and defaults, versions."""
-    return _host_facts(os.environ.get("ONEDNN_MAX_CPU_ISA"), os.environ.get("DNNL_MAX_CPU_ISA"))
+    return copy.deepcopy(_host_facts(os.environ.get("ONEDNN_MAX_CPU_ISA"), os.environ.get("DNNL_MAX_CPU_ISA")))
 
 
 @lru_cache(maxsize=4)
@@ -136,24 +147,7 @@ def _openvino_facts() -> dict[str, Any] | None:
 
 def isa_capped() -> bool:
     """ONEDNN_MAX_CPU_ISA (or DNNL_) caps oneDNN below what the CPU has: a host variant emulated on this CPU."""
-    f = cpu_flags()
-    raw = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").strip()
-    if not f or not raw or _tier(raw) is None:
-        return False
-    os_isa = cpu_isa()
-    with _env_without_cap():
-        native = cpu_isa()
-    return os_isa != native
-
-
-class _env_without_cap:
-    """Within: the ISA cap variables unset (to read the CPU's own tier)."""
-
-    def __enter__(self) -> None:
-        self.saved = {k: os.environ.pop(k) for k in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA") if k in os.environ}
-
-    def __exit__(self, *exc: object) -> None:
-        os.environ.update(self.saved)
+    return _isa(_cap_env()) != _isa("")
 
 
 def openvino_capabilities(raw: list[str]) -> list[str]:
@@ -235,7 +229,9 @@ def onnxruntime_options(precision: Precision = "model") -> tuple[Any, dict[str, 
     settings = {"engine": "onnxruntime", "version": ort.__version__, "precision": precision,
                 "providers": ["CPUExecutionProvider"],
                 "graph_optimization_level": str(opts.graph_optimization_level).split(".")[-1],
-                "denormal_as_zero": False, "deterministic_compute": bool(opts.use_deterministic_compute)}
+                "denormal_as_zero": False, "deterministic_compute": bool(opts.use_deterministic_compute),
+                # 0: one thread per core. An elementwise Clip gives the same outputs on any count (reported only).
+                "intra_op_num_threads": int(opts.intra_op_num_threads)}
     return opts, settings
 
 
@@ -254,3 +250,46 @@ def openvino_settings(precision: Precision, inference_precision: str) -> dict[st
     ov_facts = facts.get("openvino") or {}
     return {"engine": "openvino", "version": ov_facts.get("version"), "precision": precision,
             "inference_precision": inference_precision, "bf16_variant": facts["openvino_bf16_variant"]}
+
+
+# --- what ran: each engine run records its settings on the calling thread; app/execute.py collects them ----------
+
+_RAN = threading.local()
+
+
+def record_run(settings: dict[str, Any]) -> None:
+    """Remember the settings an engine run used (read back by take_run on the same thread)."""
+    _RAN.value = dict(settings)
+
+
+def take_run() -> dict[str, Any] | None:
+    """The settings of the last engine run on this thread (None when none ran since the last take)."""
+    value = getattr(_RAN, "value", None)
+    _RAN.value = None
+    return value
+
+
+@lru_cache(maxsize=1)
+def jax_flushes_subnormals() -> bool:
+    """Whether XLA's CPU backend reads a float32 subnormal as zero (it sets FTZ/DAZ on its threads; no public flag
+    turns that off, so it is measured and reported, not pinned)."""
+    import jax
+    import numpy as np
+    cpu = jax.devices("cpu")[0]
+    x = jax.device_put(np.asarray([1e-40], dtype=np.float32), cpu)
+    lo, hi = (jax.device_put(np.asarray(v, dtype=np.float32), cpu) for v in (-1.0, 1.0))
+    return bool(np.asarray(jax.jit(jax.lax.clamp)(lo, x, hi))[0] == 0.0)
+
+
+def jax_settings(precision: Precision) -> dict[str, Any]:
+    """What a jax (XLA CPU) run reports: its version, x64 mode and the flush-to-zero it applies."""
+    import jax
+    return {"engine": "jax", "version": jax.__version__, "precision": precision, "device": "cpu",
+            "x64": bool(jax.config.read("jax_enable_x64")), "flush_to_zero": jax_flushes_subnormals()}
+
+
+def litert_settings(precision: Precision, resolver: str) -> dict[str, Any]:
+    """What a LiteRT run reports: the resolver, and whether its kernels flush subnormals (XNNPACK, the default
+    resolver, does; the builtin kernels keep them: measured with ai-edge-litert 2.3.0, tflite.NOTE_FTZ)."""
+    return {"engine": "litert", "version": engine_versions().get("ai-edge-litert"), "precision": precision,
+            "resolver": resolver, "flush_to_zero": resolver != "builtin"}

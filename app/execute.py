@@ -11,12 +11,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, TypeVar
 
 import numpy as np
 
+from app import engine_config
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.dialects.tensor_bounds import check_bounds_fit
@@ -47,6 +48,21 @@ class Semantics:
     meaning: Meaning
     spec: dict[str, Any] | None
     reading: str | None = None
+    precision: str = "model"  # engine_config.Precision: pinned to the model's own types, or the engine's defaults
+
+
+def with_precision(sem: Semantics, precision: str) -> Semantics:
+    """`sem` run at `precision` ("model" or "deployed": app/engine_config.py) by an engine backend."""
+    return sem if sem.precision == precision else replace(sem, precision=precision)
+
+
+def run_reported(sem: Semantics, x: np.ndarray, backend: str, reading: str | None,
+                 inplace: bool = False) -> tuple[np.ndarray, dict[str, Any] | None]:
+    """run(), and the settings the engine ran with (precision, inference precision, flush-to-zero, versions);
+    None for the meaning kernels (numpy, cupy), which compute the spec exactly."""
+    engine_config.take_run()
+    y = run(sem, x, backend, reading, inplace)
+    return y, engine_config.take_run()
 
 
 def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) -> Semantics:
@@ -118,7 +134,7 @@ def with_reading(sem: Semantics, reading: str | None, strict: bool = True) -> tu
     m = sem.meaning.under(reading)
     if m is sem.meaning and reading is None:
         return sem, label
-    return Semantics(sem.dialect, m, sem.spec, reading), label
+    return Semantics(sem.dialect, m, sem.spec, reading, sem.precision), label
 
 
 class Slots:

@@ -122,6 +122,9 @@ class EngineNote:
 
     engine: str
     text: str
+    # The engine refuses the artifact (will not load or run it), rather than computing something else: a
+    # translation into it is then never `exact` without a warning (drift.engine_finding).
+    refuses: bool = False
 
 
 @dataclass(frozen=True)

@@ -73,10 +73,11 @@ def _notes(runtime: str, op_version: str, dtype: str, bounds: str) -> tuple[Engi
     span = f" (opset {opsets[0]}..{opsets[-1]})" if len(opsets) > 1 else (f" (opset {opsets[0]})" if opsets else "")
     text = (f"{runtime} {row['version']} ({row['device']}) cannot run this artifact: {op_version}{span} with "
             f"{dtype} fails: {row['reason']}. The artifact is valid; deploy it on another runtime{hint}.")
-    return (EngineNote(f"{runtime} {row['version']} {row['device']}", text),)
+    return (EngineNote(f"{runtime} {row['version']} {row['device']}", text, refuses=True),)
 
 
 def summary() -> dict[str, Any]:
     """The table as /v1/dialects lists it."""
     t = table()
-    return {"runtimes": t["runtimes"], "cannot_run": t["cannot_run"], "checked": t["checked"]}
+    return {"runtimes": t["runtimes"], "cannot_run": t["cannot_run"], "checked": t["checked"],
+            "refuses_non_finite": t.get("refuses_non_finite", [])}

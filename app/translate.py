@@ -109,7 +109,7 @@ def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
     for f in found:
         twin = next((i for i, n in enumerate(out) if n.code is f.code and n.witness is None
                      and n.severity is not Severity.INFO and f.witness is not None), None)
-        if f.witness is None and any(n.code is f.code and _rank(n.severity) >= _rank(f.severity) for n in out):
+        if f.witness is None and any(_covers(n, f) for n in out):
             continue
         if twin is not None:
             n = out[twin]
@@ -117,6 +117,13 @@ def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
         else:
             out.append(f)
     return out
+
+
+def _covers(n: Finding, f: Finding) -> bool:
+    """`n` already says what `f` says: the same code at least as severe. Engine notes are each their own fact
+    (a NaN-bound note must not hide a 'cannot run this artifact' one), so those must also share the message."""
+    same = n.code is f.code and (f.code is not Code.ENGINE_BEHAVIOUR or n.message == f.message)
+    return same and _rank(n.severity) >= _rank(f.severity)
 
 
 def _rank(s: Severity) -> int:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from app.diff import engines, report, run  # noqa: E402
+from app.diff import child, engines, report, run  # noqa: E402
 from tests.diff.models import mobilenet_v2  # noqa: E402
 
 
@@ -61,7 +61,6 @@ def main() -> None:
     ap.add_argument("--precision", choices=["model", "deployed"], default="model")
     args = ap.parse_args()
     model = mobilenet_v2(args.size)
-    from app.diff import child
     generated = child.prepare(model, None).feeds
     image = np.random.default_rng(1).standard_normal((1, 3, args.size, args.size)).astype(np.float32)
     buf = io.BytesIO()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,9 @@ class DiffEngine(_Strict):
                            "f16); onnxruntime's and onnx-reference's output float types")
     observer_effect: list[str] = Field(description="final outputs that marking every tensor changed (then the "
                                        "diff bisects)")
+    settings: dict[str, Any] = Field(description="how the engine was configured (app/engine_config.py): "
+                                     "onnxruntime's graph optimization level, OpenVINO's inference precision and "
+                                     "bf16 variant, ...")
 
 
 class DiffTensor(_Strict):

@@ -18,7 +18,8 @@ from app.api.strict import StrictJSONRoute
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
-from app.execute import Slots, check_reading, compare_outputs, pick_backend, run, semantics_for, with_reading
+from app.execute import (Slots, check_reading, compare_outputs, pick_backend, run_reported, semantics_for,
+                         with_precision, with_reading)
 from app.field_errors import field_errors
 from app.json_depth import MAX_JSON_DEPTH, too_deep
 from app.numbers import wire_number
@@ -65,11 +66,12 @@ def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
     _check_dtype(body.input.dtype, sem.meaning.dtype.name, "input.dtype")
     dt, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     backend = pick_backend(body.backend)
-    sem, reading = with_reading(sem, body.reading)
-    y = slots(request).run(lambda: run(sem, x, backend, reading, inplace=True))
+    sem, reading = with_reading(with_precision(sem, body.precision), body.reading)
+    y, ran = slots(request).run(lambda: run_reported(sem, x, backend, reading, inplace=True))
     # The output's own dtype: a promoting semantics (PyTorch int + float bound) returns float32.
     return {"output": _out(y, sem.meaning.out_dtype), "semantics": label(body.semantics, src.dialect),
-            "backend": backend, "reading": reading, "meaning": sem.meaning.describe()}
+            "backend": backend, "reading": reading, "meaning": sem.meaning.describe(),
+            "precision": body.precision, "engine": ran}
 
 
 @router.post("/v1/compare", response_model=CompareResponse, responses=PROBLEMS, tags=["execute"])
@@ -90,19 +92,19 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
         for item in wanted:
             name = label(item, src.dialect)
             try:
-                sem = semantics_for(src, item, Mode(body.mode))
+                sem = with_precision(semantics_for(src, item, Mode(body.mode)), body.precision)
                 sem, reading = with_reading(sem, body.reading, strict=False)
-                y = run(sem, x, backend, reading)
+                y, ran = run_reported(sem, x, backend, reading)
             except (RejectedSpec, ClipBridgeError) as exc:
                 if isinstance(exc, PayloadTooLarge):
                     raise
                 outputs.append({"semantics": name, "backend": backend, "reading": None, "meaning": None,
-                                "output": None, "error": str(exc)})
+                                "output": None, "error": str(exc), "precision": body.precision, "engine": None})
                 continue
             results[name] = y
             outputs.append({"semantics": name, "backend": backend, "reading": reading,
                             "meaning": sem.meaning.describe(), "output": _out(y, sem.meaning.out_dtype),
-                            "error": None})
+                            "error": None, "precision": body.precision, "engine": ran})
 
     slots(request).run(work)
     pairs = compare_outputs(x, results)
@@ -149,10 +151,14 @@ async def execute_npy(request: Request, options: str = Query(
     sem = semantics_for(src, opts.semantics, Mode(opts.mode))
     x, offset = npy_array(buf, sem.meaning.dtype, settings.max_npy_elements)
     backend = pick_backend(opts.backend)
-    sem, reading = with_reading(sem, opts.reading)
+    sem, reading = with_reading(with_precision(sem, opts.precision), opts.reading)
 
-    y = await anyio.to_thread.run_sync(slots(request).run, lambda: run(sem, x, backend, reading, inplace=True))
-    headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend}
+    y, ran = await anyio.to_thread.run_sync(slots(request).run,
+                                            lambda: run_reported(sem, x, backend, reading, inplace=True))
+    headers = {"X-Clipbridge-Semantics": label(opts.semantics, src.dialect), "X-Clipbridge-Backend": backend,
+               "X-Clipbridge-Precision": opts.precision}
+    if ran and ran.get("inference_precision"):
+        headers["X-Clipbridge-Inference-Precision"] = str(ran["inference_precision"])
     if reading:
         headers["X-Clipbridge-Reading"] = reading
     if not np.shares_memory(y, x):  # an engine backend returned a new array: write it over the input

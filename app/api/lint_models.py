@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.models import Semantic, WireValue
+from app.api.models import PRECISION_DOC, PrecisionField, Semantic, WireValue
 from app.dialects import registry
 from app.specs import Spec
 
@@ -23,6 +23,8 @@ class ProbeRequest(_Strict):
     mode: Literal["literal", "preserve"] = Field(
         default="literal", description="How the spec becomes another dialect's op: literal copies its numbers "
                                        "(what that framework would compute from them)")
+    precision: PrecisionField = Field(default="model", description="The precision run_bundle.py runs the "
+                                      "engines at: " + PRECISION_DOC)
 
 
 class ProbeInput(_Strict):
@@ -48,3 +50,4 @@ class ProbeResponse(_Strict):
     inputs: list[ProbeInput]
     semantics: list[ProbeSemanticsOut]
     differing: list[int] = Field(description="Indices of inputs where the semantics' outputs differ (NaN = NaN)")
+    precision: PrecisionField = Field(description="The precision a bundle of these probes runs the engines at")

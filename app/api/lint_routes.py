@@ -27,7 +27,7 @@ def probe(body: ProbeRequest, request: Request) -> Response:
     float16 overflow threshold, integers past 2^53, ScaleBias pre-images) and each dialect's expected output."""
     def work() -> str:
         p = make_probe(body.spec, body.semantics, Mode(body.mode))  # type: ignore[arg-type]
-        return json.dumps(p.to_json(), allow_nan=False, separators=(",", ":"))
+        return json.dumps({**p.to_json(), "precision": body.precision}, allow_nan=False, separators=(",", ":"))
     return Response(slots(request).run(work), media_type="application/json")
 
 
@@ -52,7 +52,8 @@ def bundle(body: ProbeRequest, request: Request) -> Response:
     """A repro bundle (zip) whose run_bundle.py checks the expected outputs on the engines installed."""
     def work() -> bytes:
         source = body.spec.model_dump(mode="json", exclude_none=True)
-        return bundle_mod.build(body.spec, source, body.semantics, Mode(body.mode))  # type: ignore[arg-type]
+        return bundle_mod.build(body.spec, source, body.semantics, Mode(body.mode),  # type: ignore[arg-type]
+                                precision=body.precision)
     data = slots(request).run(work)
     return Response(data, media_type="application/zip",
                     headers={"Content-Disposition": 'attachment; filename="clipbridge-bundle.zip"'})

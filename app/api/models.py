@@ -13,6 +13,13 @@ from app.findings import Code
 from app.specs import DialectName, Spec, TargetSpec
 
 WireValue = Union[int, float, str]
+PrecisionField = Literal["model", "deployed"]
+PRECISION_DOC = ("How an engine backend computes: model (default) pins the engine's inference precision to the "
+                 "model's own element type (OpenVINO f32 stays f32, onnxruntime without graph rewrites); deployed "
+                 "uses the engine's defaults on this host (OpenVINO runs f32 in bf16 on CPUs with bf16 support). "
+                 "The numpy and cupy backends compute the spec exactly either way.")
+ENGINE_DOC = ("The settings the engine ran with (precision asked, OpenVINO's effective inference precision read "
+              "back from the compiled model, onnxruntime's optimization level, flush-to-zero); null for numpy/cupy")
 
 
 class _Strict(BaseModel):
@@ -176,12 +183,19 @@ class RuntimeSupport(_Strict):
     runtimes: list[RuntimeVersion]
     cannot_run: list[RuntimeCannotRun]
     checked: list[RuntimeChecked]
+    refuses_non_finite: list[dict[str, Any]] = Field(
+        default_factory=list, description="Per runtime, op version and dtype: the non-finite bound classes "
+                                          "(min-inf, max+inf, min-nan, ...) it refuses to load or run")
 
 
 class DialectsResponse(_Strict):
     dialects: list[DialectCapability]
     finding_codes: list[CodeDoc]
     runtime_support: RuntimeSupport
+    host: dict[str, Any] = Field(description="The host facts engine answers depend on: CPU flags, the oneDNN ISA, "
+                                             "OpenVINO's OPTIMIZATION_CAPABILITIES and default inference "
+                                             "precision, the bf16 variant, engine versions, and each "
+                                             "CPU-dependent engine note with the variants it holds on")
 
 
 class Health(_Strict):
@@ -242,6 +256,7 @@ class ExecuteOptions(_Strict):
                                                               "chromium; tensorrt observed (default) or header; "
                                                               "tflite xnnpack (default) or builtin (the litert "
                                                               "backend then runs the builtin kernels)")
+    precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
 
 
 class ExecuteRequest(ExecuteOptions):
@@ -254,6 +269,8 @@ class ExecuteResponse(_Strict):
     backend: str
     reading: str | None
     meaning: str
+    precision: PrecisionField
+    engine: dict[str, Any] | None = Field(description=ENGINE_DOC)
 
 
 class CompareRequest(_Strict):
@@ -267,6 +284,7 @@ class CompareRequest(_Strict):
                                                               "(directml: current-doc, 2022-doc; webnn: spec, "
                                                               "chromium; tensorrt: observed, header; tflite: "
                                                               "xnnpack, builtin); the others run their one meaning")
+    precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
 
 
 class CompareOutput(_Strict):
@@ -275,6 +293,8 @@ class CompareOutput(_Strict):
     reading: str | None
     meaning: str | None
     output: TensorOut | None
+    precision: PrecisionField
+    engine: dict[str, Any] | None = Field(default=None, description=ENGINE_DOC)
     error: str | None = Field(default=None, description="why this semantics cannot compute the spec")
 
 

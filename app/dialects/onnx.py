@@ -72,7 +72,7 @@ NOTE_F16_DEFAULT_ORT = (
 )
 NOTE_ATTR_REFUSED_ORT = (
     EngineNote("onnxruntime", "onnxruntime refuses to load a Clip-1/Clip-6 whose min > max or whose attribute is "
-                              "NaN (check min_ <= max_ fails), where Clip-11+ inputs are accepted."),
+                              "NaN (check min_ <= max_ fails), where Clip-11+ inputs are accepted.", refuses=True),
 )
 
 

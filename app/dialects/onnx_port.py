@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from app import engine_config
 from app.dialects import onnx
 from app.dialects.base import Dialect, Resolved
 from app.dialects.onnx_minmax import emit_minmax
@@ -69,12 +70,15 @@ def run_onnxruntime(sem: Any, x: np.ndarray) -> np.ndarray:
     except ImportError:
         raise BackendUnavailable(f"backend 'onnxruntime' needs {INSTALL_HINT['engines']}", "backend") from None
     raw = _model_bytes(sem, x)
+    precision = getattr(sem, "precision", "model")
     try:
-        session = _ort_session(hashlib.sha256(raw).hexdigest(), raw)
-        return session.run(None, {"input": x})[0]
+        session, settings = _ort_session(hashlib.sha256(raw).hexdigest(), raw, precision)
+        y = session.run(None, {"input": x})[0]
     except Exception as exc:  # the engine refuses (e.g. no kernel for this opset/dtype)
         raise BackendUnavailable(f"onnxruntime cannot run this model: {str(exc).splitlines()[0][:300]}",
                                  "backend") from None
+    engine_config.record_run(settings)
+    return y
 
 
 def _model_bytes(sem: Any, x: np.ndarray) -> bytes:
@@ -91,11 +95,9 @@ def bundle(sem: Any, x: np.ndarray, name: str) -> tuple[dict[str, bytes], dict[s
 
 
 @lru_cache(maxsize=64)
-def _ort_session(digest: str, raw: bytes) -> Any:
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    return ort.InferenceSession(raw, opts, providers=["CPUExecutionProvider"])
+def _ort_session(digest: str, raw: bytes, precision: engine_config.Precision) -> tuple[Any, dict[str, Any]]:
+    """A CPU-provider session with every knob pinned (or onnxruntime's defaults: "deployed"), and its settings."""
+    return engine_config.onnxruntime_session(raw, precision)
 
 
 # Per-element bounds: Max then Min (Clip takes scalars).

@@ -9,6 +9,7 @@ import base64
 import io
 import math
 import struct
+import sys
 from dataclasses import dataclass, replace
 from xml.etree.ElementTree import Element
 
@@ -380,6 +381,28 @@ def build_ir(spec: OpenVinoSpec, scale_bias: ScaleBias | None = None) -> tuple[s
 MAX_IR_DEPTH = 128  # elements deep; a real IR nests net/layers/layer/body a few times (~20 deep)
 IR_BYTES_PER_ELEMENT = 12  # an IR may hold one element per 12 bytes of XML on average (real ones: ~30)
 IR_ELEMENTS_FREE = 4096  # ... plus this many, so that tiny IRs are never refused for density
+SHARED_VALUE_CHARS = 16  # attribute values and texts up to this long are interned
+
+
+def _compact(el: Element) -> None:
+    """Share repeated attribute values ("FP32", "opset1", "0", a dim): the parser makes a new string for each,
+    and an IR repeats a few values thousands of times (part of keeping the scan's peak near 8x the upload)."""
+    for key, value in el.items():
+        if len(value) <= SHARED_VALUE_CHARS:
+            el.set(key, sys.intern(value))
+
+
+def _compact_text(el: Element) -> None:
+    """Indentation (text and tail of whitespace only) is dropped and short texts (<dim>) shared, once the
+    element is complete; nothing reads whitespace, and a pretty-printed IR has two such strings per element."""
+    if el.text is not None:
+        if not el.text.strip():
+            el.text = None
+        elif len(el.text) <= SHARED_VALUE_CHARS:
+            el.text = sys.intern(el.text)
+    for child in el:  # a child's tail is only complete once its parent ends
+        if child.tail is not None and not child.tail.strip():
+            child.tail = None
 
 
 def read_ir(xml: str | bytes, loc: str = "ir_xml") -> Element:
@@ -393,10 +416,12 @@ def read_ir(xml: str | bytes, loc: str = "ir_xml") -> Element:
         for event, el in SafeET.iterparse(io.BytesIO(data), events=("start", "end"), forbid_dtd=True):
             if event == "end":
                 depth -= 1
+                _compact_text(el)
                 continue
             root = el if root is None else root
             depth += 1
             count += 1
+            _compact(el)
             if depth > MAX_IR_DEPTH:
                 raise ArtifactError(f"IR XML nests deeper than {MAX_IR_DEPTH} elements", loc)
             if count > limit:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from app import engine_config
 from app.dialects import openvino
 from app.dialects.base import Dialect, Resolved
 from app.dialects.openvino_minmax import build_minmax_ir, emit_minmax_openvino
@@ -47,11 +48,15 @@ def run_openvino(sem: Any, x: np.ndarray) -> np.ndarray:
     if sem.meaning.dtype.name == "bfloat16":
         raise BackendUnavailable("the openvino Python API cannot take bfloat16 NumPy arrays", "backend")
     xml, weights = _ir(sem, x)
+    precision = getattr(sem, "precision", "model")
     try:
-        return np.asarray(_ov_compiled(xml, weights)(x)[0])
+        compiled, settings = _ov_compiled(xml, weights, precision)
+        y = np.asarray(compiled(x)[0])
     except Exception as exc:
         raise BackendUnavailable(f"openvino cannot run this IR: {str(exc).splitlines()[0][:300]}",
                                  "backend") from None
+    engine_config.record_run(settings)
+    return y
 
 
 def _ir(sem: Any, x: np.ndarray) -> tuple[str, bytes]:
@@ -72,11 +77,10 @@ def bundle(sem: Any, x: np.ndarray, name: str) -> tuple[dict[str, bytes], dict[s
 
 
 @lru_cache(maxsize=64)
-def _ov_compiled(xml: str, weights: bytes) -> Any:
-    import openvino as ov
-    core = ov.Core()
-    model = core.read_model(xml, ov.Tensor(np.frombuffer(weights or b"\0", dtype=np.uint8).copy()))
-    return core.compile_model(model, "CPU")
+def _ov_compiled(xml: str, weights: bytes, precision: engine_config.Precision) -> tuple[Any, dict[str, Any]]:
+    """The IR compiled on the CPU plugin with the precision pinned (or deployed), and the settings that ran."""
+    compiled, inference = engine_config.openvino_compile(engine_config.openvino_read(xml, weights), precision)
+    return compiled, engine_config.openvino_settings(precision, inference)
 
 
 # Per-element bounds: Clamp-1 takes scalar attributes, so Maximum then Minimum with Const bounds.

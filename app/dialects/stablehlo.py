@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from app import exact
+from app import engine_config, exact
 from app.dialects.base import Dialect, Resolved
 from app.dialects.common import (Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  typed_scalar_bound)
@@ -390,8 +390,12 @@ def run_jax(sem: Any, x: np.ndarray) -> np.ndarray:
         hi = m.upper_tensor.array(m.dtype) if m.upper_tensor else m.dtype.array([m.hi])[0]
         full = np.broadcast_shapes(np.shape(lo), np.shape(x), np.shape(hi))
         lo, hi = (np.broadcast_to(b, full) if np.ndim(b) else b for b in (lo, hi))
-        return _jax_clamp(m.dtype)(lo, np.broadcast_to(x, full), hi)
-    return _jax_clamp(m.dtype)(m.dtype.array([m.lo])[0], x, m.dtype.array([m.hi])[0])
+        y = _jax_clamp(m.dtype)(lo, np.broadcast_to(x, full), hi)
+    else:
+        y = _jax_clamp(m.dtype)(m.dtype.array([m.lo])[0], x, m.dtype.array([m.hi])[0])
+    # XLA CPU flushes subnormals and has no flag to stop it: reported with the run (NOTE_FTZ says what it changes).
+    engine_config.record_run(engine_config.jax_settings(getattr(sem, "precision", "model")))
+    return y
 
 
 @lru_cache(maxsize=16)

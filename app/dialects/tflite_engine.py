@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from app import engine_config
 from app.dialects.tflite_flatbuffer import Graph, build_model
 from app.errors import BackendUnavailable, RejectedSpec
 from app.meaning import Meaning, State
@@ -80,4 +81,7 @@ def run_litert(sem: Any, x: np.ndarray, resolver: str | None = None) -> np.ndarr
     x = np.asarray(x, dtype=sem.meaning.dtype.np_dtype)
     # The model holds the spec's constants (the default meaning's): a reading changes how it runs, not what it is.
     data = model_bytes(spec, resolve(spec), list(x.shape) or [1])
-    return invoke(data, x, resolver or resolver_of(getattr(sem, "reading", None)))
+    chosen = resolver or resolver_of(getattr(sem, "reading", None))
+    y = invoke(data, x, chosen)
+    engine_config.record_run(engine_config.litert_settings(getattr(sem, "precision", "model"), chosen))
+    return y

@@ -27,14 +27,21 @@ from onnx import numpy_helper
 def load(p):
     t = onnx.TensorProto(); t.ParseFromString(p.read_bytes()); return t.name, numpy_helper.to_array(t)
 
-def run(engine, model, feeds, precision):
+def run(engine, model, feeds, precision, ran_at):
+    # The same pinning as clipbridge's engine_config: "model" pins each engine, "deployed" takes its defaults.
     if engine == "onnxruntime":
         import onnxruntime as ort
-        s = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        opts = ort.SessionOptions()
+        if precision == "model":
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            opts.add_session_config_entry("session.set_denormal_as_zero", "0")
+            opts.use_deterministic_compute = True
+        s = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
         return s.run(None, feeds)[0]
     if engine == "openvino":
         import openvino as ov
-        config = {"INFERENCE_PRECISION_HINT": "f32", "EXECUTION_MODE_HINT": "ACCURACY"} if precision == "model" else {}
+        config = {"INFERENCE_PRECISION_HINT": ran_at or "f32", "EXECUTION_MODE_HINT": "ACCURACY",
+                  "CPU_DENORMALS_OPTIMIZATION": False} if precision == "model" else {}
         compiled = ov.Core().compile_model(str(model), "CPU", config)
         return compiled(feeds)[compiled.outputs[0]]
     from onnx.reference import ReferenceEvaluator
@@ -52,7 +59,7 @@ def main():
         feeds = dict(load(p) for p in sorted((case / "test_data_set_0").glob("input_*.pb")))
         for engine in info["engines"]:
             want = load(case / "outputs" / engine / "output_0.pb")[1]
-            got = run(engine, case / "model.onnx", feeds, info["precision"])
+            got = run(engine, case / "model.onnx", feeds, info["precision"], info["ran_at"].get(engine))
             ok = same(got, want)
             failed += not ok
             print(f"{info['node']} ({info['op']}, {info['cause']}) on {engine}: "
@@ -88,7 +95,8 @@ def build(body: dict, runs: Runs, precision: str) -> bytes:
             for engine, out in r["outputs"].items():
                 z.writestr(f"{base}/outputs/{engine}/output_0.pb", _pb(out, "output_0"))
             info = {"node": n["node"], "op": n["op"], "cause": n["cause"], "engines": list(r["outputs"]),
-                    "precision": precision, "witness": n.get("witness")}
+                    "precision": precision, "witness": n.get("witness"),
+                    "ran_at": {e["name"]: e["precision"] for e in body["engines"]}}
             z.writestr(f"{base}/case.json", json.dumps(info, indent=2, allow_nan=False))
         z.writestr("README.txt", f"clipbridge diff bundle: {len(cases)} case(s). Run: python run_bundle.py\n")
     return buf.getvalue()

@@ -90,11 +90,14 @@ RULES = (nan_input, min_greater_than_max, default_bound, float16_bound_overflow,
 
 def narrower(engine_kernels: dict[str, dict], precisions: dict[str, str], node: str, dtype: str) -> str | None:
     """The engine (and its precision) that ran `node`, or the kernel it was fused into, in a type narrower
-    than the model's; from OpenVINO's runtime model rt_info (runtimePrecision), else the engine's precision."""
+    than the model's; from OpenVINO's runtime model rt_info (runtimePrecision), else the engine's precision
+    when it names no kernels."""
     narrow = NARROWER.get(dtype, ())
     for engine, kernels in engine_kernels.items():
         k = kernels.get(node) or next((v for n, v in kernels.items() if n.startswith(node + "/")), None)
-        p = (k or {}).get("precision") or precisions.get(engine, "")
+        # The engine's own precision stands in only where it names no kernels at all (never for a node its
+        # runtime model leaves out, which may have run in another type).
+        p = (k or {}).get("precision") or ("" if kernels else precisions.get(engine, ""))
         if p in narrow:
             return f"{engine} ran it in {p}" + (f" (kernel {k['type']}: {', '.join(k['layers'][:4])})" if k else "")
     return None

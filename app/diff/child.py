@@ -52,6 +52,7 @@ class Plan:
     outputs: list[str]
     constants: set[str] = field(default_factory=set)
     dtypes: dict[str, str] = field(default_factory=dict)  # tensor -> numpy dtype name, where declared
+    sizes: dict[str, int] = field(default_factory=dict)  # tensor -> element count, where inference knows it
 
 
 def load(model_bytes: bytes) -> onnx.ModelProto:
@@ -66,16 +67,24 @@ def load(model_bytes: bytes) -> onnx.ModelProto:
     return m
 
 
-def _dtypes(m: onnx.ModelProto) -> dict[str, str]:
+def _types(m: onnx.ModelProto) -> tuple[dict[str, str], dict[str, int]]:
+    """(tensor -> numpy dtype name, tensor -> element count where every dimension is known)."""
     try:
         g = onnx.shape_inference.infer_shapes(m, strict_mode=False).graph
     except Exception:  # a best effort: declared types still come from the graph's own value_info
         g = m.graph
-    out = {}
+    dtypes, sizes = {}, {}
     for vi in list(g.input) + list(g.value_info) + list(g.output):
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-            out[vi.name] = np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)).name
-    return out
+        tt = vi.type.tensor_type
+        if vi.type.HasField("tensor_type") and tt.elem_type:
+            try:
+                dtypes[vi.name] = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type)).name
+            except (KeyError, TypeError, ValueError):
+                continue
+            dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
+            if tt.HasField("shape") and all(d >= 0 for d in dims):
+                sizes[vi.name] = int(np.prod(dims, dtype=np.float64))
+    return dtypes, sizes
 
 
 @model_errors
@@ -88,7 +97,8 @@ def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan
                                                       for o in n.output}
     nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
              for n in m.graph.node if n.op_type != "Constant"]
-    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, _dtypes(m))
+    dtypes, sizes = _types(m)
+    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes)
 
 
 @model_errors

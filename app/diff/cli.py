@@ -27,7 +27,8 @@ def add_subcommand(sub: Any) -> None:
     d.add_argument("--rtol", type=float, help="relative tolerance (default: per dtype, docs/diff.md)")
     d.add_argument("--atol", type=float, help="absolute tolerance (default: per dtype, docs/diff.md)")
     d.add_argument("--seed", type=int, default=SEED, help=f"the generator's seed (default {SEED})")
-    d.add_argument("--format", choices=formats.FORMATS, default="table")
+    d.add_argument("--format", choices=formats.FORMATS, default="table",
+                   help="table (default); json: the /v1/models/diff body; sarif, junit, github, markdown for CI")
     d.add_argument("--output", "-o", help="write the report here instead of stdout")
     d.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data (differing elements per "
                                                            "node); the cause layer goes to OUT.causes.json")

@@ -29,13 +29,14 @@ def _witness(w: dict | None) -> str:
     inp = w.get("input")
     inp_text = ", ".join(f"{e} {v}" for e, v in inp.items()) if isinstance(inp, dict) else str(inp)
     outs = ", ".join(f"{e} {v}" for e, v in w["outputs"].items())
-    return f"at {w['index']}: input {inp_text} -> {outs}"
+    return f"at {w['index']}: " + (f"input {inp_text} -> " if inp is not None else "") + outs
 
 
 def _line(n: dict) -> str:
     frm = f" from {', '.join(n['inherited_from'])}" if n.get("inherited_from") else ""
     return (f"{n['node']} ({n['op']}): {n['differing']}/{n['total']} differ, {n['origin'] or 'not replayed'}{frm}, "
-            f"cause {n['cause'] or 'unexplained'}; witness {_witness(n.get('witness'))}")
+            f"cause {n['cause'] or 'unexplained'}" + (f" ({n['detail']})" if n.get("detail") else "")
+            + f"; witness {_witness(n.get('witness'))}")
 
 
 def table(body: dict) -> str:

@@ -50,12 +50,15 @@ class Walk:
         masks = {o: run.differs(self.runs, o, self.opts) for o in n.outputs if o}
         out = n.outputs[0] if n.outputs else ""
         mask = masks.get(out)
-        if mask is None or not mask.any():
+        ins = [i for i in n.inputs if i and i not in self.runs.plan.constants]
+        upstream = sorted({o for i in ins for o in self.origin.get(i, [])})
+        if mask is None:  # not captured (bounded marking, bisection): a difference may pass through it
+            self.origin.update({o: upstream for o in n.outputs if o and upstream})
+            return
+        if not mask.any():
             return
         if self.first is None:
             self.first = {"node": n.name, "op": n.op}
-        ins = [i for i in n.inputs if i and i not in self.runs.plan.constants]
-        upstream = sorted({o for i in ins for o in self.origin.get(i, [])})
         clip = self.runs.plan.clips.get(n.name)
         if clip is not None:
             row = self._clip(n, clip, mask, upstream)
@@ -165,7 +168,8 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
     body = {
         "verdict": verdict(outputs, walk.nodes, walk.first),
         "engines": [{"name": e, "version": runs.info[e]["version"], "precision": runs.info[e]["precision"],
-                     "observer_effect": runs.info[e]["observer_effect"]} for e in opts.engines],
+                     "observer_effect": runs.info[e]["observer_effect"], "settings": runs.info[e]["settings"]}
+                    for e in opts.engines],
         "inputs": {"source": "given" if runs.plan.given else "generated",
                    "seed": None if runs.plan.given else opts.seed,
                    "tensors": [{"name": k, "dtype": v.dtype.name, "shape": list(v.shape)}

@@ -63,12 +63,18 @@ class Runs:
 
 
 def marks(plan: child.Plan) -> list[str]:
-    """Every node output, and every non-constant input of a clip-like node (to replay it)."""
-    out = [o for n in plan.nodes for o in n.outputs if o]
+    """Every node output, and every non-constant input of a clip-like node (to replay it). Past the marked
+    elements' bound (engines.MAX_MARKED_ELEMENTS, from inferred shapes) only the clip-like nodes' inputs and
+    outputs are marked: the walk then sees those, and the first divergence among them."""
+    clip_tensors: list[str] = []
     for c in plan.clips.values():
         node = next((n for n in plan.nodes if n.name == c.node), None)
-        out += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
-    return [n for n in dict.fromkeys(out) if n not in plan.feeds]
+        clip_tensors += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
+        clip_tensors += [o for o in (node.outputs if node else []) if o]
+    every = [o for n in plan.nodes for o in n.outputs if o] + clip_tensors
+    if sum(plan.sizes.get(t, 0) for t in dict.fromkeys(every)) > engines.MAX_MARKED_ELEMENTS:
+        every = clip_tensors
+    return [n for n in dict.fromkeys(every) if n not in plan.feeds]
 
 
 def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]:
@@ -96,7 +102,8 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options)
         for name in plan.outputs:  # the final outputs reported are always the unmarked run's
             values[engine][name] = plain["values"][name]
         info[engine] = {"version": marked["version"], "precision": marked["precision"],
-                        "kernels": plain["kernels"] or marked["kernels"], "observer_effect": changed}
+                        "settings": marked.get("settings", {}),
+                        "kernels": marked["kernels"], "observer_effect": changed}
     return Runs(plan, values, info)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from app import __version__
+from app import __version__, engine_config
 from app.dialects import registry
 from app.dialects.common import Mode
 from app.lint.probe import Probe, ProbeSemantics, probe
@@ -56,8 +56,8 @@ def _artifacts(s: ProbeSemantics, x: np.ndarray, name: str) -> tuple[dict[str, b
 
 
 def build(spec: AnySpec, source: dict[str, Any], semantics: list[str | AnyTarget] | None = None,
-          mode: Mode = Mode.LITERAL) -> bytes:
-    """The zip's bytes."""
+          mode: Mode = Mode.LITERAL, precision: str = "model") -> bytes:
+    """The zip's bytes; `precision` ("model" or "deployed") is how run_bundle.py configures the engines."""
     p: Probe = probe(spec, semantics, mode)
     files: dict[str, bytes] = {"spec.json": (json.dumps(source, indent=2) + "\n").encode(),
                                "inputs.npy": _npy(p.inputs), "run_bundle.py": RUNNER.read_bytes()}
@@ -77,7 +77,8 @@ def build(spec: AnySpec, source: dict[str, Any], semantics: list[str | AnyTarget
         entries.append(entry)
     manifest = {"format": "clipbridge-bundle/1", "tool": f"clipbridge {__version__}", "dtype": p.dtype.name,
                 "npy_dtype": "uint16 (bfloat16 bits)" if p.dtype.name == "bfloat16" else p.dtype.name,
-                "mode": mode.value, "probes": p.to_json()["inputs"], "differing": p.differing(),
+                "mode": mode.value, "precision": precision, "host": engine_config.host_facts(),
+                "probes": p.to_json()["inputs"], "differing": p.differing(),
                 "semantics": entries}
     files["manifest.json"] = (json.dumps(manifest, indent=2, allow_nan=False) + "\n").encode()
     files["README.md"] = _readme(manifest).encode()

@@ -53,20 +53,55 @@ def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a == b
 
 
-def run_onnxruntime(entry: dict, x: np.ndarray) -> np.ndarray:
+def run_onnxruntime(entry: dict, x: np.ndarray, precision: str) -> tuple[np.ndarray, str]:
+    """precision "model": no graph rewrites, denormals kept, deterministic kernels (as clipbridge runs it)."""
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    if precision == "model":
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        opts.add_session_config_entry("session.set_denormal_as_zero", "0")
+        opts.use_deterministic_compute = True
     session = ort.InferenceSession(str(HERE / entry["model"]), opts, providers=["CPUExecutionProvider"])
-    return session.run(None, {session.get_inputs()[0].name: x})[0]
+    level = str(opts.graph_optimization_level).split(".")[-1]
+    return session.run(None, {session.get_inputs()[0].name: x})[0], f"{level}, precision {precision}"
 
 
-def run_openvino(entry: dict, x: np.ndarray) -> np.ndarray:
+def _ov_hint(model: object, caps: list) -> str:
+    """The model's own float type as the inference precision: f32 unless every float node is one half type the
+    plugin offers (the rule app/engine_config.py applies)."""
+    names = {str(o.get_element_type().get_type_name()) for op in model.get_ordered_ops() for o in op.outputs()}
+    floats = {{"f64": "f32"}.get(n, n) for n in names if n in ("f32", "f64", "f16", "bf16")}
+    half = floats.pop() if len(floats) == 1 else "f32"
+    return half if {"f16": "FP16", "bf16": "BF16"}.get(half) in caps else "f32"
+
+
+def run_openvino(entry: dict, x: np.ndarray, precision: str) -> tuple[np.ndarray, str]:
+    """precision "model": inference precision pinned to the model's element type; "deployed": the plugin's."""
     import openvino as ov
     core = ov.Core()
     xml = str(HERE / entry["model"])
     model = core.read_model(xml, str(HERE / entry["weights"])) if entry.get("weights") else core.read_model(xml)
-    return np.asarray(core.compile_model(model, "CPU")(x)[0])
+    config = {}
+    if precision == "model":
+        caps = list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+        config = {"INFERENCE_PRECISION_HINT": _ov_hint(model, caps), "EXECUTION_MODE_HINT": "ACCURACY"}
+    compiled = core.compile_model(model, "CPU", config)
+    ran = str(compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name())
+    return np.asarray(compiled(x)[0]), f"inference precision {ran}, precision {precision}"
+
+
+def host_line() -> str:
+    """The CPU flags engines depend on, on the machine running the bundle (compare with manifest.json's host)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            flags = next((set(ln.split(":", 1)[1].split()) for ln in fh if ln.startswith(("flags", "Features"))),
+                         set())
+    except OSError:
+        flags = set()
+    wanted = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile", "f16c")
+    return "host: " + (", ".join(f"{f}={'yes' if f in flags else 'no'}" for f in wanted) if flags else
+                       "CPU flags not readable")
 
 
 class EngineFailed(Exception):
@@ -76,13 +111,16 @@ class EngineFailed(Exception):
 def produce(entry: dict, x: np.ndarray, manifest: dict) -> tuple[np.ndarray | None, str]:
     """(output, how) or (None, why not); EngineFailed when an installed engine cannot run the model."""
     engine = entry.get("engine", "")
+    precision = manifest.get("precision", "model")
     try:
         if engine == "onnxruntime":
             import onnxruntime
-            return run_onnxruntime(entry, x), f"onnxruntime {onnxruntime.__version__}"
+            y, how = run_onnxruntime(entry, x, precision)
+            return y, f"onnxruntime {onnxruntime.__version__}, {how}"
         if engine == "openvino":
             import openvino
-            return run_openvino(entry, x), f"openvino {openvino.__version__}"
+            y, how = run_openvino(entry, x, precision)
+            return y, f"openvino {openvino.__version__}, {how}"
     except ImportError:
         return None, f"{engine} is not installed"
     except Exception as exc:  # the engine refuses the model: reported, never a crash of the runner
@@ -133,6 +171,7 @@ def main() -> int:
             mismatched += 1
             for note in entry.get("engine_notes", []):
                 print(f"  known: {note}")
+    print(host_line())
     if ran == 0:
         print("no engine could run: install onnxruntime or openvino (pip install onnxruntime openvino)")
         return 2

@@ -154,7 +154,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from app.lint.probe import probe
     spec, _, sems = _spec_and_semantics(args)
     p = probe(spec, sems, Mode(args.mode))  # type: ignore[arg-type]
-    body = p.to_json()
+    body = {**p.to_json(), "precision": args.precision}
     if args.npy:
         out = Path(args.npy)
         out.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     from app.dialects.common import Mode
     from app.lint.bundle import build
     spec, source, sems = _spec_and_semantics(args)
-    data = build(spec, source, sems, Mode(args.mode))  # type: ignore[arg-type]
+    data = build(spec, source, sems, Mode(args.mode), precision=args.precision)  # type: ignore[arg-type]
     Path(args.output).write_bytes(data)
     print(f"wrote {args.output} ({len(data)} bytes); unzip it and run: python run_bundle.py", file=sys.stderr)
     return 0
@@ -187,6 +187,10 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
                    f"{default_help()}")
     p.add_argument("--mode", choices=["literal", "preserve"], default="literal",
                    help="how the spec becomes another dialect's op (default literal: the same numbers)")
+    p.add_argument("--precision", choices=["model", "deployed"], default="model",
+                   help="how run_bundle.py runs the engines: model (default) pins the inference precision to the "
+                        "model's element type; deployed uses the engine's defaults on that host "
+                        "(docs/host-differences.md)")
 
 
 def cmd_lint(args: argparse.Namespace) -> int:

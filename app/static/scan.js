@@ -49,6 +49,13 @@ function summary(res) {
       h('code', { text: worst.code }), ` (clip ${worst.clip}, ${worst.label}): ${worst.message}`) : null);
 }
 
+// Ops that clip without being a Clip (Relu, HardSigmoid, ...): listed with each engine's NaN rule (docs/diff.md).
+function clipLike(res) {
+  if (!res.clip_like || !res.clip_like.length) return null;
+  return h('ul', { class: 'clip-like' }, res.clip_like.map((c) => h('li', {}, h('code', { text: c.node }),
+    ` ${c.pattern}: NaN → ${Object.entries(c.nan_input).map(([e, r]) => `${e} ${r}`).join(', ')}`)));
+}
+
 /** Wire the drop zone. targets(): labels such as 'directml:6_4'; mode(): 'preserve'|'literal'. */
 export function initScan({ targets, mode, onOpen }) {
   const zone = byId('dropzone');
@@ -71,7 +78,8 @@ export function initScan({ targets, mode, onOpen }) {
     out.replaceChildren(h('p', { text: `Scanning ${model.name}…` }));
     try {
       const res = await api('/v1/models/inspect', { body: form, query });
-      out.replaceChildren(h('p', { class: 'scan-file', text: model.name }), summary(res), table(res, onOpen));
+      out.replaceChildren(h('p', { class: 'scan-file', text: model.name }), summary(res), table(res, onOpen),
+        clipLike(res));
     } catch (exc) {
       out.replaceChildren();
       const items = exc instanceof ApiError

@@ -32,3 +32,16 @@ def test_a_file_that_is_no_model_is_refused_in_place(page, server):
         page.get_by_label("Or choose a model (and .npz)").click()
     chooser.value.set_files({"name": "notes.txt", "mimeType": "text/plain", "buffer": b"hello"})
     expect(page.locator("#diff-errors")).to_contain_text("Choose an .onnx model")
+
+
+def test_scan_lists_clip_like_ops(page, server):
+    data = list(M.hardsigmoid_chain())
+    open_inspector(page, server)
+    transfer = page.evaluate_handle("""(bytes) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Uint8Array(bytes)], 'hsig.onnx'));
+        return dt;
+    }""", data)
+    page.locator("#dropzone").dispatch_event("drop", {"dataTransfer": transfer})
+    expect(page.locator(".clip-like li")).to_have_text(
+        "hsig_1 hard-sigmoid: NaN → onnxruntime propagate, openvino one, onnx-reference propagate")

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tests.diff import models as M
 from tests.diff.conftest import npz
 from tests.hostile.strategies import mutated, onnx_models
+from tests.hostile.test_native_regressions import MODELS as ISSUE_23
 
 pytestmark = pytest.mark.engines
 URL = "/v1/models/diff"
@@ -98,7 +99,23 @@ def test_generated_models_never_5xx(client, data, mutate, engines, precision):
     if mutate:
         model = data.draw(mutated(model))
     query = engines + (("&" if engines else "?") + precision if precision else "")
-    answered(post(client, model, None, query))
+    answered(post(client, model, data.draw(npz_inputs()), query))
+
+
+@st.composite
+def npz_inputs(draw) -> bytes | None:
+    """No inputs (generated), garbage, or an .npz whose names, dtypes and shapes may or may not fit."""
+    kind = draw(st.sampled_from(["none", "none", "npz", "garbage"]))
+    if kind == "none":
+        return None
+    if kind == "garbage":
+        return draw(st.binary(max_size=64))
+    dtype = draw(st.sampled_from([np.float32, np.float16, np.float64, np.int32, np.uint8]))
+    shape = draw(st.sampled_from([(4,), (), (2, 3), (1, 4), (0,)]))
+    values = draw(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=1, max_size=1))
+    with np.errstate(invalid="ignore", over="ignore"):
+        array = np.full(shape, values[0]).astype(dtype)
+    return npz(**{draw(st.sampled_from(["x", "y", "X", "input"])): array})
 
 
 def test_bodies_match_the_schema(client, mnv2):
@@ -109,3 +126,73 @@ def test_bodies_match_the_schema(client, mnv2):
         r = post(client, model, None, query)
         assert r.status_code == 200, r.text
         DiffResponse.model_validate(r.json())
+
+
+def test_a_crashing_engine_costs_one_answer(client, monkeypatch):
+    """An engine that dies in its sandbox child is a 422 naming the stage; the next diff is answered."""
+    from app.api import diff_routes
+    from tests import sandbox_tasks
+    real = diff_routes.isolated
+
+    def crashing(stage, fn, /, *args):
+        return real(stage, sandbox_tasks.segfault) if stage == "diff:openvino" else real(stage, fn, *args)
+    monkeypatch.setattr(diff_routes, "isolated", crashing)
+    r = post(client, M.relu_chain())
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"].startswith("diff:openvino crashed on this model")
+    monkeypatch.setattr(diff_routes, "isolated", real)
+    assert post(client, M.relu_chain()).json()["verdict"] == "explained"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in ISSUE_23.glob("*.onnx")))
+def test_issue_23_models_never_5xx(client, name):
+    answered(post(client, (ISSUE_23 / name).read_bytes()))
+
+
+@st.composite
+def runnable_models(draw) -> bytes:
+    """x -> 1 to 3 random clip-like (or plain) ops with random constants -> y: every engine loads these."""
+    from onnx import helper
+    f = st.floats(-8, 8, width=32)
+    nodes, inits, cur = [], [], "x"
+    for i in range(draw(st.integers(1, 3))):
+        op = draw(st.sampled_from(["Relu", "Clip", "ClipMax", "HardSigmoid", "LeakyRelu", "Max", "Min", "Mul"]))
+        out, c = f"t{i}", f"c{i}"
+        if op in ("Clip", "ClipMax"):
+            lo, hi = draw(f), draw(f)
+            inits += [M.const(f"{c}lo", lo), M.const(f"{c}hi", hi)]
+            nodes.append(helper.make_node("Clip", [cur, "" if op == "ClipMax" else f"{c}lo", f"{c}hi"], [out],
+                                          name=f"n{i}"))
+        elif op in ("Max", "Min", "Mul"):
+            inits.append(M.const(c, draw(f)))
+            args = [cur, c] if draw(st.booleans()) else [c, cur]
+            nodes.append(helper.make_node(op, args, [out], name=f"n{i}"))
+        elif op == "HardSigmoid":
+            nodes.append(helper.make_node(op, [cur], [out], name=f"n{i}", alpha=draw(f), beta=draw(f)))
+        elif op == "LeakyRelu":
+            nodes.append(helper.make_node(op, [cur], [out], name=f"n{i}", alpha=draw(st.sampled_from([0.0, 0.1]))))
+        else:
+            nodes.append(helper.make_node(op, [cur], [out], name=f"n{i}"))
+        cur = out
+    nodes.append(helper.make_node("Identity", [cur], ["y"], name="out"))
+    return M.graph(nodes, inits, shape=(6,), opset=17)
+
+
+@settings(max_examples=BUDGET or 15, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(model=runnable_models(), given_inputs=st.booleans(),
+       values=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=6, max_size=6))
+def test_runnable_models_give_consistent_bodies(client, model, given_inputs, values):
+    from app.api.diff_models import DiffResponse
+    inputs = npz(x=np.array(values, np.float32)) if given_inputs else None
+    r = post(client, model, inputs, "?engine=onnxruntime&engine=openvino&engine=onnx-reference")
+    assert r.status_code == 200, r.text
+    body = DiffResponse.model_validate(r.json())
+    differ = any(o.differing for o in body.outputs)
+    assert (body.verdict == "equal") == (not differ and not body.nodes and body.first_divergence is None)
+    if body.nodes:
+        assert body.first_divergence is not None
+        assert body.nodes[0].node == body.first_divergence.node or body.first_divergence.op not in (
+            "Relu", "Clip", "HardSigmoid", "LeakyRelu", "Max", "Min")
+    for n in body.nodes:
+        assert n.witness is not None and (n.origin == "introduced") == (n.inherited_from is None)

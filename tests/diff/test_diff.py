@@ -105,6 +105,12 @@ def test_default_precision_on_this_host(mnv2, clean_image):
     assert (row["node"], row["origin"], row["cause"]) == (first_conv.name, "introduced", "inference-precision")
     assert "ran it in " + default in row["detail"]
     assert body["verdict"] == "explained"
+    # The witness reproduces: the Conv alone, on the same image, at the same precision, on each engine.
+    image = np.load(__import__("io").BytesIO(clean_image))["image"]
+    single = child.single_node(mnv2, first_conv.name, {"image": image})
+    for engine, want in row["witness"]["outputs"].items():
+        got = engines.run(engine, single, {"image": image}, [], "deployed")["values"][first_conv.output[0]]
+        assert float(got[tuple(row["witness"]["index"])]) == float(want), engine
 
 
 def test_onnx_reference_reads_an_omitted_bound_otherwise():
@@ -143,3 +149,49 @@ def test_engine_that_cannot_load_is_quoted():
                                                  onnx.helper.make_opsetid("custom.x", 1)], ir_version=8)
     with pytest.raises(engines.EngineCannotLoad, match="onnxruntime cannot load the model: .*custom.x"):
         diff(m.SerializeToString())
+
+
+def test_quantize_saturation_difference_is_found_but_not_guessed():
+    """QuantizeLinear saturates inf to 255 on onnxruntime and OpenVINO; onnx.reference gives 0. No cause rule
+    covers a non-finite quantize input, so the node is reported with its witness and no cause."""
+    g = onnx.helper.make_graph([onnx.helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")], "g",
+                               [onnx.helper.make_tensor_value_info("x", 1, [6])],
+                               [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, [6])],
+                               [M.const("s", 0.1), M.const("z", 128, np.uint8)])
+    m = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 13)], ir_version=8)
+    body = diff(m.SerializeToString(), npz(x=np.array([np.inf, 1, 2, 3, 4, 5], np.float32)),
+                engines=("onnxruntime", "openvino", "onnx-reference"))
+    [row] = body["nodes"]
+    assert (row["pattern"], row["origin"], row["cause"]) == ("quantize-saturate", "introduced", None)
+    assert row["witness"] == {"index": [0], "input": "inf",
+                              "outputs": {"onnxruntime": 255, "openvino": 255, "onnx-reference": 0}}
+    assert body["verdict"] == "unexplained"
+
+
+def test_past_the_mark_bound_only_clip_like_tensors_are_marked(monkeypatch, mnv2):
+    plan = child.prepare(mnv2, None)
+    every = run.marks(plan)
+    monkeypatch.setattr(engines, "MAX_MARKED_ELEMENTS", sum(plan.sizes.get(t, 0) for t in every) - 1)
+    bounded = run.marks(plan)
+    clip_io = {t for c in plan.clips.values() for n in plan.nodes if n.name == c.node
+               for t in n.inputs + n.outputs if t and t not in plan.constants}
+    assert set(bounded) == clip_io - set(plan.feeds) and len(bounded) < len(every)
+    body = diff(mnv2)
+    assert body["first_divergence"]["op"] == "Clip" and body["verdict"] == "explained"
+
+
+def test_dynamo_clamp_min_int_is_a_one_sided_max():
+    """torch.onnx.export(dynamo=True) writes clamp(min=0) as Max(x, 0): found, replayed, and named nan-input."""
+    import torch
+
+    class ClampMin(torch.nn.Module):
+        def forward(self, x):
+            return torch.clamp(x * 2, min=0) + 1
+    model = torch.onnx.export(ClampMin(), (torch.randn(4),), dynamo=True, input_names=["x"],
+                              verbose=False).model_proto.SerializeToString()
+    body = diff(model)
+    [row] = body["nodes"]
+    assert (row["op"], row["pattern"], row["origin"], row["cause"]) == ("Max", "max-constant", "introduced",
+                                                                          "nan-input")
+    assert row["witness"]["outputs"] == {"onnxruntime": "nan", "openvino": 0.0}
+    _reproduces(model, row, ("onnxruntime", "openvino"))

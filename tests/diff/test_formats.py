@@ -72,12 +72,13 @@ def test_node_data_loads_in_model_explorer(relu_diff, tmp_path):
     assert config().add_node_data_from_path(str(path)).node_data_sources == [str(path)]
 
 
-def test_bundle_reproduces_on_the_installed_engines(tmp_path, mnv2):
-    body, runs = report.diff(run.direct, mnv2, None, run.Options())
-    with zipfile.ZipFile(__import__("io").BytesIO(bundle.build(body, runs, "model"))) as z:
+@pytest.mark.parametrize("precision", ["model", "deployed"])
+def test_bundle_reproduces_on_the_installed_engines(tmp_path, mnv2, precision):
+    body, runs = report.diff(run.direct, mnv2, None, run.Options(precision=precision))
+    with zipfile.ZipFile(__import__("io").BytesIO(bundle.build(body, runs, precision))) as z:
         z.extractall(tmp_path)
     cases = sorted((tmp_path / "cases").iterdir())
-    assert len(cases) == sum(1 for n in body["nodes"] if n["origin"] == "introduced")
+    assert len(cases) == sum(1 for n in body["nodes"] if n["origin"] == "introduced" and n["pattern"])
     assert (cases[0] / "test_data_set_0" / "input_0.pb").is_file() and (cases[0] / "model.onnx").is_file()
     out = subprocess.run([sys.executable, "run_bundle.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr

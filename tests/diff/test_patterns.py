@@ -88,3 +88,13 @@ def test_scan_lists_clip_like_ops(client):
     assert set(rows) == {"relu_1", "hsig_1"}  # the Clip is a clip of the scan, not listed twice
     assert rows["relu_1"]["nan_input"]["openvino"] == "zero" and rows["hsig_1"]["nan_input"]["openvino"] == "one"
     assert [c["node"] for c in r.json()["clips"]] == ["clip_1"]
+
+
+def test_scan_table_names_the_clip_like_ops(tmp_path, capsys):
+    from app.cli import main
+    path = tmp_path / "m.onnx"
+    path.write_bytes(M.hardsigmoid_chain())
+    main(["scan", str(path)])
+    out = capsys.readouterr().out
+    assert "clip-like ops (not translated; `clipbridge diff` runs them): hsig_1 (hard-sigmoid): NaN -> " \
+           "onnxruntime propagate, openvino one, onnx-reference propagate" in out

@@ -48,8 +48,11 @@ def engine_versions() -> dict[str, str]:
 
 @lru_cache(maxsize=512)
 def _ort_session(raw: bytes) -> Any:
-    """The session the app would run (engine_config, precision "model": pinned, no graph rewrites)."""
-    return engine_config.onnxruntime_session(raw, "model")[0]
+    """The session the app would run (engine_config's options, precision "model": pinned, no graph rewrites)."""
+    import onnxruntime as ort
+    opts, _ = engine_config.onnxruntime_options("model")
+    opts.log_severity_level = 4  # the sweep provokes refusals on purpose: keep their log lines out of the output
+    return ort.InferenceSession(raw, opts, providers=["CPUExecutionProvider"])
 
 
 @lru_cache(maxsize=512)
@@ -153,6 +156,57 @@ def try_artifact(a: Artifact) -> str | None:
     return None
 
 
+INF, NAN = math.inf, math.nan
+# Non-finite bounds, by value class (a single-sided class gives the other bound 0 or 6): what the type-level
+# table above cannot see, since an engine may refuse a value (Clip-6: min > max, NaN) where it runs the type.
+NON_FINITE = {"min-inf": (-INF, 6.0), "max+inf": (0.0, INF), "both-inf": (-INF, INF), "min+inf": (INF, 6.0),
+              "max-inf": (0.0, -INF), "min-nan": (NAN, 6.0), "max-nan": (0.0, NAN), "both-nan": (NAN, NAN)}
+
+
+def value_artifacts(full: bool = False) -> Iterator[Artifact]:
+    """Every ONNX opset (full; else each Clip version's first and last) x every dtype x each non-finite class
+    the spec accepts for it, and OpenVINO Clamp-1 x every dtype x each class its spec accepts (an infinite
+    attribute; NaN and min > max are refused by the spec itself). `bounds` holds the class."""
+    for opset in onnx_opsets(full):
+        schema = d_onnx.schema_for_opset(opset)
+        for dt in schema.dtypes:
+            for cls, (lo, hi) in NON_FINITE.items():
+                try:
+                    spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=dt.onnx, min=lo, max=hi)
+                    d_onnx.resolve(spec)
+                except Exception:  # a typed integer bound cannot be non-finite: the spec refuses it
+                    continue
+                yield Artifact("onnxruntime", schema.name, dt, cls, spec, opset, cls)
+    for dt in ALL:
+        for cls, (lo, hi) in NON_FINITE.items():
+            spec = OpenVinoSpec(dialect="openvino", version=f"opset{d_ov.LATEST_OPSET}", element_type=dt.openvino,
+                                min=lo, max=hi)
+            try:
+                if d_ov.resolve(spec).state is State.REJECTED:
+                    continue
+            except Exception:  # an infinite attribute the element type refuses
+                continue
+            yield Artifact("openvino", d_ov.CLAMP_VERSION, dt, cls, spec, None, cls)
+
+
+def sweep_values(full: bool = False) -> list[dict[str, Any]]:
+    """Which non-finite bound classes each runtime refuses, per op version and dtype (refusals only)."""
+    versions = engine_versions()
+    rows: dict[tuple, dict[str, Any]] = {}
+    for a in value_artifacts(full):
+        reason = try_artifact(a)
+        if reason is None:
+            continue
+        row = rows.setdefault((a.runtime, a.op_version, a.dtype.name), {
+            "runtime": a.runtime, "version": versions[a.runtime], "op_version": a.op_version, "dtype": a.dtype.name,
+            "values": [], "reason": reason})
+        if a.bounds not in row["values"]:
+            row["values"].append(a.bounds)
+    for row in rows.values():
+        row["values"] = [c for c in NON_FINITE if c in row["values"]]
+    return sorted(rows.values(), key=lambda e: (e["runtime"], e["op_version"], e["dtype"]))
+
+
 def sweep_support(full: bool = False) -> dict[str, Any]:
     """The runtime support table, derived by running every artifact."""
     versions = engine_versions()
@@ -182,7 +236,13 @@ def sweep_support(full: bool = False) -> dict[str, Any]:
         "runtimes": [{"runtime": r, "version": v, "device": "CPU"} for r, v in versions.items()],
         "checked": [{"runtime": r, "op_version": op, "dtypes": sorted(d)} for (r, op), d in sorted(checked.items())],
         "cannot_run": sorted(rows, key=lambda e: (e["runtime"], e["op_version"], e["dtype"])),
+        "non_finite_classes": {k: [_json_number(v) for v in pair] for k, pair in NON_FINITE.items()},
+        "refuses_non_finite": sweep_values(full),
     }
+
+
+def _json_number(v: float) -> float | str:
+    return v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
 
 
 # --- the deviation miner -------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 OpenVINO's CPU plugin takes its bf16 kernels from oneDNN, which obeys ONEDNN_MAX_CPU_ISA: capping it makes this CPU
 behave as an older one (avx512_core without bf16, or AVX2 only). Each variant below this host's own ISA runs the
-deviation miner and the recorded deviations in a child process with the cap set; the notes, the strict xfails and
+deviation miner, the recorded deviations and the precision checks in a child process with the cap set; the notes, the strict xfails and
 the miner derive their expectations from engine_config's detection, so each child must be green.
 """
 
@@ -23,6 +23,8 @@ from app import engine_config  # noqa: E402
 pytestmark = pytest.mark.engines
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = {"AVX512_CORE": engine_config.BF16_AVX512, "AVX2": engine_config.BF16_AVX2}
+# The tests whose expectations depend on the CPU: the miner and recorded deviations, and the precision checks.
+CHILD_TESTS = ("tests/engines/test_deviation_miner.py", "tests/test_engine_config.py")
 
 
 def _child_env(cap: str) -> dict[str, str]:
@@ -43,6 +45,6 @@ def test_engine_tests_pass_on_emulated_variant(cap):
                            text=True, timeout=120)
     assert probe.stdout.strip() == VARIANTS[cap], probe.stdout + probe.stderr
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "tests/engines/test_deviation_miner.py"], cwd=ROOT, env=env, capture_output=True,
+                          *CHILD_TESTS], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=900)
     assert run.returncode == 0, f"ONEDNN_MAX_CPU_ISA={cap}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"

@@ -1,0 +1,127 @@
+"""Issue 23's property against a real `clipbridge serve` (one worker) in a subprocess: whatever model arrives
+at an endpoint that reaches native code (rewrite: converter and checker; inspect: shape inference; translate
+of a model-form spec: shape inference), the answer is 2xx or a 4xx/503 problem, and after every case the
+server process is alive, its one worker is the same process (nothing died and was replaced), and /healthz
+answers.
+
+Budget: CLIPBRIDGE_FUZZ_EXAMPLES (default 25) with a fixed seed. For longer campaigns,
+CLIPBRIDGE_FUZZ_RANDOM=1 draws a random seed and keeps failing examples in an example database
+(CLIPBRIDGE_FUZZ_DB, default .hypothesis/native-fuzz), replayed first on the next run.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from app import native
+from tests.hostile.native_mutator import REWRITE_OPSETS, TARGETS, converter_models
+from tests.hostile.test_native_regressions import MODELS
+from tests.server.conftest import server_log, start_server, stop_server, worker_pids
+
+BUDGET = int(os.environ.get("CLIPBRIDGE_FUZZ_EXAMPLES", "0"))
+RANDOM = os.environ.get("CLIPBRIDGE_FUZZ_RANDOM", "") == "1"
+OCTET = {"content-type": "application/octet-stream"}
+
+
+def campaign(default: int):
+    """Fixed seed and no database by default; random seed and a saved database when CLIPBRIDGE_FUZZ_RANDOM=1."""
+    db = DirectoryBasedExampleDatabase(os.environ.get("CLIPBRIDGE_FUZZ_DB", ".hypothesis/native-fuzz")) \
+        if RANDOM else None
+    return settings(max_examples=BUDGET or default, derandomize=not RANDOM, database=db, deadline=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def served():
+    proc, port = start_server({"CLIPBRIDGE_WORKERS": "1"})
+    workers = worker_pids(proc)
+    assert len(workers) == 1, workers
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+        yield client, proc, workers
+    stop_server(proc)
+
+
+def answered(r: httpx.Response, what: object) -> None:
+    """2xx, or a 4xx problem; a 503 only from a sandbox timeout (a problem too). Never another 5xx."""
+    assert r.status_code < 500 or r.status_code == 503, (what, r.status_code, r.text[:400])
+    if r.status_code >= 400:
+        assert r.headers["content-type"].startswith("application/problem+json"), (what, r.headers)
+
+
+def still_up(client: httpx.Client, proc, workers: list[int], what: object) -> None:
+    assert proc.poll() is None, (what, server_log(proc)[-3000:])
+    assert worker_pids(proc) == workers, (what, "the worker died and was replaced", server_log(proc)[-3000:])
+    assert client.get("/healthz").status_code == 200, what
+
+
+def hit_native_endpoints(client: httpx.Client, model: bytes, target: str, opset: int | None) -> list:
+    params = {"target": target} | ({"opset": opset} if opset is not None else {})
+    b64 = base64.b64encode(model).decode()
+    return [client.post("/v1/models/rewrite", content=model, headers=OCTET, params=params),
+            client.post("/v1/models/inspect", content=model, headers=OCTET),
+            client.post("/v1/translate", json={"source": {"dialect": "onnx", "model": b64},
+                                               "targets": [target]})]
+
+
+SAVED = sorted(p.name for p in MODELS.glob("*.onnx"))
+
+
+@pytest.mark.parametrize("name", SAVED)
+@pytest.mark.parametrize("target,opset", [("directml:5_0", 13), ("directml:5_0", None), ("openvino", 11)])
+def test_saved_crashers_get_an_answer_and_the_server_stays_up(served, name, target, opset):
+    client, proc, workers = served
+    model = (MODELS / name).read_bytes()
+    for r in hit_native_endpoints(client, model, target, opset):
+        answered(r, name)
+    still_up(client, proc, workers, name)
+
+
+def test_the_converter_crash_names_stage_and_signal_and_is_logged_with_the_request_id(served):
+    client, proc, workers = served
+    model = (MODELS / "converter_segfault_mul1_clip6_sparse.onnx").read_bytes()
+    r = client.post("/v1/models/rewrite", content=model, headers={**OCTET, "X-Request-ID": "crash-23"},
+                    params={"target": "directml:5_0", "opset": 13})
+    assert r.status_code == 422 and "onnx version converter crashed on this model (signal 11)" in r.text, r.text
+    still_up(client, proc, workers, "crash-23")
+    log = server_log(proc)
+    assert any("crash-23" in line and "signal 11" in line for line in log.splitlines()), log[-2000:]
+
+
+@campaign(25)
+@given(model=converter_models(), target=st.sampled_from(TARGETS), opset=st.sampled_from(REWRITE_OPSETS))
+def test_mutated_models_never_take_the_server_down(served, model, target, opset):
+    client, proc, workers = served
+    for r in hit_native_endpoints(client, model, target, opset):
+        answered(r, model)
+    still_up(client, proc, workers, model)
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(model=converter_models(), target=st.sampled_from(TARGETS), opset=st.sampled_from(REWRITE_OPSETS))
+def _rewrite_once(client, calls: list, model: bytes, target: str, opset: int | None) -> None:
+    calls.append("rewrite")
+    client.post("/v1/models/rewrite", content=model, headers=OCTET,
+                params={"target": target} | ({"opset": opset} if opset is not None else {}))
+
+
+def test_the_mutator_reaches_the_converter(hostile_client, monkeypatch):
+    """Most rewrite calls get as far as onnx.version_converter (the audit's generator: 3 of 19)."""
+    calls: list[str] = []
+    real = native.convert_version
+
+    def counted(model, opset):
+        calls.append("converter")
+        return real(model, opset)
+    monkeypatch.setattr("app.scan.rewrite.convert_version", counted)
+    _rewrite_once(hostile_client, calls)
+    rewrites, converted = calls.count("rewrite"), calls.count("converter")
+    print(f"rewrite calls {rewrites}, reached the converter {converted}")
+    assert rewrites >= 60 and converted >= rewrites // 2, (rewrites, converted)
