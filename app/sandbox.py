@@ -15,12 +15,9 @@ Design and measured cost: docs/isolation.md.
 from __future__ import annotations
 
 import logging
-import ctypes
 import os
 import pickle
 import queue
-import resource
-import signal as signals
 import socket
 import subprocess
 import sys
@@ -30,14 +27,11 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from app.errors import ClipBridgeError
+from app.sandbox_child import rebuild, safe_loads
 from app.settings import Settings
 
 T = TypeVar("T")
 log = logging.getLogger("clipbridge.sandbox")
-# Imported when a worker starts, so that its first call does not pay for them.
-PRELOAD = ("numpy", "onnx", "onnx.checker", "onnx.shape_inference", "onnx.version_converter")
-PR_SET_PDEATHSIG = 1
-REASONS = ("crashed", "timeout", "memory", "output-too-large")
 
 
 class SandboxError(ClipBridgeError):
@@ -65,88 +59,18 @@ class SandboxError(ClipBridgeError):
             self.retry_after = 1
 
     def __reduce__(self) -> Any:
-        return _rebuild, (type(self), self.args, self.__dict__)
-
-
-# ---- the child ------------------------------------------------------------------------------------------
-
-def _address_space() -> int:
-    """This process's current virtual size in bytes (Linux /proc; 0 elsewhere: no cap is then relative)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _cap_memory(memory_mb: int | None) -> None:
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    soft = resource.RLIM_INFINITY if memory_mb is None else _address_space() + memory_mb * 2**20
-    if hard != resource.RLIM_INFINITY:
-        soft = hard if soft == resource.RLIM_INFINITY else min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-def _rebuild(cls: type[BaseException], args: tuple, state: dict) -> BaseException:
-    exc = cls.__new__(cls)
-    exc.args = args
-    exc.__dict__.update(state)
-    return exc
-
-
-def _portable(exc: BaseException) -> bytes:
-    """The exception pickled with its fields (default exception pickling drops attributes like `loc`)."""
-    try:
-        return pickle.dumps((_rebuild, (type(exc), exc.args, dict(exc.__dict__))), protocol=5)
-    except Exception:  # an unpicklable exception or field: its type name and text still travel
-        return pickle.dumps((RuntimeError, (f"{type(exc).__name__}: {str(exc)[:2000]}",)), protocol=5)
-
-
-def main(fd: int) -> None:
-    """A worker process: preload, then serve calls on the socket `fd` until the parent goes."""
-    signals.signal(signals.SIGINT, signals.SIG_IGN)  # Ctrl-C stops the server, which then closes our socket
-    try:  # Linux: die with the parent even while busy (a hung call would otherwise outlive a killed server)
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signals.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-    for name in PRELOAD:
-        __import__(name)
-    _serve(Connection(fd))
-
-
-def _serve(conn: Connection) -> None:
-    """A worker's loop: one call per message until the parent closes the socket."""
-    while True:
-        try:
-            fn, args, kwargs, memory_mb, max_result = conn.recv()
-        except (EOFError, OSError):
-            return
-        retire = False
-        try:
-            _cap_memory(memory_mb)
-            payload = pickle.dumps(("ok", fn(*args, **kwargs)), protocol=5)
-            if len(payload) > max_result:
-                payload = pickle.dumps(("output-too-large", len(payload)), protocol=5)
-        except MemoryError:
-            payload, retire = pickle.dumps(("memory", None), protocol=5), True  # its heap may be torn
-        except BaseException as exc:  # noqa: BLE001 - every failure of fn travels back to the caller
-            payload = pickle.dumps(("raise", _portable(exc)), protocol=5)
-        finally:
-            _cap_memory(None)
-        conn.send_bytes(payload)
-        if retire:
-            return
+        return rebuild, (type(self), self.args, self.__dict__)
 
 
 # ---- the parent -----------------------------------------------------------------------------------------
 
 class _Worker:
-    """One child: `python -c "from app.sandbox import main; main(FD)"` on one end of a socket pair."""
+    """One child: `python -c "from app.sandbox_child import main; main(FD)"` on one end of a socket pair."""
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        code = f"from app.sandbox import main; main({theirs.fileno()})"
+        code = f"from app.sandbox_child import main; main({theirs.fileno()})"
         with ours, theirs:
             self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
                                          stdin=subprocess.DEVNULL, close_fds=True)
@@ -178,7 +102,7 @@ class Pool:
         self._slots = threading.BoundedSemaphore(self.size)  # calls in flight
         self._lock = threading.Lock()
         self._count = 0  # workers alive or starting
-        self._closed = False
+        self.closed = False
 
     def warm(self) -> None:
         """Start workers up to `size` (a server calls this at start-up, so that no request pays for it)."""
@@ -187,7 +111,7 @@ class Pool:
 
     def _reserve(self) -> bool:
         with self._lock:
-            if self._closed or self._count >= self.size:
+            if self.closed or self._count >= self.size:
                 return False
             self._count += 1
             return True
@@ -255,7 +179,7 @@ class Pool:
             self._discard(w)
             self._release(None)
             raise SandboxError(stage, "memory", detail=f"limit {memory_mb} MiB above the worker's idle size")
-        if self._closed:
+        if self.closed:
             w.kill()
             w = None
         self._release(w)
@@ -263,8 +187,7 @@ class Pool:
             raise SandboxError(stage, "output-too-large",
                                detail=f"{value} bytes, limit {self.settings.sandbox_max_result_bytes}")
         if kind == "raise":
-            rebuild, state = pickle.loads(value)
-            raise rebuild(*state)
+            raise rebuild(*safe_loads(value))
         return value  # type: ignore[no-any-return]
 
     @staticmethod
@@ -273,14 +196,16 @@ class Pool:
             w.conn.send(message)
             if not w.conn.poll(timeout_s):
                 raise _Broken("timeout", f"limit {timeout_s:g} s")
-            return pickle.loads(w.conn.recv_bytes())  # type: ignore[no-any-return]
+            return safe_loads(w.conn.recv_bytes())  # type: ignore[no-any-return]
         except (EOFError, BrokenPipeError, ConnectionResetError):
             raise _Broken("crashed") from None
+        except pickle.UnpicklingError as exc:  # a worker that sends more than data is not trusted again
+            raise _Broken("crashed", f"its answer was refused ({exc})") from None
 
     def close(self) -> None:
         """Stop the idle workers; a call in flight finishes, and its worker is stopped when it comes back."""
         with self._lock:
-            self._closed = True
+            self.closed = True
         while True:
             try:
                 self._idle.get_nowait().kill()
@@ -309,7 +234,7 @@ def pool() -> Pool:
     """This process's pool, made on first use from the CLIPBRIDGE_SANDBOX_* settings."""
     global _POOL
     with _POOL_LOCK:
-        if _POOL is None:
+        if _POOL is None or _POOL.closed:  # closed: configure() replaced it, or a test closed it
             _POOL = Pool(Settings.from_env())
         return _POOL
 
@@ -328,7 +253,8 @@ def ensure(settings: Settings) -> Pool:
     """This process's pool, remade only when `settings` change its limits (apps made in one process share it)."""
     current = _POOL
     keys = ("sandbox_workers", "sandbox_memory_mb", "sandbox_timeout_seconds", "sandbox_max_result_bytes")
-    if current is not None and all(getattr(current.settings, k) == getattr(settings, k) for k in keys):
+    if current is not None and not current.closed and \
+            all(getattr(current.settings, k) == getattr(settings, k) for k in keys):
         return current
     return configure(settings)
 

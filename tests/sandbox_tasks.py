@@ -54,3 +54,12 @@ def allocate(mb: int) -> int:
 
 def big_result(n: int) -> bytes:
     return b"x" * n
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("true",))
+
+
+def evil_result() -> object:
+    return _Evil()

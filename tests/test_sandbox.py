@@ -106,3 +106,29 @@ def test_settings_defaults_and_fail_closed(monkeypatch):
     monkeypatch.setenv("CLIPBRIDGE_SANDBOX_MEMORY_MB", "1")
     with pytest.raises(ClipBridgeError, match="CLIPBRIDGE_SANDBOX_MEMORY_MB"):
         Settings.from_env()
+
+
+def test_a_result_that_would_run_code_in_the_parent_is_refused():
+    """A worker taken over by a hostile model could send any pickle: the parent reads data, never callables."""
+    with pytest.raises(SandboxError) as info:
+        run_isolated("evil", tasks.evil_result)
+    assert info.value.reason == "crashed" and "refused" in info.value.message
+    assert run_isolated("echo", tasks.echo, 1) == ((1,), {})  # a fresh worker answers
+
+
+def test_safe_loads_takes_arrays_and_exceptions():
+    import pickle
+    import ml_dtypes
+    from app.sandbox_child import safe_loads
+    for value in (np.arange(3, dtype=np.float16), np.zeros(2, ml_dtypes.bfloat16), np.float32(1.5),
+                  {"a": [1, b"x", (2.5, None)]}, ArtifactError):
+        back = safe_loads(pickle.dumps(value, protocol=5))
+        assert type(back) is type(value) and (back is value or np.array_equal(np.asarray(back), np.asarray(value))
+                                              if not isinstance(value, dict) else back == value)
+
+
+def test_a_closed_pool_is_replaced_on_next_use():
+    old = sandbox.pool()
+    old.close()
+    assert run_isolated("echo", tasks.echo, 2) == ((2,), {})
+    assert sandbox.pool() is not old

@@ -382,6 +382,8 @@ MAX_IR_DEPTH = 128  # elements deep; a real IR nests net/layers/layer/body a few
 IR_BYTES_PER_ELEMENT = 12  # an IR may hold one element per 12 bytes of XML on average (real ones: ~30)
 IR_ELEMENTS_FREE = 4096  # ... plus this many, so that tiny IRs are never refused for density
 SHARED_VALUE_CHARS = 16  # attribute values and texts up to this long are interned
+# Runtime annotations no reader here looks at (often a third of a real IR's elements): dropped as parsed.
+UNREAD_ELEMENTS = frozenset({"rt_info", "meta_data", "quantization_parameters"})
 
 
 def _compact(el: Element) -> None:
@@ -403,6 +405,8 @@ def _compact_text(el: Element) -> None:
     for child in el:  # a child's tail is only complete once its parent ends
         if child.tail is not None and not child.tail.strip():
             child.tail = None
+    for child in [c for c in el if c.tag in UNREAD_ELEMENTS]:
+        el.remove(child)
 
 
 def read_ir(xml: str | bytes, loc: str = "ir_xml") -> Element:

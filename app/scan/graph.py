@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 from typing import Callable
 
 import numpy as np
@@ -17,13 +18,13 @@ from app.dtypes import DType
 from app.errors import ArtifactError
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     op: str
     name: str
     inputs: list[str]
     outputs: list[str]
-    attrs: dict = field(default_factory=dict)
+    attrs: Any = None  # the scanner's own handle on the node (an IR layer element, an ONNX {"proto": ...})
     index: int = 0
 
 
@@ -53,7 +54,9 @@ class Graph:
     producers: dict[str, Node] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for n in self.nodes:
+        for k, n in enumerate(self.nodes):
+            if n.index != k:
+                raise ValueError(f"Node.index must be the node's position ({n.name!r}: {n.index} at {k})")
             for o in n.outputs:
                 if o:
                     self.producers[o] = n
@@ -61,25 +64,25 @@ class Graph:
 
 def check_acyclic(g: Graph) -> None:
     """Kahn's algorithm over the scope's own edges: a cycle is a malformed model, not a scan result."""
-    indeg = {id(n): 0 for n in g.nodes}
-    users: dict[int, list[Node]] = {id(n): [] for n in g.nodes}
+    indeg = [0] * len(g.nodes)  # by Node.index, its position (lists: the IR scan's peak counts per node)
+    users: dict[int, list[Node]] = {}  # only nodes that have users
     for n in g.nodes:
         for i in set(n.inputs):
             p = g.producers.get(i)
             if p is not None:
-                indeg[id(n)] += 1
-                users[id(p)].append(n)
-    ready = deque(n for n in g.nodes if indeg[id(n)] == 0)
+                indeg[n.index] += 1
+                users.setdefault(p.index, []).append(n)
+    ready = deque(n for n in g.nodes if indeg[n.index] == 0)
     done = 0
     while ready:
         n = ready.popleft()
         done += 1
-        for u in users[id(n)]:
-            indeg[id(u)] -= 1
-            if indeg[id(u)] == 0:
+        for u in users.get(n.index, ()):
+            indeg[u.index] -= 1
+            if indeg[u.index] == 0:
                 ready.append(u)
     if done != len(g.nodes):
-        stuck = [n.name or f"#{n.index}" for n in g.nodes if indeg[id(n)] > 0][:5]
+        stuck = [n.name or f"#{n.index}" for n in g.nodes if indeg[n.index] > 0][:5]
         raise ArtifactError(f"the graph {g.path!r} is cyclic (nodes in or after a cycle: {', '.join(stuck)})",
                             "model")
 

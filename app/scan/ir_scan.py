@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import codecs
+import sys
 from collections.abc import Callable
 from xml.etree.ElementTree import Element
 
@@ -17,6 +18,38 @@ from app.scan.graph import Const, Graph, Node, OneSided, check_acyclic, min_max_
 from app.scan.sites import (NOTE_MINMAX_NAN_OPENVINO, NOTE_ONE_SIDED_NAN_OPENVINO, Site, attach_scale_bias,
                             minmax_resolved, one_sided_resolved)
 from app.translate import Resolved
+
+
+# Layers whose element the scan reads after the walk: Clamp whole, Const and Convert their <data> only.
+READ_LATER = frozenset({"Clamp", "Const", "Convert"})
+
+
+def _port_type(port: Element) -> str:
+    """A port's precision and dims as one interned string ("FP32|1,4"; "|?" when a dim is not a number):
+    thousands of ports share a few such texts, where a tuple and a list each would cost per port."""
+    dims = _dims(port)
+    text = "?" if dims is None else ",".join("-" if d is None else str(d) for d in dims)
+    return sys.intern(f"{(port.get('precision') or '').upper()}|{text}")
+
+
+def _read_port_type(text: str) -> tuple[str, list | None]:
+    prec, _, dims = text.rpartition("|")
+    if dims == "?":
+        return prec, None
+    return prec, [None if d == "-" else int(d) for d in dims.split(",")] if dims else []
+
+
+def _release(layer: Element) -> None:
+    """Free what the scan will not read again, once the layer is a Node: the IR scan's peak stays near the
+    parse tree's (tests/hostile/test_regressions.py holds it to 8x the upload plus a fixed allowance)."""
+    kind = layer.get("type")
+    if any(c.find("layers") is not None for c in layer):
+        return  # a body-holding layer: its bodies are walked next
+    if kind not in READ_LATER:
+        layer.clear()
+    elif kind != "Clamp":
+        for child in [c for c in layer if c.tag != "data"]:
+            layer.remove(child)
 
 
 def _dims(port: Element) -> list | None:
@@ -73,31 +106,35 @@ class IrScan:
         source: dict[tuple[str, str], str] = {}
         edges = holder.find("edges")
         for e in (edges.findall("edge") if edges is not None else []):
-            source[(e.get("to-layer", ""), e.get("to-port", ""))] = f"{e.get('from-layer')}:{e.get('from-port')}"
-        port_types: dict[str, tuple[str, list | None]] = {}
+            source[(e.get("to-layer", ""), e.get("to-port", ""))] = \
+                sys.intern(f"{e.get('from-layer')}:{e.get('from-port')}")
+        if edges is not None:
+            edges.clear()  # read into `source`: the elements go (the peak stays near the parse tree's)
+        port_types: dict[str, str] = {}  # port -> _port_type() text, shared between equal ports
         nodes: list[Node] = []
         for i, (lid, l) in enumerate(layers.items()):
             outs = []
             for p in l.findall("output/port"):
-                name = f"{lid}:{p.get('id')}"
+                name = sys.intern(f"{lid}:{p.get('id')}")  # the same string as the edges' in `source`
                 outs.append(name)
-                port_types[name] = ((p.get("precision") or "").upper(), _dims(p))
+                port_types[name] = _port_type(p)
             ins = [source.get((lid, p.get("id", "")), "") for p in l.findall("input/port")]
-            nodes.append(Node(l.get("type", ""), l.get("name") or lid, ins, outs, {"el": l}, i))
+            nodes.append(Node(l.get("type", ""), l.get("name") or lid, ins, outs, l, i))  # attrs: the element
+            _release(l)
         consts = {n.outputs[0]: n for n in nodes if n.op == "Const" and n.outputs}
         converts = {n.outputs[0]: n for n in nodes if n.op == "Convert" and n.outputs and n.inputs}
 
         def const(name: str, depth: int = 0) -> Const:
             n = consts.get(name)
             if n is not None:
-                return self.const_value(n.attrs["el"])
+                return self.const_value(n.attrs)
             c = converts.get(name)
             if c is not None and depth < 16:  # save_model's default compress_to_fp16: f16 Const -> Convert
                 return _converted(const(c.inputs[0], depth + 1), c)
             return Const(None, f"{name} is computed at run time")
 
         def dtype_of(name: str) -> tuple[DType | None, list | None]:
-            prec, dims = port_types.get(name, ("", None))
+            prec, dims = _read_port_type(port_types.get(name, "|?"))
             et = ov.FROM_PRECISION.get(prec)
             return (BY_OPENVINO.get(et) if et else None), dims
 
@@ -125,7 +162,7 @@ class IrScan:
         for o in one_sided(g, "Minimum", "Maximum", taken):
             self.sites.append(self._one_sided(g, o, dtype_of))
         for n in nodes:
-            for child in n.attrs["el"]:
+            for child in n.attrs:
                 if child.find("layers") is not None:
                     self._body(child, f"{path}/{n.name}.{child.tag}")
 
@@ -149,7 +186,7 @@ class IrScan:
         x = n.inputs[0] if n.inputs else ""
         site = Site(g.path, n.name, ov.CLAMP_VERSION, (n.name,), x, n.outputs[0] if n.outputs else "")
         try:
-            parsed = ov.clamp_layer_openvino(n.attrs["el"])
+            parsed = ov.clamp_layer_openvino(n.attrs)
             site.dtype = BY_OPENVINO[parsed.spec.element_type]
             site.shape = parsed.spec.shape
             site.resolved = Resolved("openvino", ov.resolve(parsed), ov.normalize(parsed), parsed.spec.shape)
@@ -166,7 +203,7 @@ def _converted(c: Const, n: Node) -> Const:
         if c.unread_scalar:
             return Const(None, f"{c.why} (through Convert {n.name!r})", unread_scalar=True)
         return Const(None, f"{n.outputs[0]} is computed at run time")
-    data = n.attrs["el"].find("data")
+    data = n.attrs.find("data")
     dst = BY_OPENVINO.get(data.get("destination_type", "") if data is not None else "")
     if dst is None:
         return Const(None, f"Convert {n.name!r} has an element type the scan does not read")

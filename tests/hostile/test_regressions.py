@@ -316,8 +316,24 @@ def _many_layers(n: int) -> bytes:
     return b'<net version="11"><layers>' + layers + b"</layers><edges>" + edges + b"</edges></net>"
 
 
-PEAK_FACTOR = 32  # the README states peak <= ~24x the upload; measured 7x (tiny, refused) and 19x (layers)
-AMPLIFY = [("tiny-elements-1MiB", _tiny_elements(1 << 18)), ("relu-layers", _many_layers(6000))]
+def _many_consts(n: int) -> bytes:
+    layers = b"".join(b'<layer id="%d" name="c%d" type="Const" version="opset1"><data element_type="f32" shape="1" '
+                      b'offset="%d" size="4"/><output><port id="0" precision="FP32"><dim>1</dim></port></output>'
+                      b"</layer>" % (i, i, 4 * i) for i in range(n))
+    return b'<net version="11"><layers>' + layers + b"</layers><edges></edges></net>"
+
+
+def _indented(xml: bytes) -> bytes:
+    from xml.dom import minidom
+    return minidom.parseString(xml).toprettyxml(indent="  ").encode()
+
+
+# Issue 23: peak <= 8x the upload + 4 MiB (docs/isolation.md). Measured (tracemalloc, Python 3.11): tiny
+# elements 7.1x-7.8x (refused for density), Relu layers 7.3x, the same indented 5.6x, Const layers 8.0x.
+PEAK_FACTOR, PEAK_ALLOWANCE = 8, 4 << 20
+AMPLIFY = [("tiny-elements-1MiB", _tiny_elements(1 << 18)), ("tiny-elements-3MiB", _tiny_elements(3 << 18)),
+           ("relu-layers", _many_layers(6000)), ("relu-layers-indented", _indented(_many_layers(6000))),
+           ("const-layers", _many_consts(20000))]
 
 
 @pytest.mark.parametrize("case", AMPLIFY, ids=[c[0] for c in AMPLIFY])
@@ -332,7 +348,7 @@ def test_ir_scan_peak_memory_is_linear_in_the_upload(case):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < PEAK_FACTOR * len(xml) + (2 << 20), (peak, len(xml), peak / len(xml))
+    assert peak < PEAK_FACTOR * len(xml) + PEAK_ALLOWANCE, (peak, len(xml), peak / len(xml))
 
 
 def test_dense_ir_is_refused_before_it_is_built():

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import base64
 import os
-from pathlib import Path
+import signal
+import time
 
 import httpx
 import pytest
@@ -125,3 +126,42 @@ def test_the_mutator_reaches_the_converter(hostile_client, monkeypatch):
     rewrites, converted = calls.count("rewrite"), calls.count("converter")
     print(f"rewrite calls {rewrites}, reached the converter {converted}")
     assert rewrites >= 60 and converted >= rewrites // 2, (rewrites, converted)
+
+
+def test_saved_crashers_with_two_workers():
+    """The same holds with several workers: no worker dies, every answer is a problem, /healthz answers."""
+    proc, port = start_server({"CLIPBRIDGE_WORKERS": "2"})
+    try:
+        deadline = time.monotonic() + 60
+        while len(worker_pids(proc)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = sorted(worker_pids(proc))
+        assert len(workers) == 2, workers
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            for name in SAVED:
+                for _ in range(3):  # both workers get them
+                    for r in hit_native_endpoints(client, (MODELS / name).read_bytes(), "directml:5_0", 13):
+                        answered(r, name)
+            assert proc.poll() is None and sorted(worker_pids(proc)) == workers, server_log(proc)[-3000:]
+            assert client.get("/healthz").status_code == 200
+    finally:
+        stop_server(proc)
+
+
+def test_one_killed_worker_is_replaced_and_healthz_answers_again():
+    """`clipbridge serve` supervises even one worker: SIGKILL it, a new one starts (the supervisor polls every
+    0.5 s; docs/isolation.md has the measured times), and /healthz answers again, from the new worker."""
+    proc, port = start_server({"CLIPBRIDGE_WORKERS": "1"})
+    try:
+        (old,) = worker_pids(proc)
+        os.kill(old, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not [p for p in worker_pids(proc) if p != old]:
+            time.sleep(0.02)
+        new = [p for p in worker_pids(proc) if p != old]
+        assert len(new) == 1, "no replacement worker started"
+        r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=60)  # waits in the backlog while it starts
+        assert r.status_code == 200 and proc.poll() is None
+        assert worker_pids(proc) == new
+    finally:
+        stop_server(proc)
