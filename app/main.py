@@ -18,6 +18,7 @@ from app.api.routes import router
 from app.api.security import ApiKeyGuard, cors_options, document_api_key
 from app.api.docs import router as docs_router
 from app.api.inspector import router as inspector_router
+from app.api import fix_routes
 from app.api.openapi_doc import document_headers
 from app.execute import Slots
 from app.memo import Memo
@@ -110,6 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(inspector_router)
     app.include_router(docs_router)
     app.include_router(scan_routes.router)
+    app.include_router(fix_routes.router)
     app.include_router(lint_routes.router)
     app.include_router(diff_routes.router)
     problems.install(app)

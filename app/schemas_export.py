@@ -12,6 +12,7 @@ from app.api.models import (CompareRequest, CompareResponse, DialectsResponse, E
                             TranslateResponse)
 from app.api.diff_models import DiffResponse
 from app.api.lint_models import ProbeRequest, ProbeResponse
+from app.api.fix_models import FixResponse
 from app.specs import Spec
 
 MODELS: dict[str, object] = {
@@ -30,6 +31,7 @@ MODELS: dict[str, object] = {
     "ProbeRequest": ProbeRequest,
     "ProbeResponse": ProbeResponse,
     "DiffResponse": DiffResponse,
+    "FixResponse": FixResponse,
 }
 
 

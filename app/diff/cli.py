@@ -10,6 +10,7 @@ from typing import Any
 
 from app.diff import bundle, formats, report, run
 from app.diff.inputs import SEED
+from app.fix import cli as fix_cli
 
 
 def add_subcommand(sub: Any) -> None:
@@ -33,6 +34,8 @@ def add_subcommand(sub: Any) -> None:
                                                            "node); the cause layer goes to OUT.causes.json")
     d.add_argument("--bundle", metavar="OUT.zip", help="write a zip that reproduces each introduced difference "
                                                        "(run_bundle.py)")
+    d.add_argument("--fix", metavar="OUT.onnx", help="write OUT.onnx so that the second engine computes what the "
+                   "first computes on MODEL, and print the fix with its proof (docs/diff.md, Fix)")
     d.set_defaults(func=cmd_diff)
 
 
@@ -45,6 +48,8 @@ def _engines(items: list[str] | None) -> tuple[str, ...]:
 def cmd_diff(args: argparse.Namespace) -> int:
     model = Path(args.model).read_bytes()
     npz = Path(args.inputs).read_bytes() if args.inputs else None
+    if getattr(args, "fix", None):
+        return fix_cli.cmd_fix(args, _engines(args.engine))
     opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed)
     # The CLI runs the engines in its own process: the model is the caller's own file.
     body, runs = report.diff(run.direct, model, npz, opts)

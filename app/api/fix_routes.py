@@ -1,0 +1,64 @@
+"""POST /v1/models/fix: the model rewritten so that `target` computes what `reference` computes, with its proof."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Literal
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from app.api.execute_routes import PROBLEMS, slots
+from app.api.fix_models import FixResponse
+from app.errors import ArtifactError, UnsupportedMediaType
+from app.fix.facts import ENGINES
+from app.fix.service import fix
+
+FIX_BODY = {"requestBody": {"required": True, "content": {
+    "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
+        "model": {"type": "string", "format": "binary", "description": "the .onnx model"},
+        "inputs": {"type": "string", "format": "binary",
+                   "description": "optional .npz keyed by graph input name (generated inputs are added)"}}}}}}}
+EngineQuery = Literal["onnxruntime", "openvino", "onnx-reference"]
+router = APIRouter()
+
+
+async def _read(part: object, what: str) -> bytes:
+    if not isinstance(part, UploadFile):
+        raise ArtifactError(f"'{what}' must be a file", what)
+    data = await part.read()
+    if not data:
+        raise ArtifactError(f"the {what} is empty", what)
+    return data
+
+
+@router.post("/v1/models/fix", response_model=FixResponse, responses=PROBLEMS, tags=["models"],
+             openapi_extra=FIX_BODY)
+async def fix_model(request: Request,
+                    reference: EngineQuery = Query(description="engine A, whose results the written model keeps: "
+                                                   + ", ".join(ENGINES)),
+                    target: EngineQuery = Query(description="engine B, which runs the written model"),
+                    precision: Literal["model", "deployed"] = Query(
+                        default="model", description="'model' pins each engine to the model's float type; "
+                        "'deployed' takes the engines' defaults (OpenVINO: bf16 on CPUs that have it)")) -> Response:
+    """Write the model so that `target` computes what `reference` computes; prove it with the diff; time it."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "multipart/form-data":
+        raise UnsupportedMediaType("send multipart/form-data with a file field 'model' (and optionally 'inputs')")
+    async with request.form(max_files=2, max_fields=2) as form:
+        extra = sorted(set(form.keys()) - {"model", "inputs"})
+        if extra:
+            raise ArtifactError(f"unknown form field {extra[0][:40]!r}; send 'model' and optionally 'inputs'",
+                                extra[0][:40])
+        if form.get("model") is None:
+            raise ArtifactError("the form needs a file field 'model' (the .onnx)", "model")
+        model = await _read(form.get("model"), "model")
+        npz = await _read(form.get("inputs"), "inputs") if form.get("inputs") is not None else None
+    # In an execution slot (bounded count and time, like /v1/models/inspect); the engines run in sandbox children.
+    fixed = await run_in_threadpool(slots(request).run, lambda: fix(model, npz, reference, target, precision))
+    body = dict(fixed.body)
+    body["model"] = {**body["model"], "onnx_base64": base64.b64encode(fixed.model).decode("ascii")}
+    FixResponse.model_validate(body)  # the body is what the schema says
+    return Response(json.dumps(body, allow_nan=False, separators=(",", ":")), media_type="application/json")

@@ -1,0 +1,90 @@
+// "Fix for B" after a diff: the files dropped on the diff zone go to /v1/models/fix (reference onnxruntime,
+// target openvino: the diff zone's engines), the written model is downloaded, and the fix's proof is shown:
+// its verdict, each rule applied to a node and why, the engine setting no rewrite replaces, and the cost.
+// A module of its own beside diff.js: it only listens to the diff zone and watches #diff-out.
+
+import { ApiError, api } from './api.js';
+import { byId, download, h } from './dom.js';
+
+const REFERENCE = 'onnxruntime';
+const TARGET = 'openvino';
+let files = [];
+
+function bytes(b64) {
+  const raw = atob(b64);
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i += 1) out[i] = raw.charCodeAt(i);
+  return out;
+}
+
+function report(res) {
+  const c = res.cost;
+  const cost = c.original_ms === null ? `Cost on ${c.engine}: written ${c.written_ms} ms (${c.note}).`
+    : `Cost on ${c.engine}: ${c.written_ms} ms against ${c.original_ms} ms for the original (×${c.ratio}, `
+      + `median of ${c.rounds}); clean outputs bit-identical: ${c.clean_identical ? 'yes' : 'no'}.`;
+  const rows = res.rules_applied.map((r) => h('tr', {}, h('td', {}, h('code', { text: r.node })),
+    h('td', { text: r.op }), h('td', {}, h('span', { class: 'badge', text: r.rule })), h('td', { text: r.why })));
+  const head = h('tr', {}, ['Node', 'Op', 'Rule', 'Why'].map((t) => h('th', { scope: 'col', text: t })));
+  const p = res.proof;
+  return [
+    h('p', { class: 'fix-verdict' }, `Proof (${res.target} running the written model against ${res.reference} `
+      + 'running the original): ', h('strong', { text: p.verdict })),
+    h('p', { text: p.outputs.map((o) => `${o.name}: ${o.differing}/${o.total} differ`).join(' · ') }),
+    p.first_divergence ? h('p', { text: `Still differs first at ${p.first_divergence.node} `
+      + `(${p.first_divergence.op}).` }) : null,
+    ...res.advice.map((a) => h('p', { class: 'fix-advice', role: 'note' }, h('strong', { text: 'Setting needed: ' }),
+      `${Object.entries(a.setting).map(([k, v]) => `${k}=${v}`).join(', ')} — ${a.message}`)),
+    rows.length ? h('table', { class: 'diff-table fix-rules' }, h('thead', {}, head), h('tbody', {}, rows))
+      : h('p', { text: 'No rule was needed.' }),
+    h('p', { text: cost }),
+  ].filter(Boolean);
+}
+
+async function runFix(out, errors) {
+  const model = files.find((f) => /\.onnx$/i.test(f.name));
+  const inputs = files.find((f) => /\.npz$/i.test(f.name));
+  const form = new FormData();
+  form.append('model', model, model.name);
+  if (inputs) form.append('inputs', inputs, inputs.name);
+  const precision = byId('diff-precision') ? byId('diff-precision').value : 'model';
+  const query = new URLSearchParams([['reference', REFERENCE], ['target', TARGET], ['precision', precision]]);
+  errors.replaceChildren();
+  out.replaceChildren(h('p', { text: `Writing ${model.name} for ${TARGET} and proving it…` }));
+  try {
+    const res = await api('/v1/models/fix', { body: form, query });
+    download(model.name.replace(/\.onnx$/i, '') + `.fixed-for-${TARGET}.onnx`, bytes(res.model.onnx_base64),
+      'application/octet-stream');
+    out.replaceChildren(...report(res));
+  } catch (exc) {
+    out.replaceChildren();
+    const items = exc instanceof ApiError
+      ? [`${exc.status} ${exc.problem.title || ''}: ${exc.message}`, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)]
+      : [String(exc)];
+    errors.replaceChildren(h('ul', {}, items.map((t) => h('li', { text: t }))));
+  }
+}
+
+function init() {
+  const zone = byId('diff-dropzone');
+  const diffOut = byId('diff-out');
+  if (!zone || !diffOut) return;
+  const remember = (list) => { if (list && list.length) files = [...list]; };
+  byId('diff-file').addEventListener('change', (event) => remember(event.target.files), true);
+  zone.addEventListener('drop', (event) => remember(event.dataTransfer && event.dataTransfer.files), true);
+  const bar = h('div', { id: 'fix-bar', hidden: true },
+    h('button', { id: 'fix-button', type: 'button', text: `Fix for ${TARGET}` }),
+    h('span', { class: 'hint', text: ` Writes a model that computes on ${TARGET} what the original computes on `
+      + `${REFERENCE}, downloads it, and shows the proof.` }));
+  const errors = h('div', { id: 'fix-errors', class: 'errors', role: 'alert' });
+  const out = h('div', { id: 'fix-out', class: 'scan-out', 'aria-live': 'polite' });
+  diffOut.after(bar, errors, out);
+  byId('fix-button').addEventListener('click', () => runFix(out, errors));
+  // The button shows once a diff result is on screen for a model this page still holds.
+  new MutationObserver(() => {
+    bar.hidden = !(diffOut.querySelector('.diff-verdict') && files.some((f) => /\.onnx$/i.test(f.name)));
+    out.replaceChildren();
+    errors.replaceChildren();
+  }).observe(diffOut, { childList: true });
+}
+
+init();

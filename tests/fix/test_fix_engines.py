@@ -1,0 +1,109 @@
+"""The fix on the real engines: for every model and every ordered pair of engines, the written model on B
+computes what the original computes on A (the proof's verdict is equal), is bit-identical to the original on
+B on clean inputs, passes onnx.checker's full check, and keeps node names, opset and IR version."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import numpy as np
+import onnx
+import pytest
+
+from app.diff import report, run
+from app.fix.service import fix
+from app.sandbox import run_isolated
+from tests.diff import models as diff_models
+from tests.fix import models
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("openvino")
+pytestmark = pytest.mark.engines
+
+PAIRS = list(itertools.permutations(("onnxruntime", "openvino", "onnx-reference"), 2))
+
+
+def _clip_introduced(body: dict) -> list[dict]:
+    """The differences introduced at a clip-like node: what the rules exist to remove."""
+    return [n for n in body["nodes"] if n["origin"] == "introduced" and n["pattern"]]
+
+
+def _other_introduced(body: dict) -> list[dict]:
+    """Differences introduced at other nodes (e.g. a Conv summing +inf and -inf in another order)."""
+    return [n for n in body["nodes"] if n["origin"] == "introduced" and not n["pattern"]]
+
+
+def _check_written(original: onnx.ModelProto, out) -> None:
+    body = out.body
+    written = onnx.load_from_string(out.model)
+    onnx.checker.check_model(written, full_check=True)
+    assert body["model"]["node_names_kept"]
+    assert {n.name for n in original.graph.node} <= {n.name for n in written.graph.node}
+    assert written.ir_version == original.ir_version
+    before = original.opset_import[0].version
+    if body["model"]["opset_note"] is None:  # kept unless a rewrite needs a newer op, and then it says so
+        assert body["model"]["opset"] == before
+    else:
+        assert before < 9 and body["model"]["opset"] == 9 and f"opset {before} -> 9" in body["model"]["opset_note"]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{p[0]}-to-{p[1]}")
+@pytest.mark.parametrize("case", sorted(models.CASES))
+def test_fix_proves_equal(case, pair):
+    a, b = pair
+    original = models.CASES[case]()
+    data = original.SerializeToString()
+    before, _ = report.diff(run_isolated, data, None, run.Options((a, b), "model"))
+    out = fix(data, None, a, b, "model", rounds=2)
+    proof = out.body["proof"]
+    # No clip-like difference is left; the verdict is equal unless a non-clip node already differed.
+    assert _clip_introduced(proof) == [], proof["nodes"]
+    assert [n["node"] for n in _other_introduced(proof)] == [n["node"] for n in _other_introduced(before)]
+    if not _other_introduced(before):
+        assert proof["verdict"] == "equal", proof
+    assert out.body["cost"]["clean_identical"], out.body["cost"]
+    _check_written(original, out)
+    # A rule fires exactly where the diff of the original (A against B, same generated inputs) says a clip differs.
+    assert bool(out.body["rules_applied"]) == bool(_clip_introduced(before)), (out.body["rules_applied"], before)
+
+
+TORCH = {"torch-mobilenet-v2": diff_models.mobilenet_v2, "torch-mobilenet-v3": diff_models.mobilenet_v3}
+
+
+@pytest.fixture(scope="module")
+def torch_models():
+    pytest.importorskip("torch")
+    return {k: onnx.load_from_string(f()) for k, f in TORCH.items()}
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{p[0]}-to-{p[1]}")
+@pytest.mark.parametrize("case", ["conv-clip-0-6", "mobilenet-like", *TORCH])
+def test_nan_pixel_through_conv_is_equal(case, pair, request):
+    """The issue's scenario: one NaN input pixel, the rest ordinary numbers, through Conv and the clips (hand-built
+    graphs, and the diff's MobileNetV2/V3-style blocks exported from torch)."""
+    original = request.getfixturevalue("torch_models")[case] if case in TORCH else models.CASES[case]()
+    vi = original.graph.input[0]
+    shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    x[0, 1, 4, 4] = np.nan
+    buf = io.BytesIO()
+    np.savez(buf, **{vi.name: x})
+    out = fix(original.SerializeToString(), buf.getvalue(), pair[0], pair[1], "model", rounds=2)
+    assert out.body["proof"]["inputs"]["source"] == "given"
+    assert out.body["proof"]["verdict"] == "equal", out.body["proof"]["nodes"]
+    assert out.body["proof_generated"]["inputs"]["source"] == "generated"
+    assert _clip_introduced(out.body["proof_generated"]) == []
+    _check_written(original, out)
+
+
+@pytest.mark.parametrize("b", ["onnxruntime", "openvino"])
+def test_crossed_clip6_runs_on_b_as_on_reference(b):
+    """A Clip-6 with min > max: only onnx.reference runs it; the fix writes the constant it gives."""
+    original = models.clip(6.0, 0.0, opset=6)
+    out = fix(original.SerializeToString(), None, "onnx-reference", b, "model", rounds=2)
+    assert out.body["proof"]["verdict"] == "equal", out.body
+    assert "crossed-bounds-constant" in [r["rule"] for r in out.body["rules_applied"]]
+    assert out.body["cost"]["original_ms"] is None and "cannot run the original" in out.body["cost"]["note"]
+    if b == "openvino":  # its Clamp then sends NaN to the bound: the guard needs IsNaN/Where (opset 9)
+        assert out.body["model"]["opset"] == 9 and "opset 6 -> 9" in out.body["model"]["opset_note"]
