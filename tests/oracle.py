@@ -325,8 +325,15 @@ def _side(tensor: Any, bound: Any, out: str, lowest: bool) -> Any:
     """A bound as comparable values: per-element (broadcast by NumPy's rules) or the scalar; an absent side of a
     per-element clip is the type's extreme (infinity for floats)."""
     if tensor is not None:
-        vals = [round_float(v, out) if is_float(out) else int(v) for v in tensor.values]
-        return np.asarray(vals, dtype=np.float64 if is_float(out) else object).reshape(tensor.shape)
+        if not is_float(out):
+            return np.asarray([int(v) for v in tensor.values], dtype=object).reshape(tensor.shape)
+        vals = np.asarray(tensor.values, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            held = vals.astype(NP[out]).astype(np.float64)
+        if not (oracle_same := same(held, vals)).all():  # values not of `out` yet: round each once
+            vals = np.asarray([round_float(float(v), out) if not ok else float(v)
+                               for v, ok in zip(vals, oracle_same)])
+        return vals.reshape(tensor.shape)
     if bound is None:
         if is_float(out):
             return -math.inf if lowest else math.inf
@@ -364,7 +371,20 @@ def int_to_float(w: np.ndarray, out: str) -> np.ndarray:
     return np.where(neg, -v, v)
 
 
+_SB_CACHE: dict = {}
+
+
 def scale_bias(sb: Any, x: np.ndarray, t: str) -> np.ndarray:
+    """`_scale_bias`, memoized on the ScaleBias (zero signs spelled out) and the input's bytes."""
+    key = (t, repr(sb.scale), repr(sb.bias), sb.precision.name, sb.fused, x.shape, x.tobytes())
+    if key not in _SB_CACHE:
+        if len(_SB_CACHE) > 64:
+            _SB_CACHE.clear()
+        _SB_CACHE[key] = _scale_bias(sb, x, t)
+    return _SB_CACHE[key].copy()
+
+
+def _scale_bias(sb: Any, x: np.ndarray, t: str) -> np.ndarray:
     """DirectML: 'g(x) = x * scale + bias applied to each input element', computed in sb.precision: two roundings
     (product, then sum), or one when fused. Unfused, float64 holds each exact product of two <= 24-bit
     significands, and one float64 rounding of a sum before rounding to a <= 24-bit format is innocuous
