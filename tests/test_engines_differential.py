@@ -215,9 +215,6 @@ def ort_refuses(spec: OnnxSpec) -> str | None:
 #   OV-INT-F32-BOUNDS openvino CPU converts Clamp's double attributes to float32 before ceil/floor: integer
 #                  bounds beyond 2^24 move, bounds beyond the int32 range are garbage; f16 bounds are double
 #                  rounded (double -> f32 -> f16).
-#   OV-INT8-STATIC openvino CPU on a static-shaped i8/u8 input truncates a fractional min (1.5 -> 1), where a
-#                  dynamic shape ceils it (2) as the spec says.
-#   OV-FMA         openvino CPU fuses the emitted ScaleBias Multiply+Add into one fma (one rounding).
 #   CAST-WRAP      float -> integer Convert/Cast of an out-of-range ScaleBias result wraps (both engines).
 #   ORT-CLIP6      onnxruntime refuses a Clip-6 with min > max or a NaN attribute at session creation.
 
