@@ -149,10 +149,11 @@ def _short(spec: dict | None) -> str:
     return f"openvino {spec['element_type']} min={spec['min']!r} max={spec['max']!r}"
 
 
-def _first_diff(o: Outputs, ys: np.ndarray, yt: np.ndarray, ok: np.ndarray) -> str:
+def _first_diff(o: Outputs, ys: np.ndarray, yt: np.ndarray, ok: np.ndarray,
+                names: tuple[str, str] = ("source", "target")) -> str:
     i = int(np.flatnonzero(~ok)[0])
-    return (f"x={o.dt.to_python(o.x[i])!r}: source {o.dt.to_python(ys[i])!r}, target {o.dt.to_python(yt[i])!r} "
-            f"({int((~ok).sum())} inputs differ)")
+    return (f"x={o.dt.to_python(o.x[i])!r}: {names[0]} {o.dt.to_python(ys[i])!r}, {names[1]} "
+            f"{o.dt.to_python(yt[i])!r} ({int((~ok).sum())} inputs differ)")
 
 
 def check_translation(o: Outputs, source, mode: Mode, src: Meaning, t, w: Walk) -> None:
@@ -233,7 +234,7 @@ def check_meaning(o: Outputs, source, r, w: Walk) -> None:
         ok = oracle.same(got, want) | skip
         if not ok.all():
             w.bad_meaning.append(f"[{_short(src_spec)}] ({r.meaning.describe()}) under the {reading} reading: "
-                                 f"{_first_diff(o, want, got, ok)}")
+                                 f"{_first_diff(o, want, got, ok, ('oracle', 'evaluate()'))}")
             return
 
 
