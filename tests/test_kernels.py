@@ -1,7 +1,7 @@
 """app/kernels.py: the chunked NumPy kernel and the numba fused kernel compute what the oracle computes.
 
-Every expected output comes from tests/oracle.py (`oracle.expected`: the Meaning's declared fields, computed with
-float64 widening, exact Fractions and the spec's comparisons), never from app.meaning.evaluate_oracle().
+Every expected output comes from the oracle (`tests.oracle_meaning.expected`: the Meaning's declared fields,
+computed with float64 widening, exact Fractions and the spec's comparisons), never from app.meaning.evaluate().
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from app.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, U
 from app.errors import RejectedSpec
 from app.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound
 from tests import oracle
-from tests.oracle import expected as evaluate_oracle, same as same_outputs
+from tests.oracle import same as same_outputs
+from tests.oracle_meaning import expected as evaluate_oracle
 
 N = (1 << 18) + 7  # past CHUNK_FUSED, not a multiple of it: the numba path and the chunk tails both run
 
@@ -133,7 +134,7 @@ def _float_bound(dt):
 @pytest.mark.parametrize("numba", [True, False], ids=["numba-if-installed", "numpy-only"])
 @pytest.mark.parametrize("dt", [FLOAT32, FLOAT64], ids=["f32", "f64"])
 def test_float_variants_property(dt, numba: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any bounds (NaN, infinities, zeros, subnormals, crossed), any rule and order: the kernel is evaluate_oracle()."""
+    """Any bounds (NaN, infinities, zeros, subnormals, crossed), any rule and order: the kernel is the oracle."""
     if not numba:
         _no_numba(monkeypatch)
     base = np.concatenate([np.asarray(_specials(dt), dt.np_dtype), _x(dt, BIG)])
@@ -285,7 +286,7 @@ def test_tensor_bounds_equal_the_oracle(dt, shape, lo, hi, rd, nan_input, order,
 ])
 @pytest.mark.parametrize("xp_name", ["numpy", "array_api_strict"])
 def test_clip_xp_variants(m: Meaning, xp_name: str) -> None:
-    """The array-API kernel (CuPy's path) computes the variants with evaluate_oracle()'s steps."""
+    """The array-API kernel (CuPy's path) computes the variants as the oracle does."""
     xp = pytest.importorskip(xp_name)
     raw = [[math.nan, -0.0, 7.0], [-3.0, 0.5, 2.0]] if m.dtype.is_float else [[0, 5, 1], [3, 2, 200]]
     x = np.asarray(raw, dtype=m.dtype.np_dtype)

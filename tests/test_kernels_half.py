@@ -1,6 +1,6 @@
 """float16/bfloat16 kernels (app/kernels_half.py): every one of the 65,536 bit patterns against the oracle.
 
-The expected outputs come from tests/oracle.py (`oracle.expected`), never from app.meaning.evaluate(). Outputs are
+The expected outputs come from the oracle (`tests.oracle_meaning.expected`), never from app.meaning.evaluate(). Outputs are
 compared bit for bit, except that a NaN may carry any payload and, where the clip chose between a zero input and
 a zero bound, a zero may carry either sign (IEEE max(-0, +0) may give either; no clip semantic). Where no bound
 decides, as in the ScaleBias tables (bounds -inf/+inf), zero signs are compared too. Each case runs the numba
@@ -21,7 +21,7 @@ from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, DType
 from app.errors import RejectedSpec
 from app.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias,
                          TensorBound)
-from tests import oracle
+from tests import oracle_meaning
 
 PATTERNS = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
 # Past kernels.CHUNK_FUSED so the compiled kernel runs (smaller arrays take the NumPy path), with a ragged tail.
@@ -41,7 +41,7 @@ def _want(m: Meaning, reading: str | None, zero_signs: str) -> np.ndarray:
     """The oracle on every pattern, once per meaning (both paths compare against it); -0.0 == 0.0 in a Meaning, so
     the key also spells the bounds and the bias out."""
     with np.errstate(all="ignore"):
-        return oracle.expected(m, PATTERNS.view(m.dtype.np_dtype).copy(), reading).view(np.uint16)
+        return oracle_meaning.expected(m, PATTERNS.view(m.dtype.np_dtype).copy(), reading).view(np.uint16)
 
 
 def _agrees(got: np.ndarray, want: np.ndarray, dt: DType, strict_zero: bool = False) -> np.ndarray:
@@ -115,7 +115,7 @@ def test_in_place_and_fortran_order(dt: DType, path: str) -> None:
     m = Meaning("onnx", "Clip-13", dt, Bound(-2.0), Bound(6.0))
     x = np.asfortranarray(np.concatenate([PATTERNS] * 4).view(dt.np_dtype).reshape(512, 512))
     with np.errstate(all="ignore"):
-        want = oracle.expected(m, x.copy()).view(np.uint16)
+        want = oracle_meaning.expected(m, x.copy()).view(np.uint16)
     assert kernels.clip_numpy(m, x, out=x) is x
     assert _agrees(x.view(np.uint16), want, dt).all()
 
@@ -224,14 +224,14 @@ def test_tensor_bounds_every_pattern(dt: DType, path: str) -> None:
             m = Meaning("stablehlo", "clamp", dt, None, None, order=order, nan_input=rule,
                         lower_tensor=TensorBound((256,), lo_vals), upper_tensor=TensorBound((256, 1), hi_vals))
             with np.errstate(all="ignore"):
-                want = oracle.expected(m, x.copy()).view(np.uint16)
+                want = oracle_meaning.expected(m, x.copy()).view(np.uint16)
             got = kernels.clip_numpy(m, x.copy()).view(np.uint16)
             assert _agrees(got, want, dt).all(), (order, rule)
             same = Meaning("stablehlo", "clamp", dt, None, None, order=order, nan_input=rule,
                            lower_tensor=TensorBound((256, 256), tuple(float(v) for v in x.ravel())),
                            upper_tensor=TensorBound((256, 256), tuple(float(v) for v in x.ravel()[::-1])))
             with np.errstate(all="ignore"):
-                want = oracle.expected(same, x.copy()).view(np.uint16)
+                want = oracle_meaning.expected(same, x.copy()).view(np.uint16)
             assert _agrees(kernels.clip_numpy(same, x.copy()).view(np.uint16), want, dt).all(), (order, rule)
 
 
