@@ -14,12 +14,14 @@ the oracle on the spec it was resolved from.
 
 from __future__ import annotations
 
+import base64
 import functools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -40,6 +42,7 @@ TARGETS = ([OnnxTarget(dialect="onnx", opset=o) for o in (6, 11, 12, 13)] + [Ope
 MODES = (Mode.PRESERVE, Mode.LITERAL)
 FAMILIES = ("onnx6", "onnx11", "onnx12", "onnx13", "openvino", "directml-clip", "directml-clip1")
 READINGS = (READING_CURRENT, READING_2022)
+ONNX_MODELS_PER_WALK = 12  # distinct emitted ONNX models per grid item run on onnx.reference (bounded run time)
 
 
 # --- the grid -----------------------------------------------------------------------------------------------
@@ -109,6 +112,7 @@ class Walk:
     bad_reading: list[str] = field(default_factory=list)
     bad_witness: list[str] = field(default_factory=list)
     bad_meaning: list[str] = field(default_factory=list)
+    onnx_models: dict[str, tuple[dict, bytes]] = field(default_factory=dict)  # label -> (target spec, artifact)
 
 
 class Outputs:
@@ -181,6 +185,8 @@ def check_exact(o: Outputs, src_spec: dict, mode: Mode, t, w: Walk) -> None:
     compare_nan = not (oracle.nan_input_undocumented(src_spec) or oracle.nan_input_undocumented(tgt_spec))
     skip = np.zeros(o.x.size, bool) if compare_nan else o.nan
     w.exact_checked += 1
+    if "onnx_model" in t.artifacts and len(w.onnx_models) < ONNX_MODELS_PER_WALK:
+        w.onnx_models.setdefault(_short(tgt_spec), (tgt_spec, base64.b64decode(t.artifacts["onnx_model"])))
     for reading in readings_of(src_spec, tgt_spec):
         bad = w.bad_exact if reading == oracle.CURRENT else w.bad_reading
         ys = _oracle(o, src_spec, reading, label, bad)
@@ -294,6 +300,35 @@ def test_resolved_meaning_is_what_the_spec_says(dt_name, family):
     """evaluate() on clipbridge's resolved source meaning equals the oracle on the source spec, every value."""
     w = walk(dt_name, family)
     assert not w.bad_meaning, _report(w.bad_meaning)
+
+
+def reference_view(spec: dict) -> dict:
+    """The spec as onnx.reference runs it (clipbridge's NOTE_DEFAULT_REFERENCE): an absent Clip-11+ float bound is
+    np.clip's None, which keeps -inf/+inf inputs, where the spec's lowest()/max() default maps them to extremes."""
+    if spec["opset"] < 11 or spec["elem_type"] not in ("FLOAT16", "BFLOAT16", "FLOAT", "DOUBLE"):
+        return spec
+    return {**spec, "min": "-inf" if spec.get("min") is None else spec["min"],
+            "max": "inf" if spec.get("max") is None else spec["max"]}
+
+
+@pytest.mark.parametrize("dt_name, family", GRID)
+def test_emitted_onnx_models_on_onnx_reference(dt_name, family):
+    """A real engine on the artifacts: each emitted ONNX model of an exact translation, run by
+    onnx.reference.ReferenceEvaluator on every bit pattern, computes what the oracle reads in its target spec."""
+    from onnx.reference import ReferenceEvaluator
+
+    w = walk(dt_name, family)
+    o = _OUTPUTS[dt_name]
+    bad = []
+    for label, (spec, raw) in w.onnx_models.items():
+        ref = ReferenceEvaluator(onnx.load_from_string(raw))
+        with np.errstate(all="ignore"):
+            got = np.asarray(ref.run(None, {ref.input_names[0]: o.x})[0]).reshape(-1)
+        want = o(reference_view(spec))
+        ok = oracle.same(got, want)
+        if not ok.all():
+            bad.append(f"[{label}] on onnx.reference: {_first_diff(o, got, want, ok, ('engine', 'oracle'))}")
+    assert not bad, _report(bad)
 
 
 @pytest.mark.parametrize("dt_name, family", GRID)
