@@ -1,10 +1,10 @@
 """float16/bfloat16 kernels (app/kernels_half.py): every one of the 65,536 bit patterns against the oracle.
 
-The expected outputs come from the oracle (`tests.oracle_meaning.expected`), never from app.meaning.evaluate(). Outputs are
-compared bit for bit, except that a NaN may carry any payload and, where the clip chose between a zero input and
-a zero bound, a zero may carry either sign (IEEE max(-0, +0) may give either; no clip semantic). Where no bound
-decides, as in the ScaleBias tables (bounds -inf/+inf), zero signs are compared too. Each case runs the numba
-kernel (when installed) and the NumPy table path.
+The expected outputs come from the oracle (`tests.oracle_meaning.expected`), never from app.meaning.evaluate().
+Outputs are compared bit for bit, except that a NaN may carry any payload and a zero may carry either sign
+where the clip chose between a zero input and a zero bound (IEEE max(-0, +0) may give either; no clip
+semantic). Where no bound decides, as in the ScaleBias tables (bounds -inf/+inf), zero signs are compared too.
+Each case runs the numba kernel (when installed) and the NumPy table path.
 """
 
 from __future__ import annotations
