@@ -215,7 +215,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # JSON log lines (the app writes its own access log, with request ids; uvicorn's is off). On SIGTERM uvicorn
     # stops accepting, lets requests in flight finish for up to graceful_shutdown_seconds, then exits 0.
     # http=: uvicorn's h11 protocol plus the head timeout and the minimum body rate (app/serving.py).
-    config = uvicorn.Config("app.main:app", host=args.host or s.host, port=args.port or s.port,
+    # --fd: serve on a socket the caller bound and passes open (socket activation; tests bind port 0 for it).
+    config = uvicorn.Config("app.main:app", host=args.host or s.host, port=args.port or s.port, fd=args.fd,
                             workers=args.workers or s.workers, log_level=args.log_level,
                             log_config=log_config(args.log_level), access_log=False,
                             timeout_graceful_shutdown=s.graceful_shutdown_seconds, http=PROTOCOL)
@@ -240,6 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default=None, help="default: CLIPBRIDGE_HOST or 127.0.0.1")
     s.add_argument("--port", type=int, default=None, help="default: CLIPBRIDGE_PORT or 8000")
     s.add_argument("--workers", type=int, default=None, help="default: CLIPBRIDGE_WORKERS or 1")
+    s.add_argument("--fd", type=int, default=None, help="serve on this inherited, already bound socket (file "
+                   "descriptor) instead of --host/--port")
     s.add_argument("--log-level", default="info", help="uvicorn's log level (default: info)")
     s.set_defaults(func=cmd_serve)
     t = sub.add_parser("translate", help="translate a spec (JSON file or - for stdin); exit 0 exact, 1 drift, "

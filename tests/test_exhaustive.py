@@ -4,17 +4,24 @@ For int8, uint8, int16, uint16, float16 and bfloat16 a clip is a function on at 
 "no input gives a different output" can be checked on all of them. A grid of source specs in every dialect
 (fractional, out-of-range, missing, equal, crossed, infinite, NaN, extreme and near-ulp bounds) is translated in
 both modes to ONNX opsets 6/11/12/13, OpenVINO and DirectML FL 2.1/3.0/5.0/6.4; a hypothesis property test draws
-further random cases. NaN inputs are compared too, unless a side says NaN inputs are "undocumented".
+further random cases. NaN inputs are compared too, unless a side's text documents no NaN behaviour (DirectML).
+
+Every output is computed by the independent oracle (tests/oracle.py) from the wire specs themselves: the source
+spec and the emitted target spec. No output comes from app.meaning.evaluate(), except in
+test_resolved_meaning_is_what_the_spec_says, which checks evaluate() on clipbridge's resolved meaning against
+the oracle on the spec it was resolved from.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -22,9 +29,10 @@ from hypothesis import strategies as st
 from app.dialects.common import Mode
 from app.dtypes import BFLOAT16, BY_NAME, FLOAT16, INT8, INT16, UINT8, UINT16, DType
 from app.errors import RejectedSpec, SpecError
-from app.meaning import READING_2022, READING_CURRENT, Meaning, NanInput, Order, evaluate, same_outputs
+from app.meaning import READING_2022, READING_CURRENT, Meaning, State, evaluate
 from app.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget, spec_json
 from app.translate import translate
+from tests import oracle
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -34,6 +42,7 @@ TARGETS = ([OnnxTarget(dialect="onnx", opset=o) for o in (6, 11, 12, 13)] + [Ope
 MODES = (Mode.PRESERVE, Mode.LITERAL)
 FAMILIES = ("onnx6", "onnx11", "onnx12", "onnx13", "openvino", "directml-clip", "directml-clip1")
 READINGS = (READING_CURRENT, READING_2022)
+ONNX_MODELS_PER_WALK = 12  # distinct emitted ONNX models per grid item run on onnx.reference (bounded run time)
 
 
 # --- the grid -----------------------------------------------------------------------------------------------
@@ -102,23 +111,33 @@ class Walk:
     bad_exact: list[str] = field(default_factory=list)
     bad_reading: list[str] = field(default_factory=list)
     bad_witness: list[str] = field(default_factory=list)
+    bad_meaning: list[str] = field(default_factory=list)
+    onnx_models: dict[str, tuple[dict, bytes]] = field(default_factory=dict)  # label -> (target spec, artifact)
 
 
 class Outputs:
-    """Every output of a meaning on all bit patterns of its dtype, memoized on what the function depends on."""
+    """The oracle's outputs of a wire spec on all bit patterns of its dtype, memoized on the clip it states."""
 
     def __init__(self, dt: DType) -> None:
         self.dt = dt
-        self.x = dt.all_values()
-        self.nan = np.isnan(self.x.astype(np.float64)) if dt.is_float else np.zeros(self.x.size, bool)
+        self.x = oracle.all_values(dt.name)
+        with np.errstate(invalid="ignore"):
+            self.nan = np.isnan(self.x.astype(np.float64)) if dt.is_float else np.zeros(self.x.size, bool)
         self.cache: dict = {}
 
-    def __call__(self, m: Meaning, reading: str | None = None) -> np.ndarray:
-        key = (repr(m.lo), repr(m.hi), m.order, m.nan_bound, m.scale_bias, m.state,
-               reading if m.order is Order.AMBIGUOUS else None)
+    def __call__(self, spec: dict, reading: str = oracle.CURRENT) -> np.ndarray:
+        c = oracle.clip_of(spec, reading)
+        key = repr(c)
         if key not in self.cache:
-            self.cache[key] = evaluate(m, self.x, reading)
+            self.cache[key] = oracle.clip_values(c, oracle.widen(self.x, c.out))
         return self.cache[key]
+
+
+def readings_of(*specs: dict) -> tuple[str, ...]:
+    """DirectML CLIP's two documented formulas where a side is a DirectML CLIP; else the one reading."""
+    if any(s["dialect"] == "directml" and not s["operator"].endswith("CLIP1") for s in specs):
+        return (oracle.CURRENT, oracle.OLD_2022)
+    return (oracle.CURRENT,)
 
 
 def _short(spec: dict | None) -> str:
@@ -134,49 +153,95 @@ def _short(spec: dict | None) -> str:
     return f"openvino {spec['element_type']} min={spec['min']!r} max={spec['max']!r}"
 
 
-def _label(source, mode: Mode, target) -> str:
-    return f"[{_short(spec_json(source))}] --{mode.value}--> [{_short(target)}]"
-
-
-def _first_diff(o: Outputs, ys: np.ndarray, yt: np.ndarray, ok: np.ndarray) -> str:
+def _first_diff(o: Outputs, ys: np.ndarray, yt: np.ndarray, ok: np.ndarray,
+                names: tuple[str, str] = ("source", "target")) -> str:
     i = int(np.flatnonzero(~ok)[0])
-    return (f"x={o.dt.to_python(o.x[i])!r}: source {o.dt.to_python(ys[i])!r}, target {o.dt.to_python(yt[i])!r} "
-            f"({int((~ok).sum())} inputs differ)")
+    return (f"x={o.dt.to_python(o.x[i])!r}: {names[0]} {o.dt.to_python(ys[i])!r}, {names[1]} "
+            f"{o.dt.to_python(yt[i])!r} ({int((~ok).sum())} inputs differ)")
 
 
 def check_translation(o: Outputs, source, mode: Mode, src: Meaning, t, w: Walk) -> None:
     w.statuses[t.status] += 1
+    src_spec = spec_json(source)
     if t.status == "exact":
-        tgt = t.meaning
-        assert tgt is not None
-        compare_nan = NanInput.UNDOCUMENTED not in (src.nan_input, tgt.nan_input)
-        skip = np.zeros(o.x.size, bool) if compare_nan else o.nan
-        ys, yt = o(src), o(tgt)
-        ok = same_outputs(ys, yt) | skip
-        w.exact_checked += 1
-        if not ok.all():
-            w.bad_exact.append(f"{_label(source, mode, t.target)}: {_first_diff(o, ys, yt, ok)}")
-        if Order.AMBIGUOUS in (src.order, tgt.order):
-            for reading in READINGS:
-                ys, yt = o(src, reading), o(tgt, reading)
-                ok = same_outputs(ys, yt) | skip
-                if not ok.all():
-                    w.bad_reading.append(f"{_label(source, mode, t.target)} under {reading!r}: "
-                                         f"{_first_diff(o, ys, yt, ok)}")
-                    break
+        check_exact(o, src_spec, mode, t, w)
     elif t.status == "drift":
-        for f in t.findings:
-            if f.witness is None:
-                continue
-            ww = f.witness
-            x = o.dt.array([ww.input])
-            ys, yt = evaluate(src, x), evaluate(t.meaning, x)
-            w.witnesses_checked += 1
-            real = (same_outputs(ys, o.dt.array([ww.source_output]))[0]
-                    and same_outputs(yt, o.dt.array([ww.target_output]))[0] and not same_outputs(ys, yt)[0])
-            if not real:
-                w.bad_witness.append(f"{_label(source, mode, t.target)}: {f.code.value} witness {ww} but "
-                                     f"source gives {ys[0]!r}, target {yt[0]!r}")
+        check_witnesses(o, src_spec, mode, t, w)
+
+
+def _oracle(o: Outputs, spec: dict, reading: str, label: str, bad: list[str]) -> np.ndarray | None:
+    try:
+        return o(spec, reading)
+    except oracle.Refused as exc:
+        bad.append(f"{label}: the spec text refuses {_short(spec)}: {exc}")
+        return None
+
+
+def check_exact(o: Outputs, src_spec: dict, mode: Mode, t, w: Walk) -> None:
+    """`exact`: the source spec and the emitted target spec compute the same output on every bit pattern, under
+    every documented reading of an ambiguous side; NaN inputs are left out where a side documents none."""
+    tgt_spec = t.target
+    label = f"[{_short(src_spec)}] --{mode.value}--> [{_short(tgt_spec)}]"
+    compare_nan = not (oracle.nan_input_undocumented(src_spec) or oracle.nan_input_undocumented(tgt_spec))
+    skip = np.zeros(o.x.size, bool) if compare_nan else o.nan
+    w.exact_checked += 1
+    if "onnx_model" in t.artifacts and len(w.onnx_models) < ONNX_MODELS_PER_WALK:
+        w.onnx_models.setdefault(_short(tgt_spec), (tgt_spec, base64.b64decode(t.artifacts["onnx_model"])))
+    for reading in readings_of(src_spec, tgt_spec):
+        bad = w.bad_exact if reading == oracle.CURRENT else w.bad_reading
+        ys = _oracle(o, src_spec, reading, label, bad)
+        yt = _oracle(o, tgt_spec, reading, label, bad)
+        if ys is None or yt is None:
+            return
+        ok = oracle.same(ys, yt) | skip
+        if not ok.all():
+            bad.append(f"{label} under the {reading} reading: {_first_diff(o, ys, yt, ok)}")
+            return
+
+
+def check_witnesses(o: Outputs, src_spec: dict, mode: Mode, t, w: Walk) -> None:
+    """Each witness: the oracle gives the source spec the witness's source output, the target spec its target
+    output, and the two differ."""
+    tgt_spec = t.target
+    label = f"[{_short(src_spec)}] --{mode.value}--> [{_short(tgt_spec)}]"
+    for f in t.findings:
+        ww = f.witness
+        if ww is None:
+            continue
+        w.witnesses_checked += 1
+        x = o.dt.array([ww.input])
+        try:
+            ys = oracle.outputs(src_spec, x)
+            yt = oracle.outputs(tgt_spec, x) if tgt_spec is not None else None
+        except oracle.Refused as exc:
+            w.bad_witness.append(f"{label}: {f.code.value} witness {ww}: the spec text refuses a side: {exc}")
+            continue
+        real = (oracle.same(ys, o.dt.array([ww.source_output]))[0]
+                and (yt is None or oracle.same(yt, o.dt.array([ww.target_output]))[0])
+                and not oracle.same(o.dt.array([ww.source_output]), o.dt.array([ww.target_output]))[0])
+        if not real:
+            w.bad_witness.append(f"{label}: {f.code.value} witness {ww} but the oracle gives the source "
+                                 f"{ys[0]!r}, the target {None if yt is None else yt[0]!r}")
+
+
+def check_meaning(o: Outputs, source, r, w: Walk) -> None:
+    """clipbridge's resolved source meaning, run by evaluate(), computes what the oracle reads in the spec."""
+    src_spec = spec_json(source)
+    if r.meaning.state is State.REJECTED:
+        return
+    skip = o.nan if oracle.nan_input_undocumented(src_spec) else np.zeros(o.x.size, bool)
+    for reading, app_reading in zip(readings_of(src_spec), READINGS):
+        try:
+            want = o(src_spec, reading)
+        except oracle.Refused as exc:
+            w.bad_meaning.append(f"[{_short(src_spec)}]: clipbridge resolves it, the spec text refuses it: {exc}")
+            return
+        got = evaluate(r.meaning, o.x, app_reading)
+        ok = oracle.same(got, want) | skip
+        if not ok.all():
+            w.bad_meaning.append(f"[{_short(src_spec)}] ({r.meaning.describe()}) under the {reading} reading: "
+                                 f"{_first_diff(o, want, got, ok, ('oracle', 'evaluate()'))}")
+            return
 
 
 @functools.lru_cache(maxsize=None)
@@ -194,6 +259,8 @@ def walk(dt_name: str, family: str) -> Walk:
             except (SpecError, RejectedSpec):
                 w.skipped += 1
                 break
+            if mode is Mode.PRESERVE:
+                check_meaning(o, source, r, w)
             for t in r.translations:
                 check_translation(o, source, mode, r.meaning, t, w)
     return w
@@ -226,6 +293,42 @@ def test_exact_claims_hold_under_every_documented_reading(dt_name, family):
     """Where a side is ambiguous (DirectML CLIP min > max), `exact` must hold under both documented formulas."""
     w = walk(dt_name, family)
     assert not w.bad_reading, _report(w.bad_reading)
+
+
+@pytest.mark.parametrize("dt_name, family", GRID)
+def test_resolved_meaning_is_what_the_spec_says(dt_name, family):
+    """evaluate() on clipbridge's resolved source meaning equals the oracle on the source spec, every value."""
+    w = walk(dt_name, family)
+    assert not w.bad_meaning, _report(w.bad_meaning)
+
+
+def reference_view(spec: dict) -> dict:
+    """The spec as onnx.reference runs it (clipbridge's NOTE_DEFAULT_REFERENCE): an absent Clip-11+ float bound is
+    np.clip's None, which keeps -inf/+inf inputs, where the spec's lowest()/max() default maps them to extremes."""
+    if spec["opset"] < 11 or spec["elem_type"] not in ("FLOAT16", "BFLOAT16", "FLOAT", "DOUBLE"):
+        return spec
+    return {**spec, "min": "-inf" if spec.get("min") is None else spec["min"],
+            "max": "inf" if spec.get("max") is None else spec["max"]}
+
+
+@pytest.mark.parametrize("dt_name, family", GRID)
+def test_emitted_onnx_models_on_onnx_reference(dt_name, family):
+    """A real engine on the artifacts: each emitted ONNX model of an exact translation, run by
+    onnx.reference.ReferenceEvaluator on every bit pattern, computes what the oracle reads in its target spec."""
+    from onnx.reference import ReferenceEvaluator
+
+    w = walk(dt_name, family)
+    o = _OUTPUTS[dt_name]
+    bad = []
+    for label, (spec, raw) in w.onnx_models.items():
+        ref = ReferenceEvaluator(onnx.load_from_string(raw))
+        with np.errstate(all="ignore"):
+            got = np.asarray(ref.run(None, {ref.input_names[0]: o.x})[0]).reshape(-1)
+        want = o(reference_view(spec))
+        ok = oracle.same(got, want)
+        if not ok.all():
+            bad.append(f"[{label}] on onnx.reference: {_first_diff(o, got, want, ok, ('engine', 'oracle'))}")
+    assert not bad, _report(bad)
 
 
 @pytest.mark.parametrize("dt_name, family", GRID)

@@ -22,6 +22,7 @@ from app.errors import Busy, TimedOut
 from app.execute import Slots
 from app.main import create_app
 from app.settings import Settings
+from tests.sockets import listening_socket, port_of
 
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
 # the README's example: literal i8 with fractional bounds drifts by bound-rounding on DirectML
@@ -212,20 +213,17 @@ def test_an_execution_past_the_limit_is_503_and_its_slot_stays_taken(monkeypatch
 
 # --- graceful shutdown ---------------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_sigterm_finishes_the_request_in_flight_and_exits_0():
-    port = _free_port()
+    sock = listening_socket()
+    port = port_of(sock)
     exe = shutil.which("clipbridge")
     cmd = [exe] if exe else [sys.executable, "-m", "app.cli"]
-    proc = subprocess.Popen([*cmd, "serve", "--port", str(port), "--log-level", "info"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env={**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1",
-                                                           "CLIPBRIDGE_GRACEFUL_SHUTDOWN_SECONDS": "20"})
+    proc = subprocess.Popen([*cmd, "serve", "--fd", str(sock.fileno()), "--log-level", "info"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(sock.fileno(),),
+                            env={**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1",
+                                 "CLIPBRIDGE_GRACEFUL_SHUTDOWN_SECONDS": "20"})
+    sock.close()
     try:
         deadline = time.time() + 60
         while True:

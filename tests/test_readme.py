@@ -15,7 +15,6 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.sockets import listening_socket, port_of
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -118,12 +119,6 @@ def matches(shown: str, actual: str) -> bool:
     return pos <= end
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLIPBRIDGE_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -133,11 +128,13 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def live_server() -> Iterator[int]:
-    """`clipbridge serve` (as `python -m app serve`) on a free port, until the module's tests are done."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+    """`clipbridge serve` (as `python -m app serve`) on a port the kernel chose, until the module's tests are done."""
+    sock = listening_socket()
+    port = port_of(sock)
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--fd", str(sock.fileno())],
                             cwd=ROOT, env={**_env(), "CLIPBRIDGE_ACCESS_LOG": "0"}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, pass_fds=(sock.fileno(),))
+    sock.close()
     deadline = time.time() + 60
     while True:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import urllib.parse
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,7 +71,13 @@ def test_open_paths_stay_open(keyed, path):
 
 
 def test_static_files_stay_open(keyed):
-    assert keyed.get("/static/main.js").status_code in (200, 404)  # served or absent, never 401
+    """app/static/main.js ships with the package: served without a key, as the file itself."""
+    r = keyed.get("/static/main.js")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith(("text/javascript", "application/javascript"))
+    assert r.content == (Path(__file__).parent.parent / "app" / "static" / "main.js").read_bytes()
+    missing = keyed.get("/static/no-such-file.js")  # an absent file is 404, not 401
+    assert missing.status_code == 404
 
 
 def test_401_comes_before_the_body_is_read_or_limited(keyed):

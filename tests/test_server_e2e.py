@@ -1,4 +1,4 @@
-"""End to end: `clipbridge serve` on a free port, called over a real socket."""
+"""End to end: `clipbridge serve` on a port the kernel chose (--fd), called over a real socket."""
 
 from __future__ import annotations
 
@@ -14,21 +14,19 @@ import urllib.request
 
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.sockets import listening_socket, port_of
 
 
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
+    sock = listening_socket()
+    port = port_of(sock)
     exe = shutil.which("clipbridge") or ""
     cmd = [exe] if exe else [sys.executable, "-m", "app.cli"]
-    proc = subprocess.Popen([*cmd, "serve", "--port", str(port), "--log-level", "warning"],
+    proc = subprocess.Popen([*cmd, "serve", "--fd", str(sock.fileno()), "--log-level", "warning"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1"})
+                            env={**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1"}, pass_fds=(sock.fileno(),))
+    sock.close()
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 30
     while time.time() < deadline:

@@ -79,9 +79,6 @@ NOTE_OLD_NAN_BOUND = EngineNote("Chromium, older releases", "Older web-platform-
                                 "omitted. Before that, #874 reported backend-dependent outputs (input -Infinity, "
                                 "minValue NaN: Linux and Windows CPU Infinity, macOS 14 CPU -Infinity, macOS 14 "
                                 f"GPU/NPU NaN, Windows GPU -Infinity). {ISSUE_874}")
-# Outputs reported in webnn#874 for input -Infinity with minValue NaN (maxValue omitted), per bot and backend.
-REPORTED_874 = {"linux-rel cpu": math.inf, "mac-rel cpu/gpu/npu": math.inf, "mac14.arm64 cpu": -math.inf,
-                "mac14.arm64 gpu/npu": math.nan, "win11 cpu": math.inf, "win11 gpu": -math.inf}
 
 
 # --- wire numbers: JS Number or BigInt -------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,25 +18,24 @@ from pathlib import Path
 
 import pytest
 
+from tests.sockets import listening_socket, port_of
+
 CHROMIUM = os.environ.get("CLIPBRIDGE_CHROMIUM", "/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output" / "browser"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """uvicorn serving app.main:app on a free port; returns (process, base URL) once /healthz answers."""
-    port = _free_port()
+    """uvicorn serving app.main:app on a port the kernel chose; returns (process, base URL) once /healthz answers."""
+    sock = listening_socket()
+    port = port_of(sock)
     env = {k: v for k, v in os.environ.items() if k != "CLIPBRIDGE_API_KEY"}
     env.update(extra_env or {})
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--fd", str(sock.fileno()),
+                             "--log-level", "warning"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                            pass_fds=(sock.fileno(),))
+    sock.close()
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 30
     while time.time() < deadline:

@@ -167,7 +167,11 @@ def test_tensor_desc_errors(inp, out, loc, fragment):
 
 
 def test_alignment_16_and_owned_by_dml_are_fine():
-    dm.resolve(spec(inp=tensor(GuaranteedBaseOffsetAlignment=16, Flags="OWNED_BY_DML")))
+    """Alignment 16 and the OWNED_BY_DML flag are valid: the desc resolves to the plain float32 clip to [0, 6]."""
+    m = dm.resolve(spec(inp=tensor(GuaranteedBaseOffsetAlignment=16, Flags="OWNED_BY_DML")))
+    plain = dm.resolve(spec())
+    assert m.state is State.DEFINED and m.dtype.name == "float32"
+    assert (m.lo, m.hi) == (0.0, 6.0) and m.describe() == plain.describe()
 
 
 # --- CLIP1 ---------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import json
 import math
 import shutil
 import subprocess
+from pathlib import Path
 from dataclasses import replace
 
 import numpy as np
@@ -29,6 +30,7 @@ from app.findings import Code, Severity
 from app.meaning import NanBound, NanInput, Order, State, evaluate
 from app.specs import OnnxSpec
 from app.translate import translate
+from tests import oracle
 
 
 def spec(dt: str, mn=None, mx=None, shape=None) -> wn.WebNNSpec:
@@ -163,11 +165,22 @@ def test_onnx_gives_max_where_webnn_throws():
                for f in tr.findings)
 
 
-@pytest.mark.xfail(strict=True, reason="recorded engine deviation (NOTE_OLD_NAN_BOUND): older Chromium and "
-                                       "web-platform-tests read a NaN bound as 0, not as omitted")
-def test_older_chromium_agrees_with_the_chromium_reading():
+def _oracle_nan_bound(rule: str, lo, hi, x: list[float]) -> list[float]:
+    """The independent oracle's float32 clip with NaN bound rule `rule` ("ignore", "zero", "propagate")."""
+    c = oracle.Clip("float32", lo, hi, nan_bound=rule)
+    return [float(v) for v in oracle.clip_values(c, np.asarray(x, np.float64))]
+
+
+def test_chromium_reading_is_a_decision_against_older_chromium():
+    """Decision (webnn.py docstring, docs/testing.md): the chromium reading follows current web-platform-tests, a
+    NaN bound acts as omitted; older Chromium read it as 0. Both are checked against the oracle's rule, and they
+    must differ on x = -2 (if they ever agree, one of the two readings changed)."""
     m = wn.resolve(spec("float32", "nan", 6))
-    assert run(replace(m, nan_bound=NanBound.ZERO), [-2.0]) == run(m.under("chromium"), [-2.0])
+    chromium = run(m.under("chromium"), [-2.0, 3.0, 7.0])
+    older = run(replace(m, nan_bound=NanBound.ZERO), [-2.0, 3.0, 7.0])
+    assert same(chromium, _oracle_nan_bound("ignore", math.nan, 6.0, [-2.0, 3.0, 7.0]))
+    assert same(older, _oracle_nan_bound("zero", math.nan, 6.0, [-2.0, 3.0, 7.0]))
+    assert chromium[0] != older[0]
 
 
 def test_older_chromium_nan_bound_as_zero():
@@ -178,16 +191,28 @@ def test_older_chromium_nan_bound_as_zero():
     assert wn.NOTE_OLD_NAN_BOUND in m.engine_notes and wn.NOTE_OLD_NAN_BOUND in m.under("chromium").engine_notes
 
 
-@pytest.mark.parametrize("backend", [
-    pytest.param(b, id=b.replace(" ", "-").replace("/", "-"), marks=[] if v == -math.inf else pytest.mark.xfail(
-        strict=True, reason="reported engine deviation (webnn#874, NOTE_OLD_NAN_BOUND): this backend did not "
-                            "treat a NaN minValue as omitted"))
-    for b, v in wn.REPORTED_874.items()])
-def test_reported_nan_bound_outputs_against_the_chromium_reading(backend):
-    """webnn#874's reported outputs for input -Infinity, minValue NaN, next to the chromium reading (-Infinity:
-    the NaN bound acts as omitted). The backends that differ are strict xfails."""
-    m = wn.resolve(spec("float32", "nan")).under("chromium")
-    assert same(run(m, [-math.inf]), [wn.REPORTED_874[backend]])
+REPORT_874 = json.loads((Path(__file__).parent.parent / "data" / "webnn_874.json").read_text())
+NAN_BOUND_RULES = ("ignore", "zero", "propagate")
+# How the test reads each reported output: the NaN-bound rule that gives it (None: no rule gives +Infinity from
+# input -Infinity; a backend bug, named in NOTE_OLD_NAN_BOUND).
+READ_AS = {"-inf": "ignore", "nan": "propagate", "inf": None}
+
+
+@pytest.mark.parametrize("backend", [pytest.param(b, id=b.replace(" ", "-").replace("/", "-"))
+                                     for b in REPORT_874["outputs"]])
+def test_reported_874_outputs_read_through_the_oracle(backend):
+    """webnn#874's reported output per backend (test data, tests/data/webnn_874.json) is explained by exactly the
+    oracle's NaN-bound rule READ_AS names; the chromium reading (a NaN bound acts as omitted) gives a backend's
+    output exactly when that rule is "ignore"."""
+    x = float(REPORT_874["input"])
+    out_text = REPORT_874["outputs"][backend]
+    out = float(out_text)
+    rules = [r for r in NAN_BOUND_RULES if same(_oracle_nan_bound(r, math.nan, math.inf, [x]), [out])]
+    want = READ_AS[out_text]
+    assert rules == ([want] if want else []), (backend, out_text, rules)
+    m = wn.resolve(spec("float32", REPORT_874["minValue"])).under("chromium")
+    assert same(run(m, [x]), [out]) == (want == "ignore")
+    assert out_text.replace("inf", "Infinity").replace("nan", "NaN") in wn.NOTE_OLD_NAN_BOUND.text
 
 
 def test_spec_nan_bound_passes_step_5():

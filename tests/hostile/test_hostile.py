@@ -11,6 +11,8 @@ import pytest
 from tests.hostile.conftest import outside
 from tests.hostile.corpus import CASES, MODEL_CASES, ODD_MODELS, Case, number_string_body
 
+HANG_GUARD = 300.0  # seconds
+
 
 def check_refused(client, case: Case, opened: list[str]) -> None:
     request = client.build_request("POST", case.path, **case.request())
@@ -26,7 +28,7 @@ def check_refused(client, case: Case, opened: list[str]) -> None:
     assert "Traceback" not in r.text and "/work/" not in r.text
     assert r.headers.get("x-request-id")
     assert outside(opened) == [], (case.id, outside(opened))
-    assert took < 20, (case.id, took)
+    assert took < HANG_GUARD, (case.id, took)  # a hang guard, not a speed test (timing lives in bench/)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -1,9 +1,8 @@
-"""`clipbridge serve` (this checkout's code) on a free port, for tests that need real sockets."""
+"""`clipbridge serve` (this checkout's code) on a port the kernel chose, for tests that need real sockets."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -13,13 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.sockets import listening_socket, port_of
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def children(pid: int) -> list[int]:
@@ -64,13 +59,16 @@ def rss_kib(pid: int) -> int:
 
 
 def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
-    port = free_port()
+    sock = listening_socket()
+    port = port_of(sock)
     full = {k: v for k, v in os.environ.items() if not k.startswith("CLIPBRIDGE_")}
     full.update({"PYTHONPATH": str(ROOT), "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "0", **env})
     log = tempfile.NamedTemporaryFile(prefix="clipbridge-serve-", suffix=".log", delete=False)  # not a pipe: a
     # full pipe would block the server; server_log(proc) reads it
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--log-level", "warning"],
-                            cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--fd", str(sock.fileno()), "--log-level",
+                             "warning"], cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT,
+                            pass_fds=(sock.fileno(),))
+    sock.close()  # the server holds it now
     proc.log_path = log.name  # type: ignore[attr-defined]
     log.close()
     deadline = time.time() + 60

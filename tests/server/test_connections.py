@@ -18,6 +18,7 @@ import pytest
 from tests.server.conftest import rss_kib, server_log, start_server, stop_server, worker_pid
 
 HEAD_TIMEOUT, GRACE, RATE = 1.0, 3.0, 1000
+HANG_GUARD = 60.0  # seconds past a timeout before a test calls it a hang (timing itself belongs in bench/)
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
 NPY_PATH = "/v1/execute.npy?request=" + urllib.parse.quote(json.dumps({"spec": SPEC}))
 
@@ -59,8 +60,9 @@ def head(path: str, length: int, ctype: str = "application/x-npy") -> bytes:
 def test_a_connection_that_sends_nothing_is_closed(server):
     port, _ = server
     with connect(port) as s:
-        took = closed_after(s, HEAD_TIMEOUT + 5)
-    assert HEAD_TIMEOUT * 0.9 <= took <= HEAD_TIMEOUT + 3
+        took = closed_after(s, HEAD_TIMEOUT + HANG_GUARD)
+    # not before the timeout; the upper bound only guards against a hang (a loaded machine is slow)
+    assert HEAD_TIMEOUT * 0.9 <= took <= HEAD_TIMEOUT + HANG_GUARD
 
 
 def test_a_head_that_never_completes_is_closed(server):
@@ -75,8 +77,8 @@ def test_a_head_that_never_completes_is_closed(server):
             except (BrokenPipeError, ConnectionResetError):
                 break
             time.sleep(0.1)
-        took = time.monotonic() - t + closed_after(s, 5)
-    assert took <= HEAD_TIMEOUT + 3
+        took = time.monotonic() - t + closed_after(s, HANG_GUARD)
+    assert took <= HEAD_TIMEOUT + HANG_GUARD  # closed: a generous bound that only catches a hang
 
 
 def test_a_trickled_body_is_closed(server):
@@ -100,7 +102,7 @@ def test_a_trickled_body_is_closed(server):
                 pass
         assert cut, "the server kept reading a 100 B/s body for 10 s"
         took = time.monotonic() - t
-    assert GRACE * 0.9 <= took <= GRACE + 3
+    assert GRACE * 0.9 <= took <= GRACE + HANG_GUARD  # not before the grace period; then only a hang guard
     time.sleep(0.3)
     log = server_log(server[1])
     assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]  # a cut body is not a server error
