@@ -20,53 +20,26 @@ from app.findings import Code, Finding, Severity, Witness
 from app.errors import SpecError
 from app.meaning import (DEFAULT_READING, Bound, Meaning, NanBound, NanInput, Order, State, evaluate,
                          same_outputs)
-from app import exact
+from app import critical, exact
 from app.numbers import Number, format_number
 
 EXACT, DRIFT, UNSUPPORTED = "exact", "drift", "unsupported"
 
 
-def _around(dt: DType, v: Number, reach: int = 2) -> list[Number]:
-    out = [v]
-    up = down = v
-    for _ in range(reach):
-        up, down = dt.next_up(up), dt.next_down(down)
-        out += [up, down]
-    return out
-
-
 def critical_points(dt: DType, meanings: Iterable[Meaning]) -> np.ndarray:
-    """The inputs where two clip functions of `dt` can first differ (see the module docstring)."""
-    pts: list[Number] = []
-    lo, hi = dt.lowest(), dt.highest()
-    pts += _around(dt, lo) + _around(dt, hi) + _around(dt, 0 if not dt.is_float else 0.0)
-    pts += [1, -1] if not dt.is_float else [1.0, -1.0, -0.0, math.inf, -math.inf, math.nan,
-                                            dt.next_up(0.0), dt.next_down(0.0)]
-    if dt.is_float:
-        tiny = float(np.finfo(np.float64).tiny) if dt.bits == 64 else None
-        if tiny is None:
-            import ml_dtypes
-            tiny = float(ml_dtypes.finfo(dt.np_dtype).smallest_normal)
-        pts += _around(dt, tiny, 1) + _around(dt, -tiny, 1)
+    """The inputs where two clip functions of `dt` can first differ (see the module docstring), in a fixed
+    order: the dtype's points, then each meaning's bounds and ScaleBias pre-images with their neighbours."""
+    parts = [critical.fixed_points(dt)]
     for m in meanings:
         for b in (m.lower, m.upper):
             if b is None or b.is_nan or (not dt.is_float and exact.is_inf(b.value)):
                 continue  # an infinite bound of a promoting meaning has no integer neighbours
-            pts += _around(dt, b.value)
+            parts.append(critical.bound_points(dt, b.value))
             if m.scale_bias is not None and m.scale_bias.scale != 0 and math.isfinite(float(b.value)):
                 pre = (float(b.value) - m.scale_bias.bias) / m.scale_bias.scale
                 if math.isfinite(pre):
-                    base = dt.round(pre) if dt.is_float else dt.saturate(int(pre))
-                    pts += _around(dt, base, 3)
-    if not dt.is_float:
-        pts = [dt.saturate(int(p)) for p in pts]
-    arr = dt.array(pts)
-    # Keep NaN once; np.unique would drop or repeat NaNs depending on the type.
-    seen: dict = {}
-    for v in arr:
-        key = repr(float(v)) if dt.is_float else int(v)
-        seen.setdefault(key, v)
-    return np.array(list(seen.values()), dtype=dt.np_dtype)
+                    parts.append(critical.bound_points(dt, pre if dt.is_float else dt.saturate(int(pre)), 3))
+    return critical.unique_in_order(dt, parts)
 
 
 def _py(dt: DType, v: object) -> Number:
