@@ -46,9 +46,8 @@ def _py(dt: DType, v: object) -> Number:
     return dt.to_python(v)
 
 
-def _diffs(src: Meaning, tgt: Meaning, pts: np.ndarray, reading: str | None = None) -> list[Witness]:
-    ys = evaluate(src, pts, reading)
-    yt = evaluate(tgt, pts, reading)
+def _diffs(src: Meaning, tgt: Meaning, pts: np.ndarray, ys: np.ndarray, yt: np.ndarray) -> list[Witness]:
+    """The witnesses among the points, from both meanings' outputs there (in the points' order)."""
     bad = ~same_outputs(ys, yt)
     # Each output in its own dtype: a promoting source (PyTorch int32 -> float32) keeps its fractions.
     dt, ds, dtt = src.dtype, src.out_dtype, tgt.out_dtype
@@ -100,9 +99,12 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
         return compare_tensor(src, tgt)
     dt = src.dtype
     pts = critical_points(dt, (src, tgt))
-    if dt.is_float:
-        pts = pts[~np.isnan(pts.astype(np.float64))]
-    diffs = _diffs(src, tgt, pts)
+    # One evaluation per meaning: the NaN input's outputs (for the NaN-input findings) come with the others'.
+    ys, yt = evaluate(src, pts), evaluate(tgt, pts)
+    nan_at = np.isnan(pts.astype(np.float64)) if dt.is_float else np.zeros(pts.shape, dtype=bool)
+    keep = ~nan_at
+    diffs = _diffs(src, tgt, pts[keep], ys[keep], yt[keep])
+    nan_out = (ys[nan_at][:1], yt[nan_at][:1])
     out += promotion_findings(src, tgt, diffs)
     # A changed output dtype accounts for the differences no bound explains (int32 -> float32 rounding).
     used: set[int] = {id(w) for w in diffs} if src.out_dtype != tgt.out_dtype else set()
@@ -137,7 +139,7 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
                    "float32 multiply then add (two roundings). A device that fuses them can differ by one ulp")
             out.append(Finding(Code.SCALE_BIAS, sev, msg, _sb_text(src), _sb_text(tgt), take(rest)))
     rest = [w for w in diffs if id(w) not in used]
-    nan_found = _nan_findings(src, tgt, rest) if dt.is_float else []
+    nan_found = _nan_findings(src, tgt, rest, nan_out) if dt.is_float else []
     if any(f.code is Code.NAN_BOUND for f in nan_found):
         rest = []  # a NaN bound explains every other difference
     if rest:
@@ -203,13 +205,14 @@ def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], 
                    f"-> {format_number(tv)}", _behaviour(a, side), _behaviour(b, side), _closest(ws, edge))
 
 
-def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness]) -> list[Finding]:
+def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
+                  nan_out: tuple[np.ndarray, np.ndarray]) -> list[Finding]:
+    """NaN-input and NaN-bound findings; `nan_out`: both meanings' outputs for a NaN input."""
     out = []
     defined = NanInput.UNDOCUMENTED not in (src.nan_input, tgt.nan_input)
     if src.nan_input != tgt.nan_input and defined:
         # Both rules are stated: the outputs for a NaN input are a witness.
-        nan = np.array([math.nan], dtype=src.dtype.np_dtype)
-        ys, yt = evaluate(src, nan), evaluate(tgt, nan)
+        ys, yt = nan_out
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
                                f"NaN input: {src.nan_input.value}", f"NaN input: {tgt.nan_input.value}",
@@ -220,8 +223,7 @@ def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness]) -> list[Findi
                            f"{tgt.nan_input.value}", f"NaN input: {src.nan_input.value}",
                            f"NaN input: {tgt.nan_input.value}", None))
     elif src.nan_input is NanInput.PROPAGATE:
-        nan = np.array([math.nan], dtype=src.dtype.np_dtype)
-        ys, yt = evaluate(src, nan), evaluate(tgt, nan)
+        ys, yt = nan_out
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
                                "", "", Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))

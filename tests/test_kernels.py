@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app import kernels
 from app.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
-from app.errors import RejectedSpec
+from app.errors import BackendUnavailable, RejectedSpec
 from app.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound, evaluate, same_outputs
 
 N = (1 << 18) + 7  # past CHUNK_FUSED, not a multiple of it: the numba path and the chunk tails both run
@@ -290,10 +290,14 @@ def test_variant_kernel_is_installed_for_dev() -> None:
     assert kernels.variant_kernel("float32", False, True, True, 0) is not None
 
 
-def test_scale_bias_with_tensor_bounds_stays_on_evaluate() -> None:
-    """evaluate() gives ScaleBias with per-element bounds or promotion no fast meaning: those stay reference-only."""
+def test_scale_bias_with_tensor_bounds_is_refused_by_the_kernels() -> None:
+    """ScaleBias with per-element bounds or promotion (no dialect builds it): the kernels refuse it, naming the
+    backend, rather than hand the work to evaluate()."""
     m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
     assert kernels.reference_only(m)
     assert not kernels.reference_only(Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0])))
     x = np.asarray([-1.0, 3.0, 9.0], np.float32)
-    assert same_outputs(kernels.clip_numpy(m, x), evaluate(m, x)).all()
+    for run in (lambda: kernels.clip_numpy(m, x), lambda: kernels.clip_xp(np, m, x)):
+        with pytest.raises(BackendUnavailable) as exc:
+            run()
+        assert exc.value.loc == "backend"
