@@ -1,10 +1,12 @@
 """Benchmark: fresh POST /v1/translate against GET /healthz on the same one-worker server, in the same run.
 
 Every translate request carries a different upper bound (float32 6 + n/2^20, so no two requests share a memo
-entry or an effective bound), once with the default targets and once with all nine other dialects. The three
-loads run in interleaved rounds (healthz, default, all nine, healthz, ...) and each ratio is the median over
-rounds of translate req/s / healthz req/s measured back to back: on a shared machine the load swings between
-rounds, not within a pair. Then the in-process core (app.translate.translate, no HTTP) per target.
+entry or an effective bound), with the default targets and with all nine other dialects, each as clients get it
+today (artifacts included) and with "include": [] (no artifacts built). The loads run in interleaved rounds
+(healthz, then each translate load, then healthz again, ...) and each ratio is the median over rounds of translate
+req/s / healthz req/s measured in the same round: on a shared machine the load swings between rounds more than
+within one. Then the in-process time per target: the core (app.translate.translate, artifacts left unbuilt) and
+the core with the response's JSON (artifacts built), no HTTP.
 
 Goals (issue 28): >= 0.8x healthz with the default targets, >= 0.5x with all nine, core < 0.1 ms per target.
 Uses wrk (apt-get install wrk) when installed, else a keep-alive http.client loop on threads (slower client:
@@ -33,11 +35,17 @@ SOURCE = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "shape": [1, 3, 
 ALL_NINE = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
 
 
-def body(n: int, targets: list[str] | None) -> dict:
+LOADS = {"default": (None, True), "all9": (ALL_NINE, True), "default-no-artifacts": (None, False),
+         "all9-no-artifacts": (ALL_NINE, False)}
+
+
+def body(n: int, targets: list[str] | None, artifacts: bool = True) -> dict:
     """A translate request whose max (6 + n/2^20, exact in float32) no other request of the run has."""
     req: dict = {"source": {**SOURCE, "max": 6 + n / 1048576}}
     if targets is not None:
         req["targets"] = targets
+    if not artifacts:
+        req["include"] = []
     return req
 
 
@@ -72,8 +80,9 @@ end
 """
 
 
-def lua_script(start_n: int, targets: list[str] | None) -> str:
+def lua_script(start_n: int, targets: list[str] | None, artifacts: bool) -> str:
     tail = "" if targets is None else ',"targets":' + json.dumps(targets, separators=(",", ":"))
+    tail += "" if artifacts else ',"include":[]'
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(LUA.format(start=start_n, targets="'" + tail + "'"))
         return f.name
@@ -121,28 +130,31 @@ def run_fallback(port: int, seconds: float, connections: int, make: object) -> f
 
 
 def http_rounds(args: argparse.Namespace) -> dict[str, list[float]]:
-    """req/s of healthz, default-target and all-nine translate, in interleaved rounds on one server."""
+    """req/s of healthz and of each translate load, in interleaved rounds on one server."""
     port = free_port()
     proc = start(port)
     base = f"http://127.0.0.1:{port}"
     counter = itertools.count(1)
-    rates: dict[str, list[float]] = {"healthz": [], "default": [], "all9": []}
+    rates: dict[str, list[float]] = {"healthz": [], **{name: [] for name in LOADS}}
     use_wrk = shutil.which("wrk") is not None and not args.no_wrk
     try:
         for r in range(args.rounds + 1):  # round 0 warms up (imports, first compiles) and is not kept
             secs = 2 if r == 0 else args.seconds
-            for name, targets in (("healthz", None), ("default", None), ("all9", ALL_NINE)):
+            for name in ["healthz", *LOADS]:
+                targets, artifacts = LOADS.get(name, (None, True))
                 if use_wrk:
-                    script = None if name == "healthz" else lua_script(next(counter) * 100_000, targets)  # < 2^21 in all
+                    script = None if name == "healthz" else lua_script(next(counter) * 100_000, targets, artifacts)
                     rate = run_wrk(base + ("/healthz" if name == "healthz" else "/v1/translate"), secs,
                                    args.connections, script)
                     if script:
                         os.unlink(script)
                 else:
-                    def make(name: str = name, targets: list[str] | None = targets) -> tuple:
+                    def make(name: str = name, targets: list[str] | None = targets, artifacts: bool = artifacts) \
+                            -> tuple:
                         if name == "healthz":
                             return "GET", "/healthz", None
-                        return "POST", "/v1/translate", json.dumps(body(next(counter) % (1 << 21), targets)).encode()
+                        n = next(counter) % (1 << 21)
+                        return "POST", "/v1/translate", json.dumps(body(n, targets, artifacts)).encode()
                     rate = run_fallback(port, secs, args.connections, make)
                 if r:
                     rates[name].append(rate)
@@ -154,25 +166,30 @@ def http_rounds(args: argparse.Namespace) -> dict[str, list[float]]:
 
 
 def core_per_target(repeat: int) -> dict[str, float]:
-    """In-process translate() time per target (ms), distinct specs, default targets and all nine."""
+    """In-process time per target (ms, median), distinct specs: translate() alone (artifacts left unbuilt) and
+    translate() with the response JSON as served (artifacts built), default targets and all nine."""
     from pydantic import TypeAdapter
 
     from app.specs import Spec
-    from app.translate import default_targets, translate
+    from app.translate import _dumps, default_targets, translate
 
     ta = TypeAdapter(Spec)
     n_default = len(default_targets("onnx"))
     out = {}
+    start_n = 1 << 22
     for name, targets, count in (("default", None, n_default), ("all9", ALL_NINE, 9)):
-        specs = [ta.validate_python(body(i, None)["source"]) for i in range(1 << 22, (1 << 22) + repeat + 20)]
-        for s in specs[:20]:  # warm-up: imports, caches of the fixed points
-            translate(s, targets)
-        times = []
-        for s in specs[20:]:
-            t = time.perf_counter()
-            translate(s, targets)
-            times.append(time.perf_counter() - t)
-        out[name] = statistics.median(times) * 1e3 / count
+        for kind in ("core", "core+json"):
+            specs = [ta.validate_python(body(i, None)["source"]) for i in range(start_n, start_n + repeat + 20)]
+            start_n += repeat + 20
+            times = []
+            for i, s in enumerate(specs):  # the first 20: warm-up (imports, the fixed points' caches)
+                t = time.perf_counter()
+                res = translate(s, targets)
+                if kind == "core+json":
+                    _dumps(res)
+                if i >= 20:
+                    times.append(time.perf_counter() - t)
+            out[f"{kind} ({name})"] = statistics.median(times) * 1e3 / count
     return out
 
 
@@ -190,15 +207,16 @@ def main() -> None:
         rates = http_rounds(args)
         print(f"client: {rates.pop('client')[0]}, {args.rounds} rounds of {args.seconds:g} s, "
               f"{args.connections} connections, one worker")
-        for name in ("healthz", "default", "all9"):
-            print(f"{name:8s} req/s per round: " + ", ".join(f"{v:.0f}" for v in rates[name]))
-        for name, goal in (("default", 0.8), ("all9", 0.5)):
+        for name in ("healthz", *LOADS):
+            print(f"{name:20s} req/s per round: " + ", ".join(f"{v:.0f}" for v in rates[name]))
+        for name in LOADS:
+            goal = 0.8 if name.startswith("default") else 0.5
             ratios = [t / h for t, h in zip(rates[name], rates["healthz"])]
-            print(f"translate ({name}) / healthz: median paired {statistics.median(ratios):.2f} "
+            print(f"translate {name} / healthz: median paired {statistics.median(ratios):.2f} "
                   f"(rounds {', '.join(f'{r:.2f}' for r in ratios)}; goal >= {goal})")
     core = core_per_target(args.core_repeat)
     for name, ms in core.items():
-        print(f"core per target ({name}): {ms:.3f} ms (median; goal < 0.1)")
+        print(f"{name} per target: {ms:.3f} ms (median; goal for the core < 0.1)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
