@@ -359,7 +359,7 @@ def _clip_half(m: Meaning, p: Plan, x: np.ndarray, out: np.ndarray, flat_x: np.n
     sb = m.scale_bias
     n = xb.size
     if n >= CHUNK_FUSED and half_kernel_numba() is not None:
-        if sb is not None and not hp.all_nan and _scale_bias_16(m, hp, xb, ob):
+        if sb is not None and not p.all_nan and _scale_bias_16(m, p, xb, ob):
             return out
         lut = table(hp, m.dtype.name, sb) if sb is not None else None
         with _NUMBA_LOCK:
@@ -381,24 +381,23 @@ def _clip_half(m: Meaning, p: Plan, x: np.ndarray, out: np.ndarray, flat_x: np.n
     return out
 
 
-def _scale_bias_16(m: Meaning, hp: Any, xb: np.ndarray, ob: np.ndarray) -> bool:
+def _scale_bias_16(m: Meaning, p: Plan, xb: np.ndarray, ob: np.ndarray) -> bool:
     """float16/bfloat16 ScaleBias + clip in one compiled pass (app.kernels_sb16); False where it does not apply."""
     sb = m.scale_bias
     assert sb is not None
     if not compiled_precision(sb):
         return False
     precision = "f16" if sb.precision.name == "float16" else ("f32-fused" if sb.fused else "f32")
-    kernel = sb16_kernel(m.dtype.name == "bfloat16", precision, hp.max_wins, hp.nan_mask == 0, hardware_half())
+    kernel = sb16_kernel(m.dtype.name == "bfloat16", precision, p.max_wins, p.nan_out is not None, hardware_half())
     if kernel is None:
         return False
     if precision == "f16":
         s, b = np.float32(np.float16(sb.scale)), np.float32(np.float16(sb.bias))
     else:
         s, b = np.float32(sb.scale), np.float32(sb.bias)
-    a, c = (hp.a1, hp.c2) if hp.max_wins else (hp.a2, hp.c1)
-    ints = [np.int32(v) for v in (a, hp.b1, key(hp.b1), c, hp.b2, hp.inf, hp.nan_fill)]
+    nanv = np.float32(p.nan_out if p.nan_out is not None else 0.0)
     with _NUMBA_LOCK:
-        kernel(xb, ob, s, b, np.float64(sb.scale), np.float64(sb.bias), *ints)
+        kernel(xb, ob, s, b, np.float64(sb.scale), np.float64(sb.bias), np.float32(p.lo), np.float32(p.hi), nanv)
     return True
 
 

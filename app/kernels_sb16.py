@@ -156,8 +156,10 @@ def sb16_kernel(bf16: bool, precision: str, max_wins: bool, nan_fix: bool, hw: b
     """The compiled ScaleBias + clip for one input type, precision ("f32", "f32-fused" or "f16"), order and NaN
     rule (compile-time constants, so no select stays in the loop for them); None without numba.
 
-    kernel(x, out, s, b, s64, b64, a, b1, kb1, c, b2, inf, nf) on uint16 arrays: a, b1, kb1, c, b2, inf, nf are
-    app.kernels_half.HalfPlan's thresholds, bound patterns and NaN fill (as in clip16, unsigned keys). `hw`: the
+    kernel(x, out, s, b, s64, b64, lo, hi, nanv) on uint16 arrays; lo, hi and nanv (the NaN-input rule's output)
+    are float32 holding values of the tensor type. The clip runs on the float32 image of the rounded value with
+    NumPy's maximum/minimum of that type, ties included (float16: the first argument wins; ml_dtypes' bfloat16: the
+    second), so no key steps are needed; converting back is exact. `hw`: the
     float16 conversions are the hardware's (hardware_half() checked they round as the integer code does); the
     integer code reached about 0.5x of np.copyto on float16, the hardware conversions about 1.0x.
     Every step is a select on int32/float32 lanes, so LLVM vectorizes the loop; fastmath stays off so that x*s+b
@@ -213,7 +215,7 @@ def sb16_kernel(bf16: bool, precision: str, max_wins: bool, nan_fix: bool, hw: b
     to_f32, to_f16 = (hw_f32_of_f16, hw_f16_of_f32) if hw else (f32_of_f16, f16_of_f32)
 
     @njit(parallel=True, fastmath=False, nogil=True, cache=False)
-    def kernel(x, out, s, b, s64, b64, a, b1, kb1, c, b2, inf, nf):  # pragma: no cover - compiled
+    def kernel(x, out, s, b, s64, b64, lo, hi, nanv):  # pragma: no cover - compiled
         for i in prange(x.size):
             h = i32(x[i])
             v = to_f32(h) if half_in else as_f32(i32(h << i32(16)))
@@ -224,21 +226,25 @@ def sb16_kernel(bf16: bool, precision: str, max_wins: bool, nan_fix: bool, hw: b
             else:  # float16 arithmetic: float32 operations, each rounded to float16
                 vp = to_f32(to_f16(v))
                 y = to_f32(to_f16(to_f32(to_f16(vp * s)) + b))
-            o = to_f16(y) if half_in else bf16_of_f32(y)
-            k = i32(o ^ i32(i32(0x8000) | i32(i32(o >> i32(15)) * i32(0x7FFF))))
-            if max_wins:
-                keep = k >= a
-                t = o if keep else b1
-                kt = k if keep else kb1
-                r = t if kt <= c else b2
-            else:
-                keep = k <= a
-                t = o if keep else b1
-                kt = k if keep else kb1
-                r = t if kt >= c else b2
-            nv = nf if nan_fix else o
-            out[i] = nv if i32(o & i32(0x7FFF)) > inf else r
-
+            # The value in the tensor type, held exactly as a float32 (a NaN here is quiet: arithmetic made it).
+            w = to_f32(to_f16(y)) if half_in else as_f32(i32(bf16_of_f32(y) << i32(16)))
+            if max_wins:  # minimum(hi, maximum(w, lo))
+                if half_in:  # NumPy's float16 loops: a >= b || isnan(a) ? a : b (a tie keeps the first)
+                    u = w if (w >= lo or w != w) else lo
+                    r = hi if hi <= u else u
+                else:  # ml_dtypes: isnan(a) || a > b ? a : b (a tie takes the second)
+                    u = w if (w != w or w > lo) else lo
+                    r = hi if hi < u else u
+            else:  # maximum(lo, minimum(w, hi))
+                if half_in:
+                    u = w if (w <= hi or w != w) else hi
+                    r = lo if lo >= u else u
+                else:
+                    u = w if (w != w or w < hi) else hi
+                    r = lo if lo > u else u
+            if nan_fix:
+                r = nanv if w != w else r
+            out[i] = to_f16(r) if half_in else i32(as_i32(r) >> i32(16))  # exact: r is a value of the type
     return kernel
 
 
