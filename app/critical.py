@@ -44,9 +44,15 @@ def float_patterns(dt: DType, keys: np.ndarray, from_below: np.ndarray) -> np.nd
     return np.where(neg, mag | sign, mag).astype(dt.uint_view)
 
 
+@lru_cache(maxsize=16)
+def _inf_key(dt: DType) -> int:
+    """The key of +inf, the largest a non-NaN pattern has."""
+    return int(float_keys(dt, np.asarray([np.asarray(np.inf, dtype=dt.np_dtype).view(dt.uint_view)]))[0])
+
+
 def float_around(dt: DType, bases: np.ndarray, reach: int) -> np.ndarray:
     """Each base pattern and its neighbours to `reach` ulps, in offsets() order, as an array of dt."""
-    inf_key = int(float_keys(dt, np.asarray([np.asarray(np.inf, dtype=dt.np_dtype).view(dt.uint_view)]))[0])
+    inf_key = _inf_key(dt)
     k0 = float_keys(dt, bases)[:, None]
     off = offsets(reach)[None, :]
     k = np.clip(k0 + off, -inf_key, inf_key)
