@@ -195,8 +195,8 @@ def core_per_target(repeat: int) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=5)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=2)
+    ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--connections", type=int, default=8)
     ap.add_argument("--core-repeat", type=int, default=300)
     ap.add_argument("--no-wrk", action="store_true", help="use the http.client fallback even where wrk exists")
