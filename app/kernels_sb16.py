@@ -205,12 +205,14 @@ def sb16_kernel(bf16: bool, precision: str, max_wins: bool, nan_fix: bool, hw: b
         return i32((nan if a > i32(0x7F800000) else o) | sign)
 
     @njit(inline="always")
-    def bf16_of_f32(y):  # pragma: no cover - compiled
+    def bf16_round(y):  # pragma: no cover - compiled
+        """y rounded to bfloat16 (nearest even; a NaN is the quiet NaN of its sign), as a float32. The carry of
+        the rounding runs into the exponent (the largest finite values round to inf), never into the sign."""
         b = as_i32(y)
-        sign = i32(i32(b >> i32(16)) & i32(0x8000))
-        a = i32(b & i32(0x7FFFFFFF))
-        o = i32(i32(i32(a + i32(0x7FFF)) + i32(i32(a >> i32(16)) & i32(1))) >> i32(16))
-        return i32((i32(0x7FC0) if a > i32(0x7F800000) else o) | sign)
+        sign = i32(b & i32(-2147483648))
+        a = min(i32(b & i32(0x7FFFFFFF)), i32(0x7F800000))  # NaNs (selected away below) must not overflow
+        r = i32(i32(i32(i32(a + i32(0x7FFF)) + i32(i32(a >> i32(16)) & i32(1))) & i32(-65536)) | sign)
+        return as_f32(r if y == y else i32(sign | i32(0x7FC00000)))
 
     to_f32, to_f16 = (hw_f32_of_f16, hw_f16_of_f32) if hw else (f32_of_f16, f16_of_f32)
 
@@ -227,7 +229,7 @@ def sb16_kernel(bf16: bool, precision: str, max_wins: bool, nan_fix: bool, hw: b
                 vp = to_f32(to_f16(v))
                 y = to_f32(to_f16(to_f32(to_f16(vp * s)) + b))
             # The value in the tensor type, held exactly as a float32 (a NaN here is quiet: arithmetic made it).
-            w = to_f32(to_f16(y)) if half_in else as_f32(i32(bf16_of_f32(y) << i32(16)))
+            w = to_f32(to_f16(y)) if half_in else bf16_round(y)
             if max_wins:  # minimum(hi, maximum(w, lo))
                 if half_in:  # NumPy's float16 loops: a >= b || isnan(a) ? a : b (a tie keeps the first)
                     u = w if (w >= lo or w != w) else lo
