@@ -21,11 +21,10 @@ from app import kernels_cupy
 from app.dtypes import DType
 from app.errors import BackendUnavailable, RejectedSpec
 from app.exact import trunc_saturate
-from app.kernels_half import (HALF, chunk_numpy, clip_half_numba, half_plan, key, numba_kernels, steps_numpy,
-                              table)
+from app.kernels_half import HALF, chunk_numpy, clip_half_numba, half_plan, numba_kernels, steps_numpy, table
 from app.kernels_tensor import (RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_UPPER, RULE_TO_ZERO, one_pass_layout,
                                 ufunc_chunk, variant_kernel)
-from app.kernels_sb16 import compiled_precision, hardware_half, sb16_kernel, scale_bias_bits
+from app.kernels_sb16 import clip_scale_bias_16, scale_bias_bits
 from app.meaning import DEFAULT_READING, READING_CURRENT, Meaning, NanBound, NanInput, Order, State
 
 # Plain clip: 4 Mi elements per task (measured best on 2 cores: memory-bound, few dispatches).
@@ -359,7 +358,8 @@ def _clip_half(m: Meaning, p: Plan, x: np.ndarray, out: np.ndarray, flat_x: np.n
     sb = m.scale_bias
     n = xb.size
     if n >= CHUNK_FUSED and half_kernel_numba() is not None:
-        if sb is not None and not p.all_nan and _scale_bias_16(m, p, xb, ob):
+        if sb is not None and not p.all_nan and clip_scale_bias_16(m.dtype.name, sb, p.lo, p.hi, p.max_wins,
+                                                                   p.nan_out, xb, ob, _NUMBA_LOCK):
             return out
         lut = table(hp, m.dtype.name, sb) if sb is not None else None
         with _NUMBA_LOCK:
@@ -379,26 +379,6 @@ def _clip_half(m: Meaning, p: Plan, x: np.ndarray, out: np.ndarray, flat_x: np.n
 
     _run_spans(span, n, sub, threads)
     return out
-
-
-def _scale_bias_16(m: Meaning, p: Plan, xb: np.ndarray, ob: np.ndarray) -> bool:
-    """float16/bfloat16 ScaleBias + clip in one compiled pass (app.kernels_sb16); False where it does not apply."""
-    sb = m.scale_bias
-    assert sb is not None
-    if not compiled_precision(sb):
-        return False
-    precision = "f16" if sb.precision.name == "float16" else ("f32-fused" if sb.fused else "f32")
-    kernel = sb16_kernel(m.dtype.name == "bfloat16", precision, p.max_wins, p.nan_out is not None, hardware_half())
-    if kernel is None:
-        return False
-    if precision == "f16":
-        s, b = np.float32(np.float16(sb.scale)), np.float32(np.float16(sb.bias))
-    else:
-        s, b = np.float32(sb.scale), np.float32(sb.bias)
-    nanv = np.float32(p.nan_out if p.nan_out is not None else 0.0)
-    with _NUMBA_LOCK:
-        kernel(xb, ob, s, b, np.float64(sb.scale), np.float64(sb.bias), np.float32(p.lo), np.float32(p.hi), nanv)
-    return True
 
 
 def _run_spans(span: Any, n: int, sub: int, threads: int | None, elements: int | None = None) -> None:

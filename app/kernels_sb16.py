@@ -1,8 +1,9 @@
-"""float16/bfloat16 ScaleBias + clip in registers: x*scale+bias in float32 (or float64 when fused), then the key
-steps of app.kernels_half, one compiled pass at copy speed.
+"""float16/bfloat16 ScaleBias + clip in registers: x*scale+bias in float32 (or float64 when fused), rounded to
+the tensor type, then clipped on its float32 image; one compiled pass at about copy speed.
 
-The conversions between the 16-bit patterns and float32 are integer code written out here, so each rounding
-is the one its rule names, on every host (no half-precision hardware needed):
+The conversions between the 16-bit patterns and float32 are written out here as integer code, so each rounding
+is the one its rule names on every host; float16's may instead be the hardware's where hardware_half() finds
+them identical on this host:
 - float16 -> float32 and bfloat16 -> float32 are exact (a bfloat16 is the top half of a float32);
 - float32 -> float16 rounds to nearest even with IEEE overflow and subnormals (IEEE 754 §4.3.1), and keeps a NaN's
   top ten payload bits (NumPy's npy_floatbits_to_halfbits: a payload that would vanish becomes 1);
@@ -248,6 +249,23 @@ def sb16_kernel(bf16: bool, precision: str, max_wins: bool, nan_fix: bool, hw: b
                 r = nanv if w != w else r
             out[i] = to_f16(r) if half_in else i32(as_i32(r) >> i32(16))  # exact: r is a value of the type
     return kernel
+
+
+def clip_scale_bias_16(dt_name: str, sb: ScaleBias, lo: float, hi: float, max_wins: bool, nan_out: float | None,
+                       xb: np.ndarray, ob: np.ndarray, lock: Any) -> bool:
+    """ScaleBias + clip of flat uint16 patterns `xb` into `ob` in one compiled pass; False where the compiled
+    kernel does not apply (no numba, a precision it does not compute). `lock`: app.kernels' launch lock."""
+    if not compiled_precision(sb):
+        return False
+    precision = "f16" if sb.precision.name == "float16" else ("f32-fused" if sb.fused else "f32")
+    kernel = sb16_kernel(dt_name == "bfloat16", precision, max_wins, nan_out is not None, hardware_half())
+    if kernel is None:
+        return False
+    s, b = half_constants(sb) if precision == "f16" else (np.float32(sb.scale), np.float32(sb.bias))
+    nanv = np.float32(nan_out if nan_out is not None else 0.0)
+    with lock:
+        kernel(xb, ob, s, b, np.float64(sb.scale), np.float64(sb.bias), np.float32(lo), np.float32(hi), nanv)
+    return True
 
 
 @lru_cache(maxsize=1)

@@ -115,7 +115,7 @@ def _agree(got: np.ndarray, want: np.ndarray, dt: DType) -> np.ndarray:
 @pytest.fixture(params=["hardware-half", "integer-half"])
 def conversions(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "integer-half":
-        monkeypatch.setattr(kernels, "hardware_half", lambda: False)
+        monkeypatch.setattr(kernels_sb16, "hardware_half", lambda: False)
     elif not kernels_sb16.hardware_half():
         pytest.skip("the JIT's float16 conversions were not accepted on this host (hardware_half() is False)")
     return str(request.param)
