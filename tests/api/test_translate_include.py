@@ -56,3 +56,20 @@ def test_finding_codes_count_findings_only() -> None:
     text = ('{"translations":[{"findings":[{"code":"bound-rounding","message":"x"},{"code":"nan-input"}],'
             '"artifacts":{"cpp":"s = \\"code\\":\\"fake\\";"}},{"findings":[{"code":"bound-rounding"}]}]}')
     assert finding_codes.__wrapped__(text) == (("bound-rounding", 2), ("nan-input", 1))
+
+
+def test_client_sends_include_only_when_asked(client) -> None:
+    """Client.translate(artifacts=False) sends include=[]; by default the request has no `include` at all."""
+    from app.client import Client
+
+    sent: list[dict] = []
+
+    class Spy:
+        def post(self, path: str, json: dict, params: object = None):  # noqa: A002 - httpx's own name
+            sent.append(json)
+            return client.post(path, json=json, params=params)
+
+    cb = Client(http=Spy())  # type: ignore[arg-type]
+    full, bare = cb.translate(SOURCE, ["openvino"]), cb.translate(SOURCE, ["openvino"], artifacts=False)
+    assert "include" not in sent[0] and sent[1]["include"] == []
+    assert full.translations[0].artifacts.ir_xml and bare.translations[0].artifacts.ir_xml is None
