@@ -201,7 +201,12 @@ def main() -> None:
     ap.add_argument("--core-repeat", type=int, default=300)
     ap.add_argument("--no-wrk", action="store_true", help="use the http.client fallback even where wrk exists")
     ap.add_argument("--core-only", action="store_true")
+    ap.add_argument("--loads", default=",".join(LOADS),
+                    help="translate loads to run (default: all; a server before `include` takes default,all9)")
     args = ap.parse_args()
+    for name in list(LOADS):
+        if name not in args.loads.split(","):
+            del LOADS[name]
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     if not args.core_only:
         rates = http_rounds(args)
