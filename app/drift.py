@@ -20,62 +20,34 @@ from app.findings import Code, Finding, Severity, Witness
 from app.errors import SpecError
 from app.meaning import (DEFAULT_READING, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evaluate,
                          same_outputs)
-from app import exact
+from app import critical, exact
 from app.numbers import Number, format_number
 
 EXACT, DRIFT, UNSUPPORTED = "exact", "drift", "unsupported"
 
 
-def _around(dt: DType, v: Number, reach: int = 2) -> list[Number]:
-    out = [v]
-    up = down = v
-    for _ in range(reach):
-        up, down = dt.next_up(up), dt.next_down(down)
-        out += [up, down]
-    return out
-
-
 def critical_points(dt: DType, meanings: Iterable[Meaning]) -> np.ndarray:
-    """The inputs where two clip functions of `dt` can first differ (see the module docstring)."""
-    pts: list[Number] = []
-    lo, hi = dt.lowest(), dt.highest()
-    pts += _around(dt, lo) + _around(dt, hi) + _around(dt, 0 if not dt.is_float else 0.0)
-    pts += [1, -1] if not dt.is_float else [1.0, -1.0, -0.0, math.inf, -math.inf, math.nan,
-                                            dt.next_up(0.0), dt.next_down(0.0)]
-    if dt.is_float:
-        tiny = float(np.finfo(np.float64).tiny) if dt.bits == 64 else None
-        if tiny is None:
-            import ml_dtypes
-            tiny = float(ml_dtypes.finfo(dt.np_dtype).smallest_normal)
-        pts += _around(dt, tiny, 1) + _around(dt, -tiny, 1)
+    """The inputs where two clip functions of `dt` can first differ (see the module docstring), in a fixed
+    order: the dtype's points, then each meaning's bounds and ScaleBias pre-images with their neighbours."""
+    parts = [critical.fixed_points(dt)]
     for m in meanings:
         for b in (m.lower, m.upper):
             if b is None or b.is_nan or (not dt.is_float and exact.is_inf(b.value)):
                 continue  # an infinite bound of a promoting meaning has no integer neighbours
-            pts += _around(dt, b.value)
+            parts.append(critical.bound_points(dt, b.value))
             if m.scale_bias is not None and m.scale_bias.scale != 0 and math.isfinite(float(b.value)):
                 pre = (float(b.value) - m.scale_bias.bias) / m.scale_bias.scale
                 if math.isfinite(pre):
-                    base = dt.round(pre) if dt.is_float else dt.saturate(int(pre))
-                    pts += _around(dt, base, 3)
-    if not dt.is_float:
-        pts = [dt.saturate(int(p)) for p in pts]
-    arr = dt.array(pts)
-    # Keep NaN once; np.unique would drop or repeat NaNs depending on the type.
-    seen: dict = {}
-    for v in arr:
-        key = repr(float(v)) if dt.is_float else int(v)
-        seen.setdefault(key, v)
-    return np.array(list(seen.values()), dtype=dt.np_dtype)
+                    parts.append(critical.bound_points(dt, pre if dt.is_float else dt.saturate(int(pre)), 3))
+    return critical.unique_in_order(dt, parts)
 
 
 def _py(dt: DType, v: object) -> Number:
     return dt.to_python(v)
 
 
-def _diffs(src: Meaning, tgt: Meaning, pts: np.ndarray, reading: str | None = None) -> list[Witness]:
-    ys = evaluate(src, pts, reading)
-    yt = evaluate(tgt, pts, reading)
+def _diffs(src: Meaning, tgt: Meaning, pts: np.ndarray, ys: np.ndarray, yt: np.ndarray) -> list[Witness]:
+    """The witnesses among the points, from both meanings' outputs there (in the points' order)."""
     bad = ~same_outputs(ys, yt)
     # Each output in its own dtype: a promoting source (PyTorch int32 -> float32) keeps its fractions.
     dt, ds, dtt = src.dtype, src.out_dtype, tgt.out_dtype
@@ -127,9 +99,12 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
         return compare_tensor(src, tgt)
     dt = src.dtype
     pts = critical_points(dt, (src, tgt))
-    if dt.is_float:
-        pts = pts[~np.isnan(pts.astype(np.float64))]
-    diffs = _diffs(src, tgt, pts)
+    # One evaluation per meaning: the NaN input's outputs (for the NaN-input findings) come with the others'.
+    ys, yt = evaluate(src, pts), evaluate(tgt, pts)
+    nan_at = np.isnan(pts.astype(np.float64)) if dt.is_float else np.zeros(pts.shape, dtype=bool)
+    keep = ~nan_at
+    diffs = _diffs(src, tgt, pts[keep], ys[keep], yt[keep])
+    nan_out = (ys[nan_at][:1], yt[nan_at][:1])
     out += promotion_findings(src, tgt, diffs)
     # A changed output dtype accounts for the differences no bound explains (int32 -> float32 rounding).
     used: set[int] = {id(w) for w in diffs} if src.out_dtype != tgt.out_dtype else set()
@@ -164,7 +139,7 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
                    "float32 multiply then add (two roundings). A device that fuses them can differ by one ulp")
             out.append(Finding(Code.SCALE_BIAS, sev, msg, _sb_text(src), _sb_text(tgt), take(rest)))
     rest = [w for w in diffs if id(w) not in used]
-    nan_found = _nan_findings(src, tgt, rest) if dt.is_float else []
+    nan_found = _nan_findings(src, tgt, rest, nan_out) if dt.is_float else []
     if any(f.code is Code.NAN_BOUND for f in nan_found):
         rest = []  # a NaN bound explains every other difference
     if rest:
@@ -236,13 +211,14 @@ def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], 
                    f"-> {format_number(tv)}", _behaviour(a, side), _behaviour(b, side), _closest(ws, edge))
 
 
-def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness]) -> list[Finding]:
+def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
+                  nan_out: tuple[np.ndarray, np.ndarray]) -> list[Finding]:
+    """NaN-input and NaN-bound findings; `nan_out`: both meanings' outputs for a NaN input."""
     out = []
     defined = NanInput.UNDOCUMENTED not in (src.nan_input, tgt.nan_input)
     if src.nan_input != tgt.nan_input and defined:
         # Both rules are stated: the outputs for a NaN input are a witness.
-        nan = np.array([math.nan], dtype=src.dtype.np_dtype)
-        ys, yt = evaluate(src, nan), evaluate(tgt, nan)
+        ys, yt = nan_out
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
                                f"NaN input: {src.nan_input.value}", f"NaN input: {tgt.nan_input.value}",
@@ -253,8 +229,7 @@ def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness]) -> list[Findi
                            f"{tgt.nan_input.value}", f"NaN input: {src.nan_input.value}",
                            f"NaN input: {tgt.nan_input.value}", None))
     elif src.nan_input is NanInput.PROPAGATE:
-        nan = np.array([math.nan], dtype=src.dtype.np_dtype)
-        ys, yt = evaluate(src, nan), evaluate(tgt, nan)
+        ys, yt = nan_out
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
                                "", "", Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import ml_dtypes
 import numpy as np
@@ -30,7 +31,7 @@ class DType:
     def itemsize(self) -> int:
         return self.bits // 8
 
-    @property
+    @cached_property
     def uint_view(self) -> np.dtype:
         return np.dtype(f"uint{self.bits}")
 

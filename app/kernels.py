@@ -1,6 +1,7 @@
 """Clip kernels: one array-API kernel (NumPy, CuPy, array_api_strict) and a chunked multi-threaded NumPy path.
 
-Both compute exactly app.meaning.evaluate(); the tests hold them to it.
+Both compute exactly what app.meaning.evaluate() computes, with code of their own (no output of theirs comes
+from evaluate()); the tests hold them to it.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from app import kernels_cupy
 from app.dtypes import DType
-from app.errors import RejectedSpec
+from app.errors import BackendUnavailable, RejectedSpec
 from app.exact import trunc_saturate
 from app.kernels_half import HALF, chunk_numpy, clip_half_numba, half_plan, numba_kernels, steps_numpy, table
 from app.kernels_tensor import (RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_UPPER, RULE_TO_ZERO, one_pass_layout,
                                 ufunc_chunk, variant_kernel)
-from app.meaning import (DEFAULT_READING, READING_CURRENT, Meaning, NanBound, NanInput, Order, State,
-                         apply_scale_bias, evaluate)
+from app.kernels_sb16 import clip_scale_bias_16, scale_bias_bits
+from app.meaning import DEFAULT_READING, READING_CURRENT, Meaning, NanBound, NanInput, Order, State
 
 # Plain clip: 4 Mi elements per task (measured best on 2 cores: memory-bound, few dispatches).
 CHUNK = 1 << 22
@@ -65,11 +67,19 @@ def plan(m: Meaning, reading: str | None = None) -> Plan:
     sb = m.scale_bias
     nan_out = None
     if not all_nan and nan_rule(m) != RULE_PROPAGATE and m.dtype.is_float:
-        # A NaN input always gives the same value: evaluate() itself computes it once, so the rule lives there only.
-        with np.errstate(all="ignore"):
-            nan_out = float(evaluate(m, np.full(1, np.nan, dtype=m.dtype.np_dtype), reading)[0])
+        nan_out = _nan_output(m, lo, hi, order is Order.MAX_WINS)
     return Plan(lo, hi, order is Order.MAX_WINS, all_nan, sb.scale if sb else None, sb.bias if sb else None,
                 bool(sb and sb.fused), nan_out)
+
+
+def _nan_output(m: Meaning, lo: float, hi: float, max_wins: bool) -> float:
+    """What every NaN input gives under a replacing NaN-input rule: the rule's fill (the lower bound, the upper
+    bound or +0) clipped in the meaning's order, with the dtype's own minimum/maximum (so zero signs are the
+    kernels'), computed once per plan."""
+    dt = m.out_dtype.np_dtype
+    fill = {NanInput.TO_LOWER: lo, NanInput.TO_UPPER: hi}.get(m.nan_input, 0.0)
+    f, lo_a, hi_a = (np.asarray(v, dtype=dt) for v in (fill, lo, hi))
+    return float(np.minimum(hi_a, np.maximum(f, lo_a)) if max_wins else np.maximum(lo_a, np.minimum(f, hi_a)))
 
 
 def _order(m: Meaning, crossed: bool, reading: str | None) -> Order:
@@ -93,12 +103,17 @@ def nan_rule(m: Meaning) -> int:
 
 
 def reference_only(m: Meaning) -> bool:
-    """Meanings only evaluate() computes: a ScaleBias together with per-element bounds or promotion.
+    """Meanings the kernels refuse (BackendUnavailable): a ScaleBias together with per-element bounds or promotion.
 
     evaluate() itself gives those combinations no fast-path meaning (its ScaleBias path keeps the input dtype,
     its per-element path applies no ScaleBias); no dialect builds them.
     """
     return m.scale_bias is not None and (m.has_tensor_bounds or m.out_dtype != m.dtype)
+
+
+def _not_run() -> BackendUnavailable:
+    return BackendUnavailable("the kernels do not run a ScaleBias together with per-element bounds or promotion "
+                              "(no dialect builds that meaning)", "backend")
 
 
 def tensor_bounds(m: Meaning, reading: str | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -143,8 +158,8 @@ def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
     evaluate()'s steps in array-API calls: ScaleBias or promotion, the NaN-input rule, then min/max in the
     meaning's order with scalar or per-element bounds.
     """
-    if reference_only(m) and xp is np:
-        return evaluate(m, x, reading)
+    if reference_only(m):
+        raise _not_run()
     out_dt = getattr(xp, m.out_dtype.np_dtype.name)
     if m.has_tensor_bounds:
         lo_np, hi_np, max_wins = tensor_bounds(m, reading)
@@ -152,6 +167,10 @@ def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
         hi = xp.reshape(xp.asarray(hi_np.ravel().tolist(), dtype=out_dt), hi_np.shape)
         return _min_max(xp, m, xp.astype(x, out_dt), lo, hi, max_wins)
     p = plan(m, reading)
+    if getattr(xp, "__name__", "") == "cupy" and m.out_dtype == m.dtype \
+            and kernels_cupy.runs(np.dtype(x.dtype), p.scale is not None, p.all_nan):
+        # One elementwise kernel per order, NaN rule and ScaleBias: one read and one write of the array.
+        return kernels_cupy.clip_one_pass(x, p.lo, p.hi, p.max_wins, p.nan_out, p.scale, p.bias)
     t = x
     if p.scale is not None:
         f32 = xp.float32
@@ -251,11 +270,7 @@ def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading
     the data stays in cache between the passes.
     """
     if reference_only(m):
-        y = evaluate(m, x, reading)
-        if out is not None and out.dtype == y.dtype and out.shape == y.shape:
-            out[...] = y
-            return out
-        return y
+        raise _not_run()
     if m.has_tensor_bounds or m.out_dtype != m.dtype:
         return _clip_general(m, x, out, reading, threads)
     p = plan(m, reading)
@@ -343,13 +358,15 @@ def _clip_half(m: Meaning, p: Plan, x: np.ndarray, out: np.ndarray, flat_x: np.n
     sb = m.scale_bias
     n = xb.size
     if n >= CHUNK_FUSED and half_kernel_numba() is not None:
+        if sb is not None and not p.all_nan and clip_scale_bias_16(m.dtype.name, sb, p.lo, p.hi, p.max_wins,
+                                                                   p.nan_out, xb, ob, _NUMBA_LOCK):
+            return out
         lut = table(hp, m.dtype.name, sb) if sb is not None else None
         with _NUMBA_LOCK:
             if clip_half_numba(hp, lut, xb, ob):
                 return out
     if n <= 1 << 16:  # fewer elements than a table has entries: compute them directly
-        with np.errstate(all="ignore"):
-            t = xb if sb is None else apply_scale_bias(sb, flat_x, m.dtype).view(np.uint16)
+        t = xb if sb is None else scale_bias_bits(m.dtype.name, sb, xb)
         ob[...] = steps_numpy(hp, t)
         return out
     lut = table(hp, m.dtype.name, sb)

@@ -6,9 +6,10 @@ are two steps, each "keep the value, or take the bound"; each step becomes `a1 <
 thresholds chosen once per meaning so that ties between equal floats (the two zeros) go the way the dtype's ufunc
 sends them. NaN inputs pass through with their payload, as np.maximum/np.minimum return them.
 
-ScaleBias runs through a 65,536-entry table: the tensor has that many values, so the table computes
-app.meaning.apply_scale_bias (the one definition of where the rounding happens) on each pattern once, then the
-clip steps; the kernel is then one gather per element.
+ScaleBias runs in registers where it can (app.kernels_sb16, float32 or float16 precision); otherwise (no numba,
+float64 precision) through a 65,536-entry table: the tensor has that many values, so the table computes
+app.kernels_sb16.scale_bias_bits on each pattern once, then the clip steps, and the kernel is one gather per
+element.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from app.dtypes import BFLOAT16_NP, BY_NAME, DType
-from app.meaning import ScaleBias, apply_scale_bias
+from app.kernels_sb16 import scale_bias_bits
+from app.meaning import ScaleBias
 
 U16 = np.dtype(np.uint16)
 HALF = frozenset({np.dtype(np.float16), BFLOAT16_NP})
@@ -126,8 +128,7 @@ def _table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool] | None) -
     pats = np.arange(1 << 16, dtype=np.uint32).astype(U16)
     if sbk is not None:
         sb = ScaleBias(float.fromhex(sbk[0]), float.fromhex(sbk[1]), BY_NAME[sbk[2]], sbk[3])
-        with np.errstate(all="ignore"):  # overflow to inf and NaN are values here, not errors
-            pats = apply_scale_bias(sb, pats.view(dt.np_dtype), dt).view(U16)
+        pats = scale_bias_bits(dt.name, sb, pats)
     out = steps_numpy(hp, pats)
     out.flags.writeable = False
     return out

@@ -281,7 +281,7 @@ def _effective_order(m: Meaning, crossed: bool, reading: str | None) -> Order:
 
 def _clip(m: Meaning, t: np.ndarray, lo_a: np.ndarray, hi_a: np.ndarray, reading: str | None) -> np.ndarray:
     """The clip of `t` with (possibly per-element) bounds, under m's NaN-input rule and min > max order."""
-    crossed = bool(np.any(lo_a > hi_a))
+    crossed = bool((lo_a > hi_a).any())
     order = _effective_order(m, crossed, reading)
     if m.nan_input in FILLED_NAN_INPUTS and m.out_dtype.is_float:
         fill = {NanInput.TO_LOWER: lo_a, NanInput.TO_UPPER: hi_a}.get(m.nan_input, np.zeros((), dtype=t.dtype))

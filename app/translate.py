@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,12 +29,14 @@ class Translation:
     target: dict[str, Any] | None
     status: str
     findings: list[Finding] = field(default_factory=list)
-    artifacts: dict[str, str] = field(default_factory=dict)
+    artifacts: Mapping[str, str] = field(default_factory=dict)
     meaning: Meaning | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, artifacts: bool = True) -> dict[str, Any]:
+        """The translation; `artifacts=False` leaves them out ({}), and a lazy one is then never built."""
         return {"target": self.target, "status": self.status,
-                "findings": [f.to_json() for f in self.findings], "artifacts": self.artifacts,
+                "findings": [f.to_json() for f in self.findings],
+                "artifacts": dict(self.artifacts) if artifacts else {},
                 "meaning": self.meaning.to_json() if self.meaning else None}
 
 
@@ -136,9 +139,9 @@ class TranslateResult:
     meaning: Meaning
     translations: list[Translation]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, artifacts: bool = True) -> dict[str, Any]:
         return {"source": self.source, "meaning": self.meaning.to_json(),
-                "translations": [t.to_json() for t in self.translations]}
+                "translations": [t.to_json(artifacts) for t in self.translations]}
 
 
 def translate(source: AnySpec, targets: list[str | AnyTarget] | None = None,
@@ -157,35 +160,28 @@ def translate(source: AnySpec, targets: list[str | AnyTarget] | None = None,
     return TranslateResult(src.normalized, src.meaning, out)
 
 
-def _translate_key(key: str) -> str:
-    from pydantic import TypeAdapter
-
-    from app.specs import Spec, TargetSpec
-    payload = json.loads(key)
-    source = TypeAdapter(Spec).validate_python(payload["source"])
-    targets = [t if isinstance(t, str) else TypeAdapter(TargetSpec).validate_python(t)
-               for t in payload["targets"]] if payload["targets"] is not None else None
-    return _dumps(translate(source, targets, Mode(payload["mode"])))
-
-
-def _dumps(result: TranslateResult) -> str:
-    return json.dumps(result.to_json(), allow_nan=False, separators=(",", ":"))
+def _dumps(result: TranslateResult, artifacts: bool = True) -> str:
+    return json.dumps(result.to_json(artifacts), allow_nan=False, separators=(",", ":"))
 
 
 DEFAULT_MEMO = Memo(Settings.memo_bytes, Settings.memo_entries)
 
 
-def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, memo: Memo | None = None) -> str:
+def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, memo: Memo | None = None,
+                   artifacts: bool = True) -> str:
     """translate() as a JSON document, memoized on a digest of the normalized request (translation is pure).
+
+    `artifacts=False` (the request's include=[]): every translation's artifacts are {} and are never built.
 
     Requests whose normalized form passes MEMO_MAX_KEY_BYTES (model-form sources carry the model) are
     translated every time: holding them would keep megabytes per request after the answer."""
     memo = DEFAULT_MEMO if memo is None else memo
     if sum(len(getattr(source, f, None) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
         memo.skipped += 1  # a model or IR source: not memoized, so not even its key (another copy) is built
-        return _dumps(translate(source, targets, mode))  # type: ignore[arg-type]
+        return _dumps(translate(source, targets, mode), artifacts)  # type: ignore[arg-type]
     key = json.dumps({"source": source.model_dump(mode="json"),
                       "targets": None if targets is None else
                       [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
-                      "mode": mode.value}, sort_keys=True)
-    return memo.get_or_compute(key, _translate_key)
+                      "mode": mode.value, "artifacts": artifacts}, sort_keys=True)
+    # Computed from the request pydantic already validated: the key is only a digest input, never parsed back.
+    return memo.get_or_compute(key, lambda _key: _dumps(translate(source, targets, mode), artifacts))  # type: ignore[arg-type]

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from app import kernels
 from app.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
-from app.errors import RejectedSpec
-from app.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound
+from app.errors import BackendUnavailable, RejectedSpec
+from app.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound, evaluate
 from tests import oracle
 from tests.oracle import same as same_outputs
 from tests.oracle_meaning import expected as evaluate_oracle
@@ -299,8 +299,9 @@ def test_variant_kernel_is_installed_for_dev() -> None:
     assert kernels.variant_kernel("float32", False, True, True, 0) is not None
 
 
-def test_scale_bias_with_tensor_bounds_stays_on_the_reference_path() -> None:
-    """ScaleBias with per-element bounds or promotion has no fast kernel: those meanings stay reference-only."""
+def test_scale_bias_with_tensor_bounds_is_refused_by_the_kernels() -> None:
+    """ScaleBias with per-element bounds or promotion (no dialect builds it): the kernels refuse it, naming the
+    backend, rather than hand the work to evaluate()."""
     m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
     assert kernels.reference_only(m)
     assert not kernels.reference_only(Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0])))
@@ -313,4 +314,13 @@ def test_scale_bias_with_tensor_bounds_stays_on_the_reference_path() -> None:
 def test_scale_bias_with_tensor_bounds_applies_the_scale_bias() -> None:
     m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
     x = np.asarray([-1.0, 3.0, 9.0], np.float32)
-    assert same_outputs(kernels.clip_numpy(m, x), evaluate_oracle(m, x)).all()
+    assert same_outputs(evaluate(m, x), evaluate_oracle(m, x)).all()
+
+
+def test_scale_bias_with_tensor_bounds_kernels_refuse_naming_the_backend() -> None:
+    m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
+    x = np.asarray([-1.0, 3.0, 9.0], np.float32)
+    for run in (lambda: kernels.clip_numpy(m, x), lambda: kernels.clip_xp(np, m, x)):
+        with pytest.raises(BackendUnavailable) as exc:
+            run()
+        assert exc.value.loc == "backend"

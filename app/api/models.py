@@ -60,6 +60,11 @@ class TranslateRequest(Renamed):
         default=None, max_length=16,
         description="Dialect names or partial specs naming a version; default: every other dialect, newest.")
     mode: Literal["preserve", "literal"] = "preserve"
+    include: list[Literal["artifacts"]] = Field(
+        default=["artifacts"], max_length=1,
+        description="What each translation carries beyond its target, status, findings and meaning. Default "
+                    "[\"artifacts\"] (ONNX model, IR XML, MLIR, code, ...); [] leaves `artifacts` empty ({}) and "
+                    "skips building them, the larger part of a translation's cost.")
 
 
 class BoundOut(_Strict):

@@ -31,6 +31,7 @@ def dialects() -> dict:
 def translate(body: TranslateRequest, request: Request) -> Response:
     """Translate a clip spec into other dialects, with drift findings, witnesses and artifacts."""
     # Served pre-serialized from the memo; allow_nan=False there guards the wire against bare NaN tokens.
-    text = translate_text(body.spec, body.targets, Mode(body.mode), request.app.state.memo)
+    text = translate_text(body.spec, body.targets, Mode(body.mode), request.app.state.memo,
+                          artifacts="artifacts" in body.include)
     request.app.state.metrics.count_findings(text)  # clipbridge_findings_total{code}
     return Response(text, media_type="application/json")

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+import numpy as np
 
 from app.dtypes import DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Severity
 from app.meaning import Bound, Meaning
-from app import exact
+from app import critical, exact
 from app.numbers import Number, format_number
 
 
@@ -28,8 +30,34 @@ class Emitted:
     spec: dict[str, Any] | None
     meaning: Meaning | None
     notes: list[Finding] = field(default_factory=list)
-    artifacts: dict[str, str] = field(default_factory=dict)
+    artifacts: Mapping[str, str] = field(default_factory=dict)
     unsupported: bool = False
+
+
+class LazyArtifacts(Mapping[str, str]):
+    """Artifacts built on their first read: a response that leaves them out (translate's include=[]) never pays
+    for the ONNX model, IR XML, MIL program, ... (building them costs more than the rest of a translation)."""
+
+    def __init__(self, build: Callable[[], dict[str, str]]) -> None:
+        self._build: Callable[[], dict[str, str]] | None = build
+        self._built: dict[str, str] = {}
+
+    def _items(self) -> dict[str, str]:
+        if self._build is not None:
+            self._built, self._build = self._build(), None
+        return self._built
+
+    def __getitem__(self, key: str) -> str:
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return "LazyArtifacts(not built)" if self._build is not None else f"LazyArtifacts({self._built!r})"
 
 
 def same_value(a: Number | None, b: Number | None) -> bool:
@@ -45,7 +73,9 @@ def carrier_neighbours(value: Number, carrier: DType, reach: int = 2) -> list[Nu
     """The carrier-type values nearest `value`: its rounding and `reach` steps either side."""
     if isinstance(value, float) and math.isnan(value):
         return [math.nan]
-    base = carrier.round(value) if carrier.is_float else value
+    if carrier.is_float:  # integer keys of the patterns, cached per carrier and value (app.critical)
+        return critical.bound_points(carrier, value, reach).astype(np.float64).tolist()
+    base = value
     out = [base]
     up = down = base
     for _ in range(reach):

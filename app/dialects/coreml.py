@@ -21,7 +21,7 @@ from pydantic import StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode, default_made_explicit, rounded_float_bound
+from app.dialects.common import Emitted, LazyArtifacts, Mode, default_made_explicit, rounded_float_bound
 from app.dtypes import FLOAT16, FLOAT32, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -246,8 +246,12 @@ def emit(src: Meaning, target: CoreMLTarget, mode: Mode, shape: list | None) -> 
     if shape == []:
         notes.add(Code.RANK_UNSUPPORTED, Severity.INFO, "A Core ML program input has rank >= 1: the MIL artifact's "
                   "input is [1] (the clip is elementwise, so the values are the same)")
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: _artifacts(spec, shape)))
+
+
+def _artifacts(spec: CoreMLSpec, shape: list | None) -> dict[str, str]:
     text = mil_text(spec if shape != [] else spec.model_copy(update={"shape": [1]}))
-    return Emitted(normalize(spec), meaning, notes.items, {"coreml_mil": text} if text else {})
+    return {"coreml_mil": text} if text else {}
 
 
 # --- interface --------------------------------------------------------------------------------------------------

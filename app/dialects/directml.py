@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
+from app.dialects.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import BY_DIRECTML, FLOAT16, FLOAT32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DType
 from app.errors import SpecError
 from app.suggest import one_of
@@ -358,7 +358,7 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
         return Emitted(None, None, notes.items + [Finding(Code.BOUND_SATURATION, Severity.ERROR,
                                                           f"DirectML cannot take the bounds: {exc}")],
                        unsupported=True)
-    return Emitted(normalize(spec), meaning, notes.items, {"cpp": cpp_snippet(spec, dt)})
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: {"cpp": cpp_snippet(spec, dt)}))
 
 
 def _cpp_float(v: Number) -> str:

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from pydantic import ValidationError
 
 from app.dialects.onnx_tensor import check_strings, constant_attribute, tensor_values
-from app.dialects.common import (Emitted, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
+from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
                                  pick_carrier, typed_scalar_bound)
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
@@ -274,7 +274,8 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
     spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=dt.onnx, shape=shape,
                     min=values[0], max=values[1])
     meaning = resolve(spec)
-    artifacts = {"onnx_model": base64.b64encode(build_model(spec, src.scale_bias).SerializeToString()).decode()}
+    artifacts = LazyArtifacts(lambda: {"onnx_model": base64.b64encode(build_model(spec, src.scale_bias)
+                                                                      .SerializeToString()).decode()})
     if src.scale_bias is not None:
         # The artifact computes x*Scale+Bias as Cast(float32) -> Mul -> Add -> Cast(T): DirectML's reading.
         meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False))

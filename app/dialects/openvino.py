@@ -18,7 +18,7 @@ import numpy as np
 from defusedxml import DefusedXmlException
 from pydantic import ValidationError
 
-from app.dialects.common import Emitted, Mode, carrier_neighbours, pick_carrier
+from app.dialects.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
 from app.dtypes import BFLOAT16, BY_OPENVINO, FLOAT32, FLOAT64, DType
 from app.errors import ArtifactError, SpecError
 from app.suggest import one_of, shown
@@ -290,10 +290,8 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
         if isinstance(v, float) and math.isinf(v):
             notes.add(Code.INFINITE_BOUND, Severity.INFO, f"IR attribute {side}={format_number(v)}: OpenVINO "
                       "2026 reads 'inf' back; releases before 2026 did not")
-    xml, weights = build_ir(spec, src.scale_bias)
-    artifacts = {"ir_xml": xml}
-    if weights:
-        artifacts["ir_bin"] = base64.b64encode(weights).decode()
+    artifacts = LazyArtifacts(lambda: _ir_artifacts(spec, src.scale_bias))
+    if src.scale_bias is not None:  # build_ir writes the ScaleBias constants into ir_bin
         meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False),
                           engine_notes=meaning.engine_notes + (NOTE_FMA,))
         notes.add(Code.SCALE_BIAS, Severity.INFO, "ScaleBias emitted as Convert(f32) -> Multiply -> Add -> "
@@ -313,6 +311,11 @@ def ir_double(value: Number) -> str:
 
 def _dims_xml(shape: list, indent: str) -> str:
     return "".join(f"{indent}<dim>{d if isinstance(d, int) else -1}</dim>\n" for d in shape)
+
+
+def _ir_artifacts(spec: OpenVinoSpec, scale_bias: ScaleBias | None) -> dict[str, str]:
+    xml, weights = build_ir(spec, scale_bias)
+    return {"ir_xml": xml, "ir_bin": base64.b64encode(weights).decode()} if weights else {"ir_xml": xml}
 
 
 def build_ir(spec: OpenVinoSpec, scale_bias: ScaleBias | None = None) -> tuple[str, bytes]:

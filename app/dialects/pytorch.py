@@ -25,7 +25,7 @@ import numpy as np
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode
+from app.dialects.common import Emitted, LazyArtifacts, Mode
 from app.dialects.pytorch_export import (ALIASES, DTYPES, EXPORT_ARTIFACTS, OPS, UNSUPPORTED_DTYPES, PyTorchSpec,
                                          PyTorchTarget, artifacts_pytorch, export_notes, run_torch, shape_of)
 from app.dtypes import FLOAT32, DType
@@ -369,7 +369,7 @@ def emit(src: Meaning, target: PyTorchTarget, mode: Mode, shape: list | None) ->
             _refusal_code(meaning.reason or ""), Severity.ERROR,
             f"torch {version} raises: {meaning.reason}", src.describe(), "rejected")], unsupported=True)
     items = notes.items + export_notes(meaning)
-    return Emitted(normalize(spec), meaning, items, artifacts_pytorch(spec, meaning))
+    return Emitted(normalize(spec), meaning, items, LazyArtifacts(lambda: artifacts_pytorch(spec, meaning)))
 
 
 def _refusal_code(reason: str) -> Code:

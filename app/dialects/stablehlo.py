@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError
 
 from app import engine_config, engines, exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import (Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast,
+from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  typed_scalar_bound)
 from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
                         UINT64, DType)
@@ -265,7 +265,7 @@ def emit(src: Meaning, target: StableHloTarget, mode: Mode, shape: list | None) 
     spec = StableHloSpec(dialect="stablehlo", element_type=NAME_OF[dt.name], shape=shape, min=values[0],
                          max=values[1])
     meaning = resolve(spec)
-    return Emitted(normalize(spec), meaning, notes.items, {"stablehlo_mlir": mlir_text(spec, meaning)})
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: {"stablehlo_mlir": mlir_text(spec, meaning)}))
 
 
 def _open_value(dt: DType, side: str) -> Number:
@@ -316,7 +316,7 @@ def _emit_tensor(src: Meaning, shape: list | None, notes: Notes) -> Emitted:
     spec = StableHloSpec(dialect="stablehlo", element_type=NAME_OF[dt.name], shape=list(want) if not static
                          else shape, min=lo.tolist() if lo.ndim else lo[()], max=hi.tolist() if hi.ndim else hi[()])
     meaning = resolve(spec)
-    return Emitted(normalize(spec), meaning, notes.items, {"stablehlo_mlir": mlir_text(spec, meaning)})
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: {"stablehlo_mlir": mlir_text(spec, meaning)}))
 
 
 def _constant(value: Number, dt: DType) -> str:

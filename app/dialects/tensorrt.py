@@ -28,7 +28,7 @@ from pydantic import Field, StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode
+from app.dialects.common import Emitted, LazyArtifacts, Mode
 from app.dtypes import FLOAT16, FLOAT32, INT8, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -288,8 +288,8 @@ def emit(src: Meaning, target: TensorRtTarget, mode: Mode, shape: list | None) -
     spec = TensorRtSpec(dialect="tensorrt", version=version, dtype=NAME_OF[dt.name], shape=shape, alpha=vals[0],
                         beta=vals[1])
     meaning = resolve(spec)
-    return Emitted(normalize(spec), meaning, notes.items, {"tensorrt_python": python_api(meaning),
-                                                          "tensorrt_cpp": cpp_api(meaning)})
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: {
+        "tensorrt_python": python_api(meaning), "tensorrt_cpp": cpp_api(meaning)}))
 
 
 def _py_float(v: float) -> str:

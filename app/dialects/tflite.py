@@ -33,7 +33,7 @@ from pydantic import StrictInt, StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import (Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast,
+from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  rounded_float_bound)
 from app.dtypes import FLOAT32, INT8, INT16, INT32, INT64, UINT8, DType
 from app.errors import SpecError
@@ -388,7 +388,7 @@ def emit(src: Meaning, target: TfliteTarget, mode: Mode, shape: list | None) -> 
     if wide:
         notes.add(Code.SHAPE_UNKNOWN, Severity.INFO, f"TFLite tensor sizes are int32 (schema.fbs): size {wide[0]} "
                   "written as -1 (dynamic, shape_signature)")
-    return Emitted(normalize(spec), meaning, notes.items, {"tflite_model": model_base64(spec, meaning)})
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: {"tflite_model": model_base64(spec, meaning)}))
 
 
 # --- interface --------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pydantic import StringConstraints
 
 from app import exact
 from app.dialects.base import Dialect, Resolved
-from app.dialects.common import Emitted, Mode, TypeWords, default_made_explicit, literal_integer_cast
+from app.dialects.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
 from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
@@ -274,11 +274,16 @@ def emit(src: Meaning, target: TosaTarget, mode: Mode, shape: list | None) -> Em
             Code.NAN_BOUND if nan else Code.MIN_GREATER_THAN_MAX, Severity.ERROR,
             f"TOSA refuses this CLAMP: {meaning.reason}", src.describe(), "rejected (invalid graph)")],
             unsupported=True)
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: _artifacts(spec, meaning)))
+
+
+def _artifacts(spec: TosaSpec, meaning: Meaning) -> dict[str, str]:
+    """The MLIR text, and the flatbuffer where one can be written."""
     artifacts = {"tosa_mlir": mlir_text(spec, meaning)}
     fb = flatbuffer_b64(spec, meaning)
     if fb is not None:
         artifacts["tosa_flatbuffer"] = fb
-    return Emitted(normalize(spec), meaning, notes.items, artifacts)
+    return artifacts
 
 
 def _inexpressible(src: Meaning) -> Finding | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from app import exact
 from app.dialects.base import Dialect
-from app.dialects.common import Emitted, Mode
+from app.dialects.common import Emitted, LazyArtifacts, Mode
 from app.dialects.webnn import (DATA_TYPES, ISSUE_874, NAME, NAME_OF, NOT_IN_WEBNN, OP_VERSION, READINGS,
                                 REQUIRED_RANKS, SPEC_SRC, TYPE_ERROR, VERSIONS, BigInt, WebNNSpec, WebNNTarget,
                                 normalize, resolve, resolve_source, version_webnn)
@@ -138,7 +138,7 @@ def emit(src: Meaning, target: WebNNTarget, mode: Mode, shape: list | None) -> E
     _shape_notes(shape, notes)
     if src.dialect == ORT_SOURCE and _loses_in_float(src):
         meaning = _with_note(meaning, NOTE_ORT_FLOAT)
-    return Emitted(normalize(spec), meaning, notes.items, {"webnn_js": js_text(spec)})
+    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: {"webnn_js": js_text(spec)}))
 
 
 def _loses_in_float(src: Meaning) -> bool:

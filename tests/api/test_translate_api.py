@@ -145,10 +145,10 @@ def test_dialect_rows_carry_what_the_inspector_builds_from(client):
             registry.DIALECTS[name].check_version(v)
         for label, spec in d["examples"].items():  # into every dialect: an answer, never a 500
             for target in registry.names():  # one at a time, so a refusal names the pair
-                r = client.post("/v1/translate", json={"source": spec, "targets": [target]})
+                r = client.post("/v1/translate", json={"spec": spec, "targets": [target]})
                 # An example labelled "-rejected" shows a spec its framework refuses (e.g. min > max where that is
-                # an error): 422 naming the source, whatever the target; every other example translates.
+                # an error): 422 naming the spec, whatever the target; every other example translates.
                 want = 422 if label.endswith("-rejected") else 200
                 assert r.status_code == want, (name, label, target, r.text)
-                assert want == 200 or (r.json()["detail"] and r.json()["errors"][0]["loc"] == "source"), \
+                assert want == 200 or (r.json()["detail"] and r.json()["errors"][0]["loc"] == "spec"), \
                     (name, label, target, r.text)

@@ -1,0 +1,83 @@
+"""Critical points on integer keys (app/critical.py) against stepping the bit pattern one ulp at a time.
+
+DType.next_up/next_down walk the pattern itself (dtypes._step: +-1 on the bits, both zeros to the smallest
+subnormal of the direction, the infinities fixed); app.critical computes the same neighbours from signed keys,
+vectorized and cached. Every float type's neighbours of a grid of values (zeros, subnormals, the smallest normal,
+the extremes, the infinities, values that do not fit the type), in the order _around always listed them.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from app import critical
+from app.dtypes import ALL, DType
+from app.meaning import Bound, Meaning, ScaleBias
+from app import drift
+
+FLOATS = [d for d in ALL if d.is_float]
+INTS = [d for d in ALL if not d.is_float]
+
+
+def _walk(dt: DType, v: object, reach: int) -> list[float]:
+    """The value (rounded once) and its neighbours by stepping the pattern: [v, up1, down1, up2, down2, ...]."""
+    base = dt.round(v) if dt.is_float else v
+    out, up, down = [base], base, base
+    for _ in range(reach):
+        up, down = dt.next_up(up), dt.next_down(down)
+        out += [up, down]
+    return out
+
+
+def _grid(dt: DType) -> list[object]:
+    tiny = float(np.finfo(np.float64).tiny) if dt.bits == 64 else float(critical._ml_tiny(dt))
+    sub = float(np.asarray(1, dtype=dt.uint_view).view(dt.np_dtype))
+    return [0.0, -0.0, sub, -sub, 2 * sub, tiny, -tiny, 1.0, -1.0, 6.0, 0.1, -2.5, float(dt.highest()),
+            float(dt.lowest()), math.inf, -math.inf, 1e300, -1e300, Fraction(1, 3), 2**70 + 1]
+
+
+def _same(a: np.ndarray, b: list[float], dt: DType) -> bool:
+    want = dt.array(b)
+    return np.array_equal(a.view(dt.uint_view), want.view(dt.uint_view))
+
+
+@pytest.mark.parametrize("reach", [1, 2, 3])
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
+def test_float_neighbours_match_the_pattern_walk(dt: DType, reach: int) -> None:
+    for v in _grid(dt):
+        got = critical.bound_points(dt, v, reach)
+        assert _same(got, _walk(dt, v, reach), dt), (dt.name, v, got)
+
+
+@pytest.mark.parametrize("dt", INTS, ids=lambda d: d.name)
+def test_integer_neighbours_saturate_step_by_step(dt: DType) -> None:
+    lo, hi = int(dt.lowest()), int(dt.highest())
+    for v in [0, 1, -1, lo, hi, lo + 1, hi - 1, 2.5, -2.5, 1e30, -1e30, Fraction(7, 2)]:
+        want = [max(lo, min(hi, int(p))) for p in _walk(dt, v, 2)]
+        assert critical.bound_points(dt, v, 2).tolist() == want, (dt.name, v)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
+def test_zero_signs_are_cached_apart(dt: DType) -> None:
+    """-0.0 == 0.0 (and hashes alike), yet each keeps its own pattern as the centre of its points."""
+    neg, pos = critical.bound_points(dt, -0.0), critical.bound_points(dt, 0.0)
+    assert np.signbit(neg[:1].astype(np.float64))[0] and not np.signbit(pos[:1].astype(np.float64))[0]
+
+
+@pytest.mark.parametrize("dt", ALL, ids=lambda d: d.name)
+def test_critical_points_are_unique_and_ordered(dt: DType) -> None:
+    """Each point once, the dtype's fixed points first, then each bound's neighbours in order."""
+    m = Meaning("directml", "CLIP", dt, Bound(dt.round(6.0) if dt.is_float else 6),
+                Bound(dt.round(0.1) if dt.is_float else 100), scale_bias=ScaleBias(3.0, 0.5) if dt.is_float else None)
+    pts = drift.critical_points(dt, (m,))
+    keys = pts.view(dt.uint_view) if dt.is_float else pts
+    assert len(set(keys.tolist())) == len(keys)
+    fixed = critical.fixed_points(dt)
+    fk = fixed.view(dt.uint_view) if dt.is_float else fixed
+    firsts = list(dict.fromkeys(fk.tolist()))
+    assert keys[:len(firsts)].tolist() == firsts
+    assert critical.fixed_points(dt).flags.writeable is False
