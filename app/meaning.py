@@ -303,7 +303,7 @@ def _promote(m: Meaning, x: np.ndarray) -> np.ndarray:
 def _evaluate_tensor(m: Meaning, x: np.ndarray, reading: str | None) -> np.ndarray:
     """evaluate() with per-element bounds (each NaN bound element propagates, as PyTorch's and StableHLO's do)."""
     dt = m.out_dtype
-    t = _promote(m, x)
+    t = apply_scale_bias(m.scale_bias, x, m.dtype) if m.scale_bias else _promote(m, x)
     lo = m.lower_tensor.array(dt) if m.lower_tensor else np.asarray(
         -math.inf if m.lower is None and dt.is_float else (dt.lowest() if m.lower is None else m.lower.value),
         dtype=dt.np_dtype)

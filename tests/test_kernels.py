@@ -307,11 +307,9 @@ def test_scale_bias_with_tensor_bounds_is_refused_by_the_kernels() -> None:
     assert not kernels.reference_only(Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0])))
 
 
-@pytest.mark.xfail(strict=True, reason="app.meaning.evaluate() (the reference path) drops the ScaleBias when a bound "
-                                       "is per-element: g(x) = 2x gives [0, 6, 6] for x = [-1, 3, 9], clipbridge "
-                                       "[0, 3, 6]. No dialect resolves to this combination today (DirectML's "
-                                       "ScaleBias has scalar bounds)")
 def test_scale_bias_with_tensor_bounds_applies_the_scale_bias() -> None:
+    """Regression (found by the independent oracle): evaluate() dropped the ScaleBias when a bound was per-element:
+    g(x) = 2x must give [0, 6, 6] for x = [-1, 3, 9], not [0, 3, 6]."""
     m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
     x = np.asarray([-1.0, 3.0, 9.0], np.float32)
     assert same_outputs(evaluate(m, x), evaluate_oracle(m, x)).all()
