@@ -188,13 +188,13 @@ def test_slots_run_bounds_time_and_keeps_the_slot_until_the_work_ends():
 def test_an_execution_past_the_limit_is_503_and_its_slot_stays_taken(monkeypatch):
     import app.api.execute_routes as routes
     release = threading.Event()
-    real_run = routes.run
+    real_run = routes.run_reported  # what /v1/execute calls (it reports the engine settings that ran)
 
     def slow_run(*args, **kwargs):
         release.wait(10)
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(routes, "run", slow_run)
+    monkeypatch.setattr(routes, "run_reported", slow_run)
     body = {"spec": SPEC, "input": {"dtype": "float32", "shape": [2], "data": [-1, 9]}}
     settings = Settings(max_execution_seconds=0.3, max_concurrent_executions=1)
     with TestClient(create_app(settings)) as c:
