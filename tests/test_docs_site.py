@@ -14,9 +14,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
-# Pages other changes write beside this site (issue 27 links them): until each lands, a link to it is allowed to
-# dangle; once it is there it is checked as every other page.
-PENDING = {"diff.md", "host-differences.md", "isolation.md", "testing.md"}
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -49,8 +46,6 @@ def broken(path: Path) -> list[str]:
         file, _, anchor = target.partition("#")
         dest = path if not file else (path.parent / file).resolve()
         if not dest.exists():
-            if dest.parent == DOCS and dest.name in PENDING:
-                continue
             out.append(f"{path.relative_to(ROOT)}:{line}: {target} (no such file)")
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             out.append(f"{path.relative_to(ROOT)}:{line}: {target} (no heading #{anchor})")
