@@ -9,7 +9,6 @@ import base64
 import io
 import math
 import struct
-import sys
 from dataclasses import dataclass, replace
 from xml.etree.ElementTree import Element
 
@@ -384,27 +383,43 @@ def build_ir(spec: OpenVinoSpec, scale_bias: ScaleBias | None = None) -> tuple[s
 MAX_IR_DEPTH = 128  # elements deep; a real IR nests net/layers/layer/body a few times (~20 deep)
 IR_BYTES_PER_ELEMENT = 12  # an IR may hold one element per 12 bytes of XML on average (real ones: ~30)
 IR_ELEMENTS_FREE = 4096  # ... plus this many, so that tiny IRs are never refused for density
-SHARED_VALUE_CHARS = 16  # attribute values and texts up to this long are interned
+SHARED_VALUE_CHARS = 16  # attribute values and texts up to this long are shared
+SHARED_VALUES_MAX = 4096  # distinct values one parse remembers for sharing; then it starts again
 # Runtime annotations no reader here looks at (often a third of a real IR's elements): dropped as parsed.
 UNREAD_ELEMENTS = frozenset({"rt_info", "meta_data", "quantization_parameters"})
 
 
-def _compact(el: Element) -> None:
+def share(memo: dict[str, str], value: str) -> str:
+    """The one string of this parse equal to `value`. A memo of the parse, never sys.intern: the process-wide
+    intern table only grows, and its resize (up to 8 MB at 130 000 entries) lands in whichever scan crosses the
+    threshold, so a scan's peak depended on what the process had interned before. Bounded: past
+    SHARED_VALUES_MAX distinct values (unique ids and names) the memo starts again; the few repeated values
+    come back at their next use."""
+    got = memo.get(value)
+    if got is not None:
+        return got
+    if len(memo) >= SHARED_VALUES_MAX:
+        memo.clear()
+    memo[value] = value
+    return value
+
+
+def _compact(el: Element, memo: dict[str, str]) -> None:
     """Share repeated attribute values ("FP32", "opset1", "0", a dim): the parser makes a new string for each,
     and an IR repeats a few values thousands of times (part of keeping the scan's peak near 8x the upload)."""
     for key, value in el.items():
         if len(value) <= SHARED_VALUE_CHARS:
-            el.set(key, sys.intern(value))
+            el.set(key, share(memo, value))
 
 
-def _compact_text(el: Element) -> None:
+def _compact_text(el: Element, memo: dict[str, str]) -> None:
     """Indentation (text and tail of whitespace only) is dropped and short texts (<dim>) shared, once the
     element is complete; nothing reads whitespace, and a pretty-printed IR has two such strings per element."""
     if el.text is not None:
         if not el.text.strip():
             el.text = None
         elif len(el.text) <= SHARED_VALUE_CHARS:
-            el.text = sys.intern(el.text)
+            el.text = share(memo, el.text)
     for child in el:  # a child's tail is only complete once its parent ends
         if child.tail is not None and not child.tail.strip():
             child.tail = None
@@ -419,16 +434,17 @@ def read_ir(xml: str | bytes, loc: str = "ir_xml") -> Element:
     limit = IR_ELEMENTS_FREE + len(data) // IR_BYTES_PER_ELEMENT
     depth = count = 0
     root: Element | None = None
+    memo: dict[str, str] = {}
     try:
         for event, el in SafeET.iterparse(io.BytesIO(data), events=("start", "end"), forbid_dtd=True):
             if event == "end":
                 depth -= 1
-                _compact_text(el)
+                _compact_text(el, memo)
                 continue
             root = el if root is None else root
             depth += 1
             count += 1
-            _compact(el)
+            _compact(el, memo)
             if depth > MAX_IR_DEPTH:
                 raise ArtifactError(f"IR XML nests deeper than {MAX_IR_DEPTH} elements", loc)
             if count > limit:

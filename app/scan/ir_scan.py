@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import codecs
-import sys
 from collections.abc import Callable
 from xml.etree.ElementTree import Element
 
@@ -24,12 +23,12 @@ from app.translate import Resolved
 READ_LATER = frozenset({"Clamp", "Const", "Convert"})
 
 
-def _port_type(port: Element) -> str:
-    """A port's precision and dims as one interned string ("FP32|1,4"; "|?" when a dim is not a number):
+def _port_type(port: Element, memo: dict[str, str]) -> str:
+    """A port's precision and dims as one shared string ("FP32|1,4"; "|?" when a dim is not a number):
     thousands of ports share a few such texts, where a tuple and a list each would cost per port."""
     dims = _dims(port)
     text = "?" if dims is None else ",".join("-" if d is None else str(d) for d in dims)
-    return sys.intern(f"{(port.get('precision') or '').upper()}|{text}")
+    return ov.share(memo, f"{(port.get('precision') or '').upper()}|{text}")
 
 
 def _read_port_type(text: str) -> tuple[str, list | None]:
@@ -106,18 +105,20 @@ class IrScan:
         source: dict[tuple[str, str], str] = {}
         edges = holder.find("edges")
         for e in (edges.findall("edge") if edges is not None else []):
-            source[(e.get("to-layer", ""), e.get("to-port", ""))] = \
-                sys.intern(f"{e.get('from-layer')}:{e.get('from-port')}")
+            # Not interned (ov.share says why), nor shared with the outputs' names: a memo of every port name
+            # would cost more than the one string per edge it saves.
+            source[(e.get("to-layer", ""), e.get("to-port", ""))] = f"{e.get('from-layer')}:{e.get('from-port')}"
         if edges is not None:
             edges.clear()  # read into `source`: the elements go (the peak stays near the parse tree's)
         port_types: dict[str, str] = {}  # port -> _port_type() text, shared between equal ports
+        memo: dict[str, str] = {}
         nodes: list[Node] = []
         for i, (lid, l) in enumerate(layers.items()):
             outs = []
             for p in l.findall("output/port"):
-                name = sys.intern(f"{lid}:{p.get('id')}")  # the same string as the edges' in `source`
+                name = f"{lid}:{p.get('id')}"
                 outs.append(name)
-                port_types[name] = _port_type(p)
+                port_types[name] = _port_type(p, memo)
             ins = [source.get((lid, p.get("id", "")), "") for p in l.findall("input/port")]
             nodes.append(Node(l.get("type", ""), l.get("name") or lid, ins, outs, l, i))  # attrs: the element
             _release(l)
