@@ -99,6 +99,9 @@ def test_a_trickled_body_is_closed(server):
                 if s.recv(65536) == b"":
                     cut = True
                     break
+            except ConnectionResetError:  # closed with our last bytes unread: the kernel resets, also a cut
+                cut = True
+                break
             except TimeoutError:
                 pass
         assert cut, "the server kept reading a 100 B/s body for 10 s"
