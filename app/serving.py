@@ -10,6 +10,10 @@ such connections would hold a worker's sockets and buffers for ever. This subcla
   least, averaged from the head's end, once CLIPBRIDGE_BODY_GRACE_SECONDS have passed; time during which
   the server itself stopped reading (flow control: the app is not consuming the body) does not count.
 
+A request h11 refuses (malformed, or a head too large) gets its 400 and a lingering close: the server stops
+writing (FIN) and discards what the client still sends for up to LINGER_SECONDS before closing, so that the
+kernel does not answer the rest of a large head with a reset, which would discard the 400 on the client's side.
+
 One timer per connection ticks a few times per timeout; it reads h11's own state (their_state IDLE: waiting
 for a head; SEND_BODY: receiving a body), so no parser callback is copied from uvicorn.
 """
@@ -31,6 +35,7 @@ from app.settings import Settings
 PROTOCOL = "app.serving:TimedH11Protocol"  # what `clipbridge serve` passes to uvicorn (an import string: workers)
 M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
 MMAP_THRESHOLD = 1 << 20
+LINGER_SECONDS = 2.0  # a refused request's connection drains the client's bytes this long at most
 
 
 def tune_allocator() -> bool:
@@ -66,6 +71,7 @@ class TimedH11Protocol(H11Protocol):
         self._last = 0.0
         self.head_limit = self.config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
         self.closed_for: str | None = None  # "head" or "body" once a timeout closed the connection
+        self.lingering = False  # a 400 was sent: what arrives now is discarded until the close
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -79,6 +85,8 @@ class TimedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self.lingering:  # the rest of a refused request: read so that the close is a FIN, not a reset
+            return
         receiving_body = self.conn.their_state is h11.SEND_BODY
         super().data_received(data)
         if receiving_body:
@@ -108,7 +116,18 @@ class TimedH11Protocol(H11Protocol):
         for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
                       h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))
-        self.transport.close()
+        self._linger()
+
+    def _linger(self) -> None:
+        """Half-close after the 400 and drain the client's bytes until it closes or LINGER_SECONDS pass:
+        closing with its head still arriving would make the kernel send a reset that can discard the 400."""
+        if not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.lingering = True
+        self.transport.write_eof()  # flushed first, then FIN
+        self.transport.resume_reading()  # flow control may have paused reading; draining needs it
+        self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
     def _check(self) -> None:
         self._timer = None

@@ -26,8 +26,8 @@ Feeds = dict[str, np.ndarray]
 
 def swapping(execute: run.Execute, original: bytes, written: bytes, target: str) -> run.Execute:
     """An executor that gives `target` the written model wherever the diff would run the original on it: the
-    model itself, the model with the diff's marks added (marked alike), and a single-node replay (the node as
-    the written model computes it, with its guard, app.fix.replay)."""
+    model itself, the model with the diff's marks added (marked alike), and a replay of a node, alone or folded
+    into the marked run (the node as the written model computes it, with its guard, app.fix.replay)."""
     twins: dict[int, tuple[bytes, bytes]] = {id(original): (original, written)}  # id(bytes) -> (them, B's twin)
 
     def twin(b: Any) -> bytes | None:
@@ -38,6 +38,10 @@ def swapping(execute: run.Execute, original: bytes, written: bytes, target: str)
         if fn is diff_engines.with_outputs and twin(args[0]) is not None:
             made = execute(stage, fn, *args, **kwargs)
             twins[id(made)] = (made, execute(stage, fn, twin(args[0]), *args[1:], **kwargs))
+            return made
+        if fn is child.with_replays and twin(args[0]) is not None:
+            made = execute(stage, fn, *args, **kwargs)
+            twins[id(made)] = (made, execute(stage, replay.fixed_with_replays, twin(args[0]), *args[1:], **kwargs))
             return made
         if fn is child.single_node and twin(args[0]) is not None:
             made = execute(stage, fn, *args, **kwargs)

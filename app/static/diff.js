@@ -34,7 +34,8 @@ function report(res) {
   ];
 }
 
-function init() {
+/** Wires the diff drop zone of the model view (main.js calls it once, before initFix). */
+export function initDiff() {
   const zone = byId('diff-dropzone');
   if (!zone) return;
   const input = byId('diff-file');
@@ -82,5 +83,3 @@ function init() {
     if (event.dataTransfer && event.dataTransfer.files.length) upload(event.dataTransfer.files);
   });
 }
-
-init();

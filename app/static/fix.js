@@ -64,7 +64,8 @@ async function runFix(out, errors) {
   }
 }
 
-function init() {
+/** Adds the Fix bar after the diff's result (main.js calls it once, after initDiff). */
+export function initFix() {
   const zone = byId('diff-dropzone');
   const diffOut = byId('diff-out');
   if (!zone || !diffOut) return;
@@ -86,5 +87,3 @@ function init() {
     errors.replaceChildren();
   }).observe(diffOut, { childList: true });
 }
-
-init();

@@ -1,11 +1,13 @@
 // The inspector: wires the source editor, the live translation panels, the transfer plot, the model
-// drop zone and the permalink (the whole view lives in the URL fragment).
+// view's drop zones (scan, diff and its Fix button) and the permalink (the whole view lives in the URL fragment).
 
 import { ApiError, api } from './api.js';
 import { byId, copyText, fill, h } from './dom.js';
 import { SourceEditor } from './editor.js';
 import { EXAMPLES, TEMPLATES, copy } from './examples.js';
 import { parseJsonExact, samplesFor } from './numbers.js';
+import { initDiff } from './diff.js';
+import { initFix } from './fix.js';
 import { clearPlot, renderPlot } from './plot.js';
 import { initScan } from './scan.js';
 import { TargetPanel, VERSION_KEY, dialectName, refLabel, registerDialects, targetRef } from './targets.js';
@@ -281,7 +283,7 @@ function exampleMenu() {
   });
 }
 
-/** The view switch: the spec view (source, translations, plot) or the model view (scan). */
+/** The view switch: the spec view (source, translations, plot) or the model view (scan, diff and fix). */
 function showView(name) {
   for (const [view, button] of [['spec-view', 'view-spec'], ['model-view', 'view-model']]) {
     byId(view).hidden = view !== name;
@@ -290,6 +292,8 @@ function showView(name) {
 }
 
 async function start() {
+  initDiff(); // the diff and its Fix button need no dialect list: wired even when /v1/dialects fails
+  initFix();
   try {
     caps = await loadCaps();
   } catch (exc) {

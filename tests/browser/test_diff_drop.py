@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.test_inspector import open_inspector
+from tests.browser.test_inspector import open_model_view
 from tests.diff import models as M
 
 
 def test_drop_a_model_on_the_diff_zone(page, server, output_dir, screenshot):
     data = list(M.relu_chain())
-    open_inspector(page, server)
+    open_model_view(page, server)
     transfer = page.evaluate_handle("""(bytes) => {
         const dt = new DataTransfer();
         dt.items.add(new File([new Uint8Array(bytes)], 'relu.onnx'));
@@ -27,7 +27,7 @@ def test_drop_a_model_on_the_diff_zone(page, server, output_dir, screenshot):
 
 
 def test_a_file_that_is_no_model_is_refused_in_place(page, server):
-    open_inspector(page, server)
+    open_model_view(page, server)
     with page.expect_file_chooser() as chooser:
         page.get_by_label("Or choose a model (and .npz)").click()
     chooser.value.set_files({"name": "notes.txt", "mimeType": "text/plain", "buffer": b"hello"})
@@ -36,7 +36,7 @@ def test_a_file_that_is_no_model_is_refused_in_place(page, server):
 
 def test_scan_lists_clip_like_ops(page, server):
     data = list(M.hardsigmoid_chain())
-    open_inspector(page, server)
+    open_model_view(page, server)
     transfer = page.evaluate_handle("""(bytes) => {
         const dt = new DataTransfer();
         dt.items.add(new File([new Uint8Array(bytes)], 'hsig.onnx'));

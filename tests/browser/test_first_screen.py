@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.test_inspector import MODEL_VIEW
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # What must be on the first screen: a name for the failure message -> a CSS selector.
@@ -81,11 +83,15 @@ def test_first_screen_shows_the_work_without_scrolling(browser, server, output_d
         assert not crossing, f"overlapping at {width}x{height}: {crossing}"
         scroll_width = page.evaluate("document.documentElement.scrollWidth")
         assert scroll_width <= width, f"the page scrolls sideways at {width}px: {scroll_width}px wide"
-        # The model view is one click away, and its drop zone is on that first screen too.
-        page.get_by_role("button", name="Model scan").click()
+        # The model view is one click away, and its drop zone is on that first screen too; the diff's drop
+        # zone follows it in the same view.
+        page.get_by_role("button", name=MODEL_VIEW, exact=True).click()
         expect(page.locator("#source")).to_be_hidden()
         zone = page.locator("#dropzone").bounding_box()
         assert zone is not None and not outside(zone, width, height), zone
+        page.locator("#diff-dropzone").scroll_into_view_if_needed()
+        expect(page.locator("#diff-dropzone")).to_be_in_viewport()
+        page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(output_dir / f"first-screen-{screen}-model.png"))
         page.get_by_role("button", name="Spec", exact=True).click()
         expect(page.locator("#dialect")).to_be_visible()

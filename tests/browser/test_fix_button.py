@@ -5,13 +5,13 @@ from __future__ import annotations
 import onnx
 from playwright.sync_api import expect
 
-from tests.browser.test_inspector import open_inspector
+from tests.browser.test_inspector import open_model_view
 from tests.diff import models as M
 
 
 def test_fix_after_a_diff_downloads_the_model_and_shows_the_proof(page, server, tmp_path):
     data = list(M.relu_chain())
-    open_inspector(page, server)
+    open_model_view(page, server)
     expect(page.locator("#fix-bar")).to_be_hidden()
     transfer = page.evaluate_handle("""(bytes) => {
         const dt = new DataTransfer();

@@ -49,6 +49,20 @@ def open_inspector(page, server: str) -> None:
     expect(badge(page, "directml")).to_be_visible()
 
 
+MODEL_VIEW = "Model scan & diff"  # the header switch to the model view (scan, diff and its Fix button)
+
+
+def model_view_button(page):
+    return page.get_by_role("button", name=MODEL_VIEW, exact=True)
+
+
+def open_model_view(page, server: str) -> None:
+    """The inspector, switched to the model view by its header button."""
+    open_inspector(page, server)
+    model_view_button(page).click()
+    expect(model_view_button(page)).to_have_attribute("aria-pressed", "true")
+
+
 # --- the page itself ---------------------------------------------------------------------------------
 
 def test_page_and_assets_carry_the_csp(server):
@@ -368,8 +382,8 @@ def test_upload_model_shows_the_scan_table(page, server, output_dir, screenshot)
     model = relu6_model(output_dir / "relu6.onnx")
     open_inspector(page, server)
     expect(page.get_by_label("Or choose files")).to_be_hidden()  # the model view is one switch away
-    page.get_by_role("button", name="Model scan").click()
-    expect(page.get_by_role("button", name="Model scan")).to_have_attribute("aria-pressed", "true")
+    model_view_button(page).click()
+    expect(model_view_button(page)).to_have_attribute("aria-pressed", "true")
     with page.expect_file_chooser() as chooser:
         page.get_by_label("Or choose files").click()
     chooser.value.set_files(str(model))
@@ -393,7 +407,7 @@ def test_upload_model_shows_the_scan_table(page, server, output_dir, screenshot)
 def test_drop_a_model_on_the_zone(page, server, output_dir):
     data = list(relu6_model(output_dir / "dropped.onnx").read_bytes())
     open_inspector(page, server)
-    page.get_by_role("button", name="Model scan").click()
+    model_view_button(page).click()
     transfer = page.evaluate_handle("""(bytes) => {
         const dt = new DataTransfer();
         dt.items.add(new File([new Uint8Array(bytes)], 'dropped.onnx'));
@@ -487,7 +501,7 @@ def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, se
 
     # The drop zone scans with the chosen targets: StableHLO is a column of the scan table too.
     model = relu6_model(output_dir / "relu6-columns.onnx")
-    page.get_by_role("button", name="Model scan").click()
+    model_view_button(page).click()
     with page.expect_file_chooser() as chooser:
         page.get_by_label("Or choose files").click()
     chooser.value.set_files(str(model))

@@ -11,7 +11,9 @@ import numpy as np
 import onnx
 import pytest
 
+from app.diff import engines as diff_engines
 from app.diff import report, run
+from app.fix import proof
 from app.fix.service import fix
 from app.sandbox import run_isolated
 from tests.diff import models as diff_models
@@ -107,3 +109,39 @@ def test_crossed_clip6_runs_on_b_as_on_reference(b):
     assert out.body["cost"]["original_ms"] is None and "cannot run the original" in out.body["cost"]["note"]
     if b == "openvino":  # its Clamp then sends NaN to the bound: the guard needs IsNaN/Where (opset 9)
         assert out.body["model"]["opset"] == 9 and "opset 6 -> 9" in out.body["model"]["opset_note"]
+
+
+@pytest.mark.parametrize("pair", [("onnxruntime", "openvino"), ("openvino", "onnxruntime")],
+                         ids=lambda p: f"{p[0]}-to-{p[1]}")
+def test_b_replays_the_written_nodes_inside_its_marked_run(pair, monkeypatch):
+    """The diff folds B's replays of the clip-like nodes into B's marked run (app.diff.run._fold_replays); in a
+    proof that run is the written model's, its replay copies the written nodes with their guards: B never runs
+    the original, and compiles twice (plain, marked) however many nodes are replayed."""
+    a, b = pair
+    original = models.mobilenet_like()
+    x = np.random.default_rng(3).standard_normal(models.SHAPE).astype(np.float32)
+    x[0, 0, 2, 5] = np.nan
+    buf = io.BytesIO()
+    np.savez(buf, **{original.graph.input[0].name: x})
+    data, npz = original.SerializeToString(), buf.getvalue()
+    written = fix(data, npz, a, b, "model", rounds=2).model
+    runs: list[bytes] = []
+    real = diff_engines.run
+
+    def counted(engine: str, model: bytes, *args, **kwargs):
+        if engine == b:
+            runs.append(model)
+        return real(engine, model, *args, **kwargs)
+    monkeypatch.setattr(diff_engines, "run", counted)
+    body = proof.prove(run.direct, data, written, npz, a, b, "model")
+    assert body["verdict"] == "equal", body["nodes"]
+    assert len(runs) == 2, len(runs)
+    guards = {n.name for n in onnx.load_from_string(written).graph.node if "_where_clipbridge" in n.name}
+    assert guards
+    for model in runs:
+        names = {n.name for n in onnx.load_from_string(model).graph.node}
+        assert guards <= names  # the written model, not the original
+    copies = {n.name.split("/", 1)[1] for n in onnx.load_from_string(runs[1]).graph.node
+              if n.name.startswith("clipbridge_replay_")}
+    clips = {"n4", "n5", "n6", "n8", "n9"}  # models.mobilenet_like's clip-like nodes
+    assert clips <= copies and guards <= copies, copies  # each replayed as written: the node and its guard
