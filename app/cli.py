@@ -95,66 +95,6 @@ def _no_constants(name: str) -> object:
     raise ValueError(f"bare {name} is not JSON; write it as a string, \"{name.lower()}\"")
 
 
-def _rewrite_status(done: list[dict], skipped: list[dict]) -> int:
-    """The rewritten model's exit code, as scan's: 2 if a clip was skipped or stays unsupported, 1 drift, 0 exact."""
-    after = {item["after"] for item in done}
-    if skipped or "unsupported" in after:
-        return 2
-    return 1 if "drift" in after else 0
-
-
-def cmd_scan(args: argparse.Namespace) -> int:
-    import mmap
-
-    from app.dialects.common import Mode
-    from app.scan.report import scan, worst_status
-    from app.scan.rewrite import rewrite
-    path = Path(args.model)
-    weights_path = Path(args.weights) if args.weights else None
-    if weights_path is None and path.suffix.lower() == ".xml" and path.with_suffix(".bin").is_file():
-        weights_path = path.with_suffix(".bin")
-    with open(path, "rb") as f, (open(weights_path, "rb") if weights_path else open(os.devnull, "rb")) as w:
-        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if path.stat().st_size else b""
-        weights = (mmap.mmap(w.fileno(), 0, access=mmap.ACCESS_READ) if weights_path.stat().st_size else b""
-                   ) if weights_path else None  # an empty file cannot be mapped: it is an empty .bin
-        if args.rewrite:
-            if not args.rewrite_for:
-                raise ClipBridgeError("--rewrite needs --for TARGET (e.g. --for directml:5_0)")
-            out = rewrite(data, args.rewrite_for, args.opset)
-            Path(args.rewrite).write_bytes(out.model_bytes)
-            for item in out.done:
-                print(f"rewrote {item['path']}/{item['node']}: bounds [{', '.join(item['bounds'])}], "
-                      f"{args.rewrite_for}: {item['before']} -> {item['after']}")
-            for item in out.skipped:
-                print(f"skipped {item['path']}/{item['node']}: {item['reason']}")
-            print(f"wrote {args.rewrite} (opset {out.opset})")
-            return _rewrite_status(out.done, out.skipped)
-        result = scan(data, weights, args.target, Mode(args.mode))
-    return lint_cli.scan_output(result.to_json(), args, {"exact": 0, "drift": 1}.get(worst_status(result), 2),
-                                print_scan_table)
-
-
-def print_scan_table(body: dict) -> None:
-    labels = [t["label"] for t in body["targets"]]
-    rows = [["#", "clip", "pattern", "dtype", *labels]]
-    for c in body["clips"]:
-        where = f"{c['path']}/{c['node']}"
-        cells = [t["status"] for t in c["translations"]] or [f"error: {c['error']}"[:60]] + [""] * (len(labels) - 1)
-        rows.append([str(c["id"]), where, c["pattern"], c["dtype"] or "?", *cells])
-    _print_rows(rows)
-    s = body["summary"]
-    counts = "; ".join(f"{t['label']}: {t['exact']} exact, {t['drift']} drift, {t['unsupported']} unsupported"
-                       for t in s["targets"])
-    print(f"\n{s['clips']} clips ({s['unresolved']} unresolved). {counts}")
-    if s["worst"]:
-        w = s["worst"]
-        print(f"worst: [{w['severity']}] {w['code']} at clip {w['clip']} ({w['label']}): {w['message']}")
-    if body.get("clip_like"):
-        nan = "; ".join(f"{c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
-                        for c in body["clip_like"][:20])
-        print(f"clip-like ops (not translated; `clipbridge diff` runs them): {nan}")
-
-
 def cmd_dialects(args: argparse.Namespace) -> int:
     from app.capabilities import capabilities
     body = capabilities()
@@ -166,7 +106,7 @@ def cmd_dialects(args: argparse.Namespace) -> int:
     for d in body["dialects"]:
         for v in d["versions"]:
             rows.append([d["dialect"], v["version"], v["selects"], v["ranks"], " ".join(v["dtypes"])])
-    _print_rows(rows)
+    lint_cli.print_rows(rows)
     print("\nDefaults: " + ", ".join(" ".join(f"{k}={v}" for k, v in d["default_target"].items())
                                     for d in body["dialects"]))
     named = [d["dialect"] for d in body["dialects"] if not d.get("in_defaults", True)]
@@ -179,12 +119,6 @@ def cmd_dialects(args: argparse.Namespace) -> int:
           f"{host['openvino_bf16_variant']}, default inference precision "
           f"{ov.get('default_inference_precision', 'n/a (openvino not installed)')} (docs/host-differences.md)")
     return 0
-
-
-def _print_rows(rows: list[list[str]]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
@@ -270,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "or unsupported")
     m.add_argument("--for", dest="rewrite_for", metavar="TARGET", help="the target the rewrite is checked against")
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
-    m.set_defaults(func=cmd_scan)
+    m.set_defaults(func=lint_cli.cmd_scan)
     lint_cli.add_subcommands(sub)
     diff_cli.add_subcommand(sub)
     d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"

@@ -24,7 +24,8 @@ from app.dialects.tensor_bounds import check_bounds_fit
 from app.engines import INSTALL_HINT
 from app.errors import BackendUnavailable, Busy, ClipBridgeError, RejectedSpec, TimedOut, located
 from app.kernels import clip_numpy, clip_xp, reference_only
-from app.kernels_half import HALF, clip_cupy_half
+from app.kernels_cupy_half import clip_cupy_half
+from app.kernels_half import HALF
 from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
 from app.specs import AnyTarget
 from app.suggest import one_of

@@ -306,23 +306,6 @@ def clip_half_cupy(hp: HalfPlan, lut: Any, xb: Any, out: Any = None) -> Any:
     return out
 
 
-def clip_cupy_half(m: Any, x: Any, reading: str | None = None) -> Any:
-    """float16/bfloat16 on CuPy: `x` a device uint16 array of m's patterns; returns the output patterns."""
-    from app.errors import BackendUnavailable
-    from app.kernels import plan  # app.kernels imports this module: import at call time
-
-    if m.has_tensor_bounds or m.out_dtype != m.dtype:
-        raise BackendUnavailable("backend 'cupy' does not run per-element bounds or promotion of 16-bit floats "
-                                 "yet; use backend 'numpy'", "backend")
-    import cupy as cp  # type: ignore[import-not-found]
-
-    p = plan(m, reading)
-    hp = half_plan(m.dtype.np_dtype, p.lo, p.hi, p.max_wins, p.all_nan, p.nan_out)
-    lut = None if m.scale_bias is None else _device_table(hp, m.dtype.name, _sb_key(m.scale_bias),
-                                                          cp.cuda.Device().id)
-    return clip_half_cupy(hp, lut, x)
-
-
 @lru_cache(maxsize=16)
 def _device_table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool], device: int) -> Any:
     """The table on the device, uploaded once (128 KiB; a per-call upload would cost a tenth of a 1 GB clip)."""

@@ -57,10 +57,9 @@ def notes_onnx(op_version: str, dtype: str, has_min: bool, has_max: bool) -> tup
     return _notes("onnxruntime", op_version, dtype, bounds)
 
 
-def notes_openvino(dtype: str) -> tuple[EngineNote, ...]:
+def notes_openvino(dtype: str, op_version: str) -> tuple[EngineNote, ...]:
     """An engine note when the openvino CPU plugin cannot compile or run the Clamp-1 IR for this dtype."""
-    from app.dialects.openvino import CLAMP_VERSION
-    return _notes("openvino", CLAMP_VERSION, dtype, "both")
+    return _notes("openvino", op_version, dtype, "both")
 
 
 def _notes(runtime: str, op_version: str, dtype: str, bounds: str) -> tuple[EngineNote, ...]:

@@ -1,205 +1,30 @@
-"""Clip spec objects as they travel on the wire, one pydantic model per dialect (discriminated by `dialect`)."""
+"""Clip spec objects as they travel on the wire, one pydantic model per dialect (discriminated by `dialect`).
+
+The unions over every registered dialect (app/dialects/registry.py) are built here, eagerly, when this module is
+imported: Spec/TargetSpec are discriminated by `dialect`; AnySpec/AnyTarget are the same unions for annotations;
+DialectName is the Literal of the registered names. The pieces the models are built from live in
+app/dialects/spec_base.py and are re-exported here. Dialect modules never import this module (the registry
+imports them), so there is no import circle; service, scan, lint, api and cli import it."""
 
 from __future__ import annotations
 
-from fractions import Fraction
-from typing import Annotated, Any, Literal, Union
+from typing import Any
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt,
-                      StringConstraints, WithJsonSchema, field_validator, model_validator)
-from pydantic_core import PydanticCustomError
+from app.dialects import registry
+from app.dialects.spec_base import (B64, MAX_ELEMENTS, Dim, DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlEnum,
+                                    DmlScaleBias, DmlTensorDesc, OnnxSpec, OnnxTarget, OpenVinoSpec,
+                                    OpenVinoTarget, Shape, WireNumber, XmlText, _parse_wire, _Strict, spec_json)
 
-from app.errors import SpecError
+__all__ = ["B64", "MAX_ELEMENTS", "AnySpec", "AnyTarget", "DialectName", "Dim", "DirectMLSpec", "DirectMLTarget",
+           "DmlClipDesc", "DmlEnum", "DmlScaleBias", "DmlTensorDesc", "OnnxSpec", "OnnxTarget", "OpenVinoSpec",
+           "OpenVinoTarget", "Shape", "Spec", "TargetSpec", "WireNumber", "XmlText", "_Strict", "_parse_wire",
+           "spec_json"]
 
-from app.numbers import MAX_NUMBER_STRING, parse_number, wire_number
+Spec: Any = registry.spec_union()
+AnySpec: Any = registry.spec_union()
+TargetSpec: Any = registry.target_union()
+AnyTarget: Any = registry.target_union()
+DialectName: Any = registry.name_literal()
 
-def _parse_wire(value: Any) -> int | float | Fraction:
-    """One validator for every wire number, so a bad value yields one clear error, not a union's three."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
-        raise PydanticCustomError("number", "Expected a number or a numeric string such as 'nan', '-inf', "
-                                            "'9223372036854775807', '0x1.8p+1'; got {kind}",
-                                  {"kind": type(value).__name__})
-    try:
-        return parse_number(value)
-    except SpecError as exc:
-        raise PydanticCustomError("number", "{msg}", {"msg": exc.message}) from None
-
-
-WireNumber = Annotated[
-    Any,
-    BeforeValidator(_parse_wire),
-    PlainSerializer(wire_number, return_type=Union[int, float, str, None]),
-    WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_NUMBER_STRING}],
-                    "description": "A JSON number, or a string: 'nan', 'inf', '-inf', a decimal integer "
-                                   "('9223372036854775807') or a float literal ('0x1.8p+1')."}),
-]
-Dim = Union[Annotated[StrictInt, Field(ge=0, le=2**63 - 1)], None, Annotated[str, StringConstraints(max_length=64)]]
-MAX_ELEMENTS = 2**63 - 1  # no framework indexes a tensor with more elements than int64 holds
-
-
-def _shape_fits(shape: list) -> list:
-    count = 1
-    for d in shape:
-        if isinstance(d, int):
-            count *= d
-    if count > MAX_ELEMENTS:
-        raise ValueError(f"the shape has {count} elements; at most 2^63-1 fit a tensor's int64 element count")
-    return shape
-
-
-Shape = Annotated[list[Dim], Field(max_length=64), AfterValidator(_shape_fits)]
-B64 = Annotated[str, StringConstraints(max_length=64 * 1024 * 1024)]
-XmlText = Annotated[str, StringConstraints(max_length=16 * 1024 * 1024)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-def _field_rule(name: str, message: str) -> PydanticCustomError:
-    """A model-level rule about one field: `field` in the context lets app/field_errors.py name it in `loc`."""
-    return PydanticCustomError("spec_form", message.replace("{", "{{").replace("}", "}}"), {"field": name})
-
-
-class OnnxSpec(_Strict):
-    """ONNX Clip: compact (`opset`, `elem_type`, `min`, `max`) or a whole model (`model`, `node`)."""
-
-    dialect: Literal["onnx"]
-    opset: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
-    elem_type: Annotated[str, StringConstraints(max_length=32)] | None = None
-    shape: Shape | None = None
-    min: WireNumber | None = None
-    max: WireNumber | None = None
-    model: B64 | None = Field(default=None, description="base64 ModelProto bytes")
-    node: Annotated[str, StringConstraints(max_length=1024)] | Annotated[StrictInt, Field(ge=0)] | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> "OnnxSpec":
-        if self.model is not None:
-            extra = [k for k in ("opset", "elem_type", "shape", "min", "max") if getattr(self, k) is not None]
-            if extra:
-                raise _field_rule(extra[0], "the model form takes only 'model' and 'node'; remove "
-                                  + ", ".join(extra))
-        else:
-            missing = [k for k in ("opset", "elem_type") if getattr(self, k) is None]
-            if missing:
-                raise _field_rule(missing[0], f"the compact form needs {' and '.join(missing)} (or give 'model')")
-            if self.node is not None:
-                raise _field_rule("node", "'node' goes with 'model'")
-        return self
-
-
-class OpenVinoSpec(_Strict):
-    """OpenVINO Clamp-1: compact (`element_type`, `min`, `max`) or IR v11 XML (`ir_xml`, `layer`)."""
-
-    dialect: Literal["openvino"]
-    version: Annotated[str, StringConstraints(max_length=16)] = "opset1"
-    element_type: Annotated[str, StringConstraints(max_length=16)] | None = None
-    shape: Shape | None = None
-    min: WireNumber | None = None
-    max: WireNumber | None = None
-    ir_xml: XmlText | None = None
-    layer: Annotated[str, StringConstraints(max_length=1024)] | Annotated[StrictInt, Field(ge=0)] | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> "OpenVinoSpec":
-        if self.ir_xml is not None:
-            extra = [k for k in ("element_type", "shape", "min", "max") if getattr(self, k) is not None]
-            if extra:
-                raise _field_rule(extra[0], "the IR form takes only 'ir_xml' and 'layer'; remove " + ", ".join(extra))
-        else:
-            missing = [k for k in ("element_type", "min", "max") if getattr(self, k) is None]
-            if missing:
-                raise _field_rule(missing[0], f"Clamp-1 requires {' and '.join(missing)} "
-                                               "(attributes with no default)")
-            if self.layer is not None:
-                raise _field_rule("layer", "'layer' goes with 'ir_xml'")
-        return self
-
-
-def _strip(prefix: str) -> AfterValidator:
-    def strip(value: str) -> str:
-        value = value.strip()
-        return value[len(prefix):] if value.upper().startswith(prefix) else value
-    return AfterValidator(strip)
-
-
-DmlEnum = Annotated[str, StringConstraints(max_length=64)]
-
-
-class DmlTensorDesc(_Strict):
-    """DML_BUFFER_TENSOR_DESC."""
-
-    DataType: Annotated[DmlEnum, _strip("DML_TENSOR_DATA_TYPE_")]
-    Flags: Annotated[DmlEnum, _strip("DML_TENSOR_FLAG_")] = "NONE"
-    DimensionCount: Annotated[StrictInt, Field(ge=0, le=64)] | None = None
-    Sizes: Annotated[list[StrictInt], Field(max_length=64)]
-    Strides: Annotated[list[StrictInt], Field(max_length=64)] | None = None
-    TotalTensorSizeInBytes: Annotated[StrictInt, Field(ge=0)] | None = None
-    GuaranteedBaseOffsetAlignment: Annotated[StrictInt, Field(ge=0)] = 0
-
-
-class DmlScaleBias(_Strict):
-    Scale: WireNumber = 1.0
-    Bias: WireNumber = 0.0
-
-
-class DmlClipDesc(_Strict):
-    """DML_ELEMENT_WISE_CLIP_OPERATOR_DESC / DML_ELEMENT_WISE_CLIP1_OPERATOR_DESC."""
-
-    InputTensor: DmlTensorDesc
-    OutputTensor: DmlTensorDesc
-    ScaleBias: DmlScaleBias | None = None
-    MinMaxDataType: Annotated[DmlEnum, _strip("DML_TENSOR_DATA_TYPE_")] | None = None
-    Min: WireNumber
-    Max: WireNumber
-
-
-class DirectMLSpec(_Strict):
-    dialect: Literal["directml"]
-    feature_level: Annotated[DmlEnum, _strip("DML_FEATURE_LEVEL_")] = "6_4"
-    operator: Annotated[DmlEnum, _strip("DML_OPERATOR_")] = "ELEMENT_WISE_CLIP"
-    desc: DmlClipDesc
-
-    @field_validator("operator")
-    @classmethod
-    def _operator(cls, value: str) -> str:
-        if value.upper() not in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1"):
-            raise ValueError("operator must be ELEMENT_WISE_CLIP or ELEMENT_WISE_CLIP1")
-        return value.upper()
-
-
-class OnnxTarget(_Strict):
-    dialect: Literal["onnx"]
-    opset: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
-
-
-class OpenVinoTarget(_Strict):
-    dialect: Literal["openvino"]
-    version: Annotated[str, StringConstraints(max_length=16)] | None = None
-
-
-class DirectMLTarget(_Strict):
-    dialect: Literal["directml"]
-    feature_level: Annotated[DmlEnum, _strip("DML_FEATURE_LEVEL_")] | None = None
-
-
-# The unions over every registered dialect (app/dialects/registry.py), built on first use: the registry imports
-# the dialect modules, which import their models from here. Spec/TargetSpec are discriminated by `dialect`;
-# AnySpec/AnyTarget are the same unions for annotations; DialectName is the Literal of the registered names.
-_UNIONS = {"Spec": "spec_union", "AnySpec": "spec_union", "TargetSpec": "target_union",
-           "AnyTarget": "target_union", "DialectName": "name_literal"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _UNIONS:
-        from app.dialects import registry
-        value = getattr(registry, _UNIONS[name])()
-        globals()[name] = value  # built once, as a module constant would be
-        return value
-    raise AttributeError(f"module 'app.specs' has no attribute {name!r}")
-
-
-def spec_json(spec: BaseModel) -> dict[str, Any]:
-    """A spec as wire JSON, without fields left unset."""
-    return spec.model_dump(mode="json", exclude_none=True)
+# The registry-derived names (tests/dialects/test_registry.py builds them before registering a fake dialect).
+_UNIONS = ("Spec", "AnySpec", "TargetSpec", "AnyTarget", "DialectName")

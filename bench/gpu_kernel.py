@@ -33,7 +33,7 @@ def main() -> None:
 
     from app.dtypes import BFLOAT16, FLOAT16, FLOAT32
     from app.kernels import clip_xp
-    from app.kernels_half import clip_cupy_half
+    from app.kernels_cupy_half import clip_cupy_half
     from app.meaning import Bound, Meaning, NanBound, Order, ScaleBias, evaluate
 
     def timed(fn) -> float:

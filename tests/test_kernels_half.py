@@ -155,7 +155,7 @@ def test_cupy_kernel_every_pattern(dt: DType) -> None:
     cp = pytest.importorskip("cupy")
     if cp.cuda.runtime.getDeviceCount() < 1:
         pytest.skip("no CUDA device")
-    from app.kernels_half import clip_cupy_half
+    from app.kernels_cupy_half import clip_cupy_half
     xd = cp.asarray(PATTERNS)
     for lo, hi, order, sb in itertools.product([math.nan, -0.0, 6.0, -math.inf], [math.nan, 0.0, -2.0, math.inf],
                                                [Order.MAX_WINS, Order.MIN_WINS], [None, ScaleBias(0.5, 1.0)]):
@@ -243,6 +243,6 @@ def test_tensor_bounds_every_pattern(dt: DType, path: str) -> None:
 def test_cupy_half_refuses_what_it_does_not_run(m: Meaning) -> None:
     """The 16-bit CuPy kernel has no per-element bounds or promotion: a 422 naming the numpy backend, not a guess."""
     from app.errors import BackendUnavailable
-    from app.kernels_half import clip_cupy_half
+    from app.kernels_cupy_half import clip_cupy_half
     with pytest.raises(BackendUnavailable, match="numpy"):
         clip_cupy_half(m, None)

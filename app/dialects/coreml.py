@@ -22,12 +22,12 @@ from pydantic import StringConstraints
 from app import exact
 from app.dialects.base import Dialect, Resolved
 from app.dialects.common import Emitted, LazyArtifacts, Mode, default_made_explicit, rounded_float_bound
+from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
 from app.dtypes import FLOAT16, FLOAT32, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
 from app.numbers import Number, format_number
-from app.specs import Shape, WireNumber, _Strict, spec_json
 from app.suggest import one_of
 
 NAME = "coreml"

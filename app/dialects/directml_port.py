@@ -10,10 +10,10 @@ import numpy as np
 
 from app.dialects import directml
 from app.dialects.base import Dialect, Resolved
+from app.dialects.spec_base import DirectMLSpec, DirectMLTarget
 from app.dialects.tensor_bounds import with_tensor_bounds
 from app.meaning import READING_2022, READING_CURRENT
 from app.numbers import wire_number
-from app.specs import DirectMLSpec, DirectMLTarget
 
 
 def _packed_strides(sizes: list[int]) -> list[int]:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from app.dialects.onnx_tensor import check_strings, constant_attribute, tensor_values
 from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
                                  pick_carrier, typed_scalar_bound)
+from app.dialects.spec_base import OnnxSpec, OnnxTarget, spec_json
 from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
 from app.errors import ArtifactError, SpecError
@@ -27,7 +28,6 @@ from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
 from app import exact, runtime_support
 from app.numbers import Number, format_number
-from app.specs import OnnxSpec, OnnxTarget, spec_json
 
 DIALECT = "onnx"
 FLOATS = (FLOAT16, FLOAT32, FLOAT64)

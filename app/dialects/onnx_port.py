@@ -13,9 +13,9 @@ from app import engine_config, engines
 from app.dialects import onnx
 from app.dialects.base import Dialect, Resolved
 from app.dialects.onnx_minmax import emit_minmax
+from app.dialects.spec_base import OnnxSpec, OnnxTarget
 from app.dialects.tensor_bounds import with_tensor_bounds
 from app.errors import BackendUnavailable, ClipBridgeError
-from app.specs import OnnxSpec, OnnxTarget
 
 
 def resolve(spec: OnnxSpec) -> Resolved:

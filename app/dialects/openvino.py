@@ -18,6 +18,7 @@ from defusedxml import DefusedXmlException
 from pydantic import ValidationError
 
 from app.dialects.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
+from app.dialects.spec_base import OpenVinoSpec, OpenVinoTarget, spec_json
 from app.dtypes import BFLOAT16, BY_OPENVINO, FLOAT32, FLOAT64, DType
 from app.errors import ArtifactError, SpecError
 from app.suggest import one_of, shown
@@ -25,7 +26,6 @@ from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app import engine_config, exact, runtime_support
 from app.numbers import Number, format_number, parse_number, to_double
-from app.specs import OpenVinoSpec, OpenVinoTarget, spec_json
 
 DIALECT = "openvino"
 LATEST_OPSET = 16  # the newest opsetN a translation names by default; Clamp is Clamp-1 in all of them
@@ -180,7 +180,7 @@ def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
     if state is State.DEFINED and not dt.is_float and lo.value > hi.value:
         notes = notes + ENGINE_NOTES_CROSSED
     notes = notes + cpu_notes_openvino(dt, dmin, dmax, lo.saturated or hi.saturated)
-    notes = notes + runtime_support.notes_openvino(dt.name)
+    notes = notes + runtime_support.notes_openvino(dt.name, CLAMP_VERSION)
     return Meaning(DIALECT, CLAMP_VERSION, dt, lo, hi, order=Order.MAX_WINS, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.REJECTED, state=state, reason=reason, rules=rules, engine_notes=notes)
 

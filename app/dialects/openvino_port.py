@@ -11,10 +11,10 @@ from app import engine_config, engines
 from app.dialects import openvino
 from app.dialects.base import Dialect, Resolved
 from app.dialects.openvino_minmax import build_minmax_ir, emit_minmax_openvino
+from app.dialects.spec_base import OpenVinoSpec, OpenVinoTarget
 from app.dialects.tensor_bounds import with_tensor_bounds
 from app.dtypes import ALL
 from app.errors import BackendUnavailable
-from app.specs import OpenVinoSpec, OpenVinoTarget
 
 
 def resolve(spec: OpenVinoSpec) -> Resolved:

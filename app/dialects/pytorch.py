@@ -28,12 +28,12 @@ from app.dialects.base import Dialect, Resolved
 from app.dialects.common import Emitted, LazyArtifacts, Mode
 from app.dialects.pytorch_export import (ALIASES, DTYPES, EXPORT_ARTIFACTS, OPS, UNSUPPORTED_DTYPES, PyTorchSpec,
                                          PyTorchTarget, artifacts_pytorch, export_notes, run_torch, shape_of)
+from app.dialects.spec_base import spec_json
 from app.dtypes import FLOAT32, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, TensorBound
 from app.numbers import Number, format_number
-from app.specs import spec_json
 from app.suggest import one_of
 
 NAME = "pytorch"

@@ -16,12 +16,12 @@ from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJs
 from pydantic_core import PydanticCustomError
 
 from app import engines, exact
+from app.dialects.spec_base import Shape, _Strict
 from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Severity, Witness
 from app.meaning import Meaning, evaluate
 from app.numbers import MAX_NUMBER_STRING, Number, format_number, parse_number, wire_number
-from app.specs import Shape, _Strict
 
 DTYPES: dict[str, DType] = {d.name: d for d in (FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT16, INT32,
                                                 INT64)}

@@ -21,6 +21,7 @@ from app import engine_config, engines, exact
 from app.dialects.base import Dialect, Resolved
 from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  typed_scalar_bound)
+from app.dialects.spec_base import Shape, _parse_wire, _Strict, spec_json
 from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
                         UINT64, DType)
 from app.errors import SpecError
@@ -28,7 +29,6 @@ from app.findings import Code, Finding, Notes, Severity
 from app.drift import MAX_TENSOR_BOUND, check_tensor_bound_size
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, TensorBound
 from app.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
-from app.specs import Shape, _parse_wire, _Strict, spec_json
 from app.suggest import one_of
 
 NAME = "stablehlo"

@@ -29,12 +29,12 @@ from pydantic import Field, StringConstraints
 from app import exact
 from app.dialects.base import Dialect, Resolved
 from app.dialects.common import Emitted, LazyArtifacts, Mode
+from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
 from app.dtypes import FLOAT16, FLOAT32, INT8, DType
 from app.errors import SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order
 from app.numbers import Number, format_number
-from app.specs import Shape, WireNumber, _Strict, spec_json
 from app.suggest import one_of
 
 NAME = "tensorrt"

@@ -4,8 +4,9 @@ TFLite has no general clip op. Its fixed-range activations clamp to (0, 6), (-1,
 (tensorflow/lite/kernels/activations.cc); any other range is MINIMUM(x, max) then MAXIMUM(., min), the order the
 converter gives tf.clip_by_value (tensorflow/python/ops/clip_ops.py), so min > max gives min. Quantized tensors
 (uint8, int8, int16) hold integers q with x = scale * (q - zero_point); the fixed ranges become integer bounds by
-QuantizedReluX's rule, and MINIMUM_MAXIMUM's constants are stored integers. The runtime engine (ai-edge-litert's
-Interpreter, with its default XNNPACK delegate) and the emitted .tflite bytes are in tflite_engine.py.
+QuantizedReluX's rule, and MINIMUM_MAXIMUM's constants are stored integers. The emitted .tflite bytes are written
+here (graph_of, model_bytes); the runtime engine (ai-edge-litert's Interpreter, with its default XNNPACK delegate)
+is tflite_engine.invoke.
 
 Measured on ai-edge-litert 2.3.0 (tests/dialects/test_tflite.py): the float ops propagate a NaN input on every
 path (default delegate, builtin kernels, reference kernels); the reference's inference that the RELU6 loop
@@ -24,23 +25,27 @@ translations report drift "under the builtin reading".
 
 from __future__ import annotations
 
+import base64
 import math
 from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import StrictInt, StringConstraints
 
-from app import exact
+from app import engine_config, exact
+from app.dialects import tflite_engine
 from app.dialects.base import Dialect, Resolved
 from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  rounded_float_bound)
+from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
 from app.dtypes import FLOAT32, INT8, INT16, INT32, INT64, UINT8, DType
-from app.errors import SpecError
+from app.errors import RejectedSpec, SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
 from app.numbers import Number, format_number
-from app.specs import Shape, WireNumber, _Strict, spec_json
+from app.dialects.tflite_flatbuffer import Graph, build_model
 from app.suggest import one_of
 
 NAME = "tflite"
@@ -353,7 +358,6 @@ def _unsupported(code: Code, message: str, src: Meaning) -> Emitted:
 def emit(src: Meaning, target: TfliteTarget, mode: Mode, shape: list | None) -> Emitted:
     """A TFLite clip (compact spec and .tflite bytes) computing `src`: a fixed-range op when the bounds are
     exactly its range, else MINIMUM then MAXIMUM."""
-    from app.dialects.tflite_engine import model_base64
     version = version_tflite(target.version or VERSIONS[-1])
     dt = src.dtype
     if src.scale_bias is not None:
@@ -412,8 +416,51 @@ def capability() -> dict[str, Any]:
                           "a NaN constant: order-dependent, undocumented"]}]}
 
 
+# --- the .tflite artifact and the LiteRT engine (the interpreter itself: tflite_engine.invoke) --------------
+
+def graph_of(spec: Any, m: Meaning, shape: list | tuple | None) -> Graph:
+    """What build_model writes for a resolved spec: the op, the stored bounds, quantization, and the shape (an
+    unknown size is -1: written 1 with shape_signature -1)."""
+    dims = tuple(d if isinstance(d, int) and d <= 2**31 - 1 else -1 for d in (shape if shape is not None else [None]))
+    q = None
+    if spec.quantization is not None:
+        q = (scale_tflite(spec.quantization), spec.quantization.zero_point)
+    lo = hi = None
+    if spec.op.strip().upper() == MINMAX:
+        lo, hi = m.lo, m.hi
+    return Graph(spec.op.strip().upper(), m.dtype.name, dims, lo, hi, q)
+
+
+def model_bytes(spec: Any, m: Meaning, shape: list | tuple | None = None) -> bytes:
+    return build_model(graph_of(spec, m, spec.shape if shape is None else shape))
+
+
+def model_base64(spec: Any, m: Meaning) -> str:
+    """The emitted artifact: the flatbuffer as base64 (binary artifacts travel as base64 strings in JSON)."""
+    return base64.b64encode(model_bytes(spec, m)).decode()
+
+
+def resolver_of(reading: str | None) -> str:
+    """The op resolver that runs a reading: builtin -> the builtin kernels; xnnpack or none -> the default."""
+    return "builtin" if reading == READING_BUILTIN else "default"
+
+
+def run_litert(sem: Any, x: np.ndarray, resolver: str | None = None) -> np.ndarray:
+    """The semantics' own model (built for x's shape) on the LiteRT interpreter, with the op resolver of the
+    chosen reading (`sem.reading`) unless `resolver` names one."""
+    if sem.meaning.state is State.REJECTED:
+        raise RejectedSpec(sem.meaning.reason or "rejected by TFLite", "spec")
+    spec = TfliteSpec.model_validate(sem.spec)
+    x = np.asarray(x, dtype=sem.meaning.dtype.np_dtype)
+    # The model holds the spec's constants (the default meaning's): a reading changes how it runs, not what it is.
+    data = model_bytes(spec, resolve(spec), list(x.shape) or [1])
+    chosen = resolver or resolver_of(getattr(sem, "reading", None))
+    y = tflite_engine.invoke(data, x, chosen)
+    engine_config.record_run(engine_config.litert_settings(getattr(sem, "precision", "model"), chosen))
+    return y
+
+
 def _run_litert(sem: Any, x: Any) -> Any:
-    from app.dialects.tflite_engine import run_litert
     return run_litert(sem, x)
 
 

@@ -15,17 +15,19 @@ import base64
 import math
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import StringConstraints
 
 from app import exact
+from app.dialects import tosa_engine
 from app.dialects.base import Dialect, Resolved
 from app.dialects.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
+from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
 from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, DType
-from app.errors import SpecError
+from app.errors import RejectedSpec, SpecError
 from app.findings import Code, Finding, Notes, Severity
 from app.meaning import Bound, Meaning, NanBound, NanInput, Order, State
 from app.numbers import Number, format_number
-from app.specs import Shape, WireNumber, _Strict, spec_json
 from app.suggest import one_of
 
 NAME = "tosa"
@@ -338,7 +340,6 @@ def mlir_text(spec: TosaSpec, m: Meaning) -> str:
 
 def flatbuffer_b64(spec: TosaSpec, m: Meaning) -> str | None:
     """The one-CLAMP graph as base64 flatbuffer bytes, written by tosa-tools' serializer (None without it)."""
-    from app.dialects import tosa_engine
     try:
         import tosa_serializer  # noqa: F401
     except ImportError:
@@ -389,8 +390,14 @@ EXAMPLES = {
 
 
 def _run_reference(sem: Any, x: Any) -> Any:
-    from app.dialects.tosa_engine import run_reference
-    return run_reference(sem, x)
+    """Backend 'tosa-reference': the meaning's CLAMP on the reference model."""
+    m = sem.meaning
+    dtype = NAME_OF.get(m.dtype.name)
+    if dtype is None:
+        raise RejectedSpec(f"TOSA CLAMP has no {m.dtype.name} tensor", "spec")
+    mode = nan_mode_of(m)
+    graph = tosa_engine.flatbuffer(dtype, list(np.shape(x)), m.lo, m.hi, mode)
+    return tosa_engine.run_flatbuffer(graph, np.asarray(x, dtype=m.dtype.np_dtype), dtype)
 
 
 DIALECT = Dialect(

@@ -159,15 +159,3 @@ def refused_condition(text: str) -> str | None:
             msg = lines[i + 1].strip() if i + 1 < len(lines) else ""
             return f"{cond} ({msg})" if msg else cond
     return None
-
-
-def run_reference(sem: Any, x: np.ndarray) -> np.ndarray:
-    """Backend 'tosa-reference': the meaning's CLAMP on the reference model."""
-    m = sem.meaning
-    from app.dialects.tosa import NAME_OF, nan_mode_of
-    dtype = NAME_OF.get(m.dtype.name)
-    if dtype is None:
-        raise RejectedSpec(f"TOSA CLAMP has no {m.dtype.name} tensor", "spec")
-    mode = nan_mode_of(m)
-    graph = flatbuffer(dtype, list(np.shape(x)), m.lo, m.hi, mode)
-    return run_flatbuffer(graph, np.asarray(x, dtype=m.dtype.np_dtype), dtype)

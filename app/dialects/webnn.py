@@ -42,11 +42,11 @@ from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJs
 
 from app import exact
 from app.dialects.base import Resolved
+from app.dialects.spec_base import Shape, _parse_wire, _Strict, spec_json
 from app.dtypes import FLOAT16, FLOAT32, INT8, INT32, INT64, UINT8, UINT32, UINT64, DType
 from app.errors import SpecError
 from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
 from app.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
-from app.specs import Shape, _parse_wire, _Strict, spec_json
 from app.suggest import one_of
 
 NAME = "webnn"

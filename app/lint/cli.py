@@ -1,5 +1,5 @@
-"""The linter's side of the CLI: output formats, filters, baselines, `explain`, `probe`, `bundle`.
-app/cli.py only wires arguments to these."""
+"""The linter's side of the CLI: output formats, filters, baselines, `scan`, `lint`, `explain`, `probe`, `bundle`.
+app/cli.py only wires arguments to these (this module never imports app.cli)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,20 @@ import argparse
 import contextlib
 import io
 import json
+import mmap
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.dialects.common import Mode
 from app.errors import ClipBridgeError
 from app.lint import baseline as baseline_file
 from app.lint.report import LEVELS, LintReport, apply_filters, from_scan, from_translate
 from app.lint.rules import RULE_IDS, check_codes
+from app.scan.report import scan, worst_status
+from app.scan.rewrite import rewrite
 
 FORMATS = ("table", "json", "sarif", "junit", "github", "markdown")
 
@@ -193,9 +198,70 @@ def _probe_args(p: argparse.ArgumentParser) -> None:
                         "(docs/host-differences.md)")
 
 
+def _rewrite_status(done: list[dict], skipped: list[dict]) -> int:
+    """The rewritten model's exit code, as scan's: 2 if a clip was skipped or stays unsupported, 1 drift, 0 exact."""
+    after = {item["after"] for item in done}
+    if skipped or "unsupported" in after:
+        return 2
+    return 1 if "drift" in after else 0
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    path = Path(args.model)
+    weights_path = Path(args.weights) if args.weights else None
+    if weights_path is None and path.suffix.lower() == ".xml" and path.with_suffix(".bin").is_file():
+        weights_path = path.with_suffix(".bin")
+    with open(path, "rb") as f, (open(weights_path, "rb") if weights_path else open(os.devnull, "rb")) as w:
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if path.stat().st_size else b""
+        weights = (mmap.mmap(w.fileno(), 0, access=mmap.ACCESS_READ) if weights_path.stat().st_size else b""
+                   ) if weights_path else None  # an empty file cannot be mapped: it is an empty .bin
+        if args.rewrite:
+            if not args.rewrite_for:
+                raise ClipBridgeError("--rewrite needs --for TARGET (e.g. --for directml:5_0)")
+            out = rewrite(data, args.rewrite_for, args.opset)
+            Path(args.rewrite).write_bytes(out.model_bytes)
+            for item in out.done:
+                print(f"rewrote {item['path']}/{item['node']}: bounds [{', '.join(item['bounds'])}], "
+                      f"{args.rewrite_for}: {item['before']} -> {item['after']}")
+            for item in out.skipped:
+                print(f"skipped {item['path']}/{item['node']}: {item['reason']}")
+            print(f"wrote {args.rewrite} (opset {out.opset})")
+            return _rewrite_status(out.done, out.skipped)
+        result = scan(data, weights, args.target, Mode(args.mode))
+    return scan_output(result.to_json(), args, {"exact": 0, "drift": 1}.get(worst_status(result), 2),
+                       print_scan_table)
+
+
+def print_scan_table(body: dict) -> None:
+    labels = [t["label"] for t in body["targets"]]
+    rows = [["#", "clip", "pattern", "dtype", *labels]]
+    for c in body["clips"]:
+        where = f"{c['path']}/{c['node']}"
+        cells = [t["status"] for t in c["translations"]] or [f"error: {c['error']}"[:60]] + [""] * (len(labels) - 1)
+        rows.append([str(c["id"]), where, c["pattern"], c["dtype"] or "?", *cells])
+    print_rows(rows)
+    s = body["summary"]
+    counts = "; ".join(f"{t['label']}: {t['exact']} exact, {t['drift']} drift, {t['unsupported']} unsupported"
+                       for t in s["targets"])
+    print(f"\n{s['clips']} clips ({s['unresolved']} unresolved). {counts}")
+    if s["worst"]:
+        w = s["worst"]
+        print(f"worst: [{w['severity']}] {w['code']} at clip {w['clip']} ({w['label']}): {w['message']}")
+    if body.get("clip_like"):
+        nan = "; ".join(f"{c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
+                        for c in body["clip_like"][:20])
+        print(f"clip-like ops (not translated; `clipbridge diff` runs them): {nan}")
+
+
+def print_rows(rows: list[list[str]]) -> None:
+    """Rows of cells as left-aligned columns two spaces apart (the scan and dialects tables)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     """`clipbridge scan` on each model (what the pre-commit hook runs); the worst exit code."""
-    from app.cli import cmd_scan
     worst = 0
     for path in args.models:
         ns = argparse.Namespace(**{**vars(args), "model": path, "weights": None, "rewrite": None,
