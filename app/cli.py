@@ -10,10 +10,17 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from app.capabilities import capabilities, default_help, target_forms
+from app.dialects import registry
+from app.dialects.common import Mode
 from app.diff import cli as diff_cli
 from app.errors import ClipBridgeError
+from app.field_errors import field_errors
 from app.lint import cli as lint_cli
+from app.schemas_export import write
+from app.specs import Spec
 from app.suggest import one_of
+from app.translate import translate
 
 
 EXAMPLE_SPEC = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
@@ -23,7 +30,6 @@ MODE_HELP = ("preserve (default): choose target numbers that compute what the so
 
 def _target(text: str) -> object:
     """'onnx', 'onnx:11', 'openvino:opset13', 'directml:5_0' -> a target item (any registered dialect)."""
-    from app.dialects import registry
     name, _, version = text.partition(":")
     name = name.strip().lower()
     if not version:
@@ -39,7 +45,6 @@ def _target(text: str) -> object:
 def _expand_to(items: list[str], source: str) -> list[str]:
     """--to items, comma lists split; 'default' is the default dialects and 'all' every registered one, each
     without the source's own dialect (named alone, the source's dialect is a target like any other)."""
-    from app.dialects import registry
     out: list[str] = []
     for item in items:
         for part in (p.strip() for p in item.split(",")):
@@ -49,9 +54,6 @@ def _expand_to(items: list[str], source: str) -> list[str]:
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
-    from app.dialects.common import Mode
-    from app.specs import Spec
-    from app.translate import translate
     data = _read_spec(args.spec)
     if isinstance(data, dict) and ("spec" in data or "source" in data):  # a /v1/translate body (new or old name)
         data = data.get("spec", data.get("source"))
@@ -96,7 +98,6 @@ def _no_constants(name: str) -> object:
 
 
 def cmd_dialects(args: argparse.Namespace) -> int:
-    from app.capabilities import capabilities
     body = capabilities()
     if args.format == "json":
         json.dump(body, sys.stdout, indent=2)
@@ -122,7 +123,6 @@ def cmd_dialects(args: argparse.Namespace) -> int:
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
-    from app.schemas_export import write
     for path in write(Path(args.out)):
         print(path)
     return 0
@@ -135,9 +135,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from uvicorn.supervisors.multiprocess import Multiprocess
     from uvicorn.server import STARTUP_FAILURE
 
+    # Late, and only here: the server's modules import uvicorn and the ASGI stack, which every other command
+    # would pay for at start (tests/test_architecture.py declares these three).
     from app.observability import log_config
     from app.serving import PROTOCOL
     from app.settings import Settings
+
     s = Settings.from_env()  # fail closed: a blank or malformed setting stops here (exit 2, naming the variable)
 
     def terminated(signum: int, frame: object) -> None:
@@ -166,8 +169,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from app.capabilities import default_help, target_forms
-    from app.dialects import registry
     p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
                                 f"{', '.join(registry.names())}, and report drift.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -231,8 +232,6 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except ValidationError as exc:
-        from app.field_errors import field_errors
-        from app.specs import Spec
         for e in field_errors(exc.errors(), Spec):
             print(f"error: {e['loc']}: {e['msg']}", file=sys.stderr)
         return 2

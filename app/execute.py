@@ -26,7 +26,7 @@ from app.errors import BackendUnavailable, Busy, ClipBridgeError, RejectedSpec, 
 from app.kernels import clip_numpy, clip_xp, reference_only
 from app.kernels_cupy_half import clip_cupy_half
 from app.kernels_half import HALF
-from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State
+from app.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State, same_outputs
 from app.specs import AnyTarget
 from app.suggest import one_of
 from app.translate import Resolved, target_from, translate_one
@@ -239,7 +239,6 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
 
 def compare_outputs(x: np.ndarray, outs: dict[str, np.ndarray], limit: int = 10) -> list[dict[str, Any]]:
     """Per pair of semantics: how many elements differ (NaN equals NaN) and the first differing indices."""
-    from app.meaning import same_outputs
     names = list(outs)
     pairs = []
     for i, a in enumerate(names):

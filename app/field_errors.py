@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel
 
+from app.dialects import registry
 from app.suggest import one_of, shown
 
 TYPE_WORDS = {"model_attributes_type": "an object", "model_type": "an object", "dict_type": "an object",
@@ -150,7 +151,6 @@ def _mismatch(e: _Err, depth: int) -> bool:
 
 def _dialect_names(expected: list[str]) -> bool:
     """Whether a Literal's choices are the registered dialect names (then the message says 'dialect')."""
-    from app.dialects import registry  # late: the registry imports the dialect modules, which import specs
     return set(expected) == set(registry.names())
 
 

@@ -17,7 +17,8 @@ from pydantic_core import PydanticCustomError
 
 from app import engines, exact
 from app.dialects.spec_base import Shape, _Strict
-from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, DType
+from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, DType,
+                        from_onnx_elem_type)
 from app.errors import SpecError
 from app.findings import Code, Finding, Severity, Witness
 from app.meaning import Meaning, evaluate
@@ -218,7 +219,6 @@ def onnx_summary(model_bytes: bytes) -> str:
     """The real exported model in predict_export's notation (constants inlined with their dtype)."""
     import onnx
     from onnx import numpy_helper
-    from app.dtypes import from_onnx_elem_type
     m = onnx.load_from_string(model_bytes)
     vals = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
     lines, renames = [], {m.graph.input[0].name: "x"}

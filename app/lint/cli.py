@@ -14,13 +14,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.capabilities import default_help, target_forms
 from app.dialects.common import Mode
 from app.errors import ClipBridgeError
 from app.lint import baseline as baseline_file
-from app.lint.report import LEVELS, LintReport, apply_filters, from_scan, from_translate
-from app.lint.rules import RULE_IDS, check_codes
+from app.lint import github, junit, markdown, sarif
+from app.lint.bundle import _npy, build, safe
+from app.lint.filters import filter_scan
+from app.lint.probe import probe
+from app.lint.report import LEVELS, LintReport, apply_filters, from_scan, from_translate, target_label
+from app.lint.rules import RULE_IDS, check_codes, explain, explain_text
 from app.scan.report import scan, worst_status
 from app.scan.rewrite import rewrite
+from app.specs import Spec
+from app.translate import default_targets
 
 FORMATS = ("table", "json", "sarif", "junit", "github", "markdown")
 
@@ -58,22 +65,17 @@ def _write(text: str, args: argparse.Namespace) -> None:
 
 def render(report: LintReport, fmt: str) -> str:
     if fmt == "sarif":
-        from app.lint import sarif
         return json.dumps(sarif.render(report), indent=2, allow_nan=False) + "\n"
     if fmt == "junit":
-        from app.lint import junit
         return junit.render(report)
     if fmt == "github":
-        from app.lint import github
         return github.render(report)
-    from app.lint import markdown
     return markdown.render(report)
 
 
 def finish(report: LintReport, body: dict[str, Any], args: argparse.Namespace, status_code: int,
            table: Callable[[dict[str, Any]], None]) -> int:
     """Filter, write a baseline if asked, render in the chosen format; the exit code."""
-    from app.lint.filters import filter_scan
     report = _report(report, args)
     if args.write_baseline:
         n = baseline_file.write(report, Path(args.write_baseline))
@@ -105,12 +107,10 @@ def translate_labels(body: dict[str, Any], to: list[str] | None) -> list[str]:
     """The targets as asked (--to), else the default ones translate() used: every other dialect, newest."""
     if to:
         return list(to)
-    from app.translate import default_targets
     return [t.dialect for t in default_targets(body["source"].get("dialect", ""))]
 
 
 def translate_table(body: dict[str, Any], labels: list[str]) -> None:
-    from app.lint.report import target_label
     rows = [["target", "status", "findings"]]
     for i, t in enumerate(body["translations"]):
         codes = ", ".join(f"{f['code']} ({f['severity']})" for f in t["findings"]) or "-"
@@ -128,7 +128,6 @@ def translate_output(body: dict[str, Any], args: argparse.Namespace, status_code
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from app.lint.rules import explain, explain_text
     codes = list(RULE_IDS) if args.code in (None, "all") else check_codes([args.code], "code")
     if args.format == "json":
         json.dump([explain(c) for c in codes] if len(codes) > 1 else explain(codes[0]), sys.stdout, indent=2,
@@ -142,7 +141,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _spec_and_semantics(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list[str] | None]:
     from pydantic import TypeAdapter
 
-    from app.specs import Spec
     data = read_json_file(args.spec)
     if isinstance(data, dict) and "source" in data:
         data = data["source"]
@@ -154,9 +152,6 @@ def _spec_and_semantics(args: argparse.Namespace) -> tuple[Any, dict[str, Any], 
 def cmd_probe(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from app.dialects.common import Mode
-    from app.lint.bundle import _npy, safe
-    from app.lint.probe import probe
     spec, _, sems = _spec_and_semantics(args)
     p = probe(spec, sems, Mode(args.mode))  # type: ignore[arg-type]
     body = {**p.to_json(), "precision": args.precision}
@@ -176,8 +171,6 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from app.dialects.common import Mode
-    from app.lint.bundle import build
     spec, source, sems = _spec_and_semantics(args)
     data = build(spec, source, sems, Mode(args.mode), precision=args.precision)  # type: ignore[arg-type]
     Path(args.output).write_bytes(data)
@@ -186,7 +179,6 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
-    from app.capabilities import default_help, target_forms
     p.add_argument("spec", nargs="?", default="-", help="a spec as JSON (file or - for stdin)")
     p.add_argument("--semantics", action="append", metavar="DIALECT", help=f"{target_forms()}; repeatable; "
                    f"{default_help()}")
@@ -280,7 +272,6 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def add_subcommands(sub: Any) -> None:
     """explain, probe, bundle, lint."""
-    from app.capabilities import default_help, target_forms
     lt = sub.add_parser("lint", help="scan several models (the pre-commit hook); exit code: the worst of them")
     lt.add_argument("models", nargs="+", help=".onnx files or IR .xml files (with their .bin beside them)")
     lt.add_argument("--target", "--to", dest="target", action="append", help=f"{target_forms()}; repeatable or "

@@ -9,6 +9,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.capabilities import version_field
+from app.dialects import registry
 from app.lint.filters import status_after_filter
 from app.lint.rules import UNRESOLVED
 
@@ -112,8 +114,6 @@ def target_label(target: dict[str, Any] | None, fallback: str) -> str:
     the dialect's registered target model has)."""
     if not target:
         return fallback
-    from app.capabilities import version_field
-    from app.dialects import registry
     d = registry.DIALECTS.get(str(target.get("dialect")))
     key = version_field(d) if d is not None else None
     version = target.get(key) if key else None

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from app.dialects import registry
+from app.dialects.common import Mode
+from app.errors import SpecError
 from app.findings import CODE_DOCS, Code
+from app.scan.report import target_from_text
+from app.specs import Spec
+from app.translate import translate
 
 # A clip the scan finds but cannot resolve (e.g. Clip-6 on INT32) is not a drift finding of the translator;
 # the linter reports it under this id so it can be selected, ignored and baselined like the others.
@@ -45,7 +51,6 @@ class Rule:
 
 def dialect_rows(rule_id: str, builtin: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
     """Every registered dialect's row for a rule (its own rule_texts first), then rows of unregistered names."""
-    from app.dialects import registry
     out: dict[str, tuple[str, str]] = {}
     for name, d in registry.DIALECTS.items():
         row = d.rule_texts.get(rule_id) or builtin.get(name)
@@ -198,7 +203,6 @@ RULE_IDS: tuple[str, ...] = tuple(RULES)
 
 def check_codes(codes: list[str] | None, loc: str) -> list[str]:
     """Validated rule ids (comma-separated items allowed); an unknown one is the user's error, named by loc."""
-    from app.errors import SpecError
     out: list[str] = []
     for i, item in enumerate(codes or []):
         for code in (c.strip() for c in item.split(",")):
@@ -218,10 +222,6 @@ def example_finding(rule_id: str) -> dict[str, Any] | None:
         return None
     from pydantic import TypeAdapter
 
-    from app.dialects.common import Mode
-    from app.scan.report import target_from_text
-    from app.specs import Spec
-    from app.translate import translate
     spec, target, mode = rule.example
     tr = translate(TypeAdapter(Spec).validate_python(spec), [target_from_text(target)], Mode(mode)).translations[0]
     hit = next((f for f in tr.findings if f.code.value == rule_id), None)

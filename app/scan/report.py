@@ -14,6 +14,7 @@ from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.field_errors import field_errors
 from app.findings import Severity
 from app.meaning import State
+from app.numbers import wire_number
 from app.scan.ir_scan import scan_ir
 from app.scan.onnx_scan import scan_onnx
 from app.scan.sites import Site
@@ -105,7 +106,6 @@ class ScanResult:
 def _wire_sb(sb: dict | None) -> dict | None:
     if sb is None:
         return None
-    from app.numbers import wire_number
     return {"scale": wire_number(sb["scale"]), "bias": wire_number(sb["bias"]), "nodes": sb["nodes"]}
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from app.dialects import onnx as onnx_dialect
+from app.dialects.tensor_bounds import open_bound
 from app.dtypes import DType
 from app.errors import ClipBridgeError
 from app.findings import Code, Finding, Severity
@@ -119,7 +120,6 @@ def elementwise_resolved(pattern: str, dt: DType, shape: list | None, lo: Const 
                          max_wins: bool, notes: tuple[EngineNote, ...]) -> tuple[Resolved | None, list[Finding]]:
     """A clip written as element-wise Max/Min: each side open (None), computed at run time, a constant scalar
     or a constant tensor (a per-element bound, broadcast to the input by NumPy's rules)."""
-    from app.dialects.tensor_bounds import open_bound
     findings: list[Finding] = []
     dynamic: list[str] = []
     scalars: dict[str, Bound | None] = {}
