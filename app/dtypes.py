@@ -47,6 +47,13 @@ class DType:
             return float(_finfo(self).max)
         return int(np.iinfo(self.np_dtype).max)
 
+    def unbounded(self, lower: bool) -> Number:
+        """An absent side of a clip: -inf/+inf for float types, the type's extreme for integer types (the one
+        place; every dialect's open bound reads it)."""
+        if self.is_float:
+            return -math.inf if lower else math.inf
+        return self.lowest() if lower else self.highest()
+
     @property
     def format(self) -> exact.FloatFormat:
         assert self.is_float

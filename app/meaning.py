@@ -268,7 +268,9 @@ def evaluate(m: Meaning, x: np.ndarray, reading: str | None = None) -> np.ndarra
     return _clip(m, t, lo_a, hi_a, reading)
 
 
-def _effective_order(m: Meaning, crossed: bool, reading: str | None) -> Order:
+def effective_order(m: Meaning, crossed: bool, reading: str | None) -> Order:
+    """MAX_WINS or MIN_WINS as evaluate() resolves it: AMBIGUOUS by the reading, REJECTED raises when crossed
+    (the one place; app.kernels plans with it too)."""
     order = m.order
     if order is Order.AMBIGUOUS:
         order = Order.MIN_WINS if (reading or DEFAULT_READING) == READING_CURRENT else Order.MAX_WINS
@@ -282,7 +284,7 @@ def _effective_order(m: Meaning, crossed: bool, reading: str | None) -> Order:
 def _clip(m: Meaning, t: np.ndarray, lo_a: np.ndarray, hi_a: np.ndarray, reading: str | None) -> np.ndarray:
     """The clip of `t` with (possibly per-element) bounds, under m's NaN-input rule and min > max order."""
     crossed = bool((lo_a > hi_a).any())
-    order = _effective_order(m, crossed, reading)
+    order = effective_order(m, crossed, reading)
     if m.nan_input in FILLED_NAN_INPUTS and m.out_dtype.is_float:
         fill = {NanInput.TO_LOWER: lo_a, NanInput.TO_UPPER: hi_a}.get(m.nan_input, np.zeros((), dtype=t.dtype))
         t = np.where(np.isnan(t.astype(np.float32)), fill, t).astype(t.dtype)

@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import StringConstraints
 
 from app import exact
-from app.dialects.base import Dialect, Resolved
+from app.dialects.base import Dialect, source_resolver
 from app.dialects.common import Emitted, LazyArtifacts, Mode, default_made_explicit, rounded_float_bound
 from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
 from app.dtypes import FLOAT16, FLOAT32, DType
@@ -130,8 +130,7 @@ def normalize(spec: CoreMLSpec) -> dict:
     return out
 
 
-def resolve_source(spec: CoreMLSpec) -> Resolved:
-    return Resolved(NAME, resolve(spec), normalize(spec), spec.shape)
+resolve_source = source_resolver(NAME, resolve, normalize)
 
 
 # --- the MIL program (coremltools) ------------------------------------------------------------------------------

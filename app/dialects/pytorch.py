@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from app import exact
-from app.dialects.base import Dialect, Resolved
+from app.dialects.base import Dialect, source_resolver
 from app.dialects.common import Emitted, LazyArtifacts, Mode
 from app.dialects.pytorch_export import (ALIASES, DTYPES, EXPORT_ARTIFACTS, OPS, UNSUPPORTED_DTYPES, PyTorchSpec,
                                          PyTorchTarget, artifacts_pytorch, export_notes, run_torch, shape_of)
@@ -282,8 +282,7 @@ def normalize(spec: PyTorchSpec) -> dict:
     return out
 
 
-def resolve_source(spec: PyTorchSpec) -> Resolved:
-    return Resolved(NAME, resolve(spec), normalize(spec), spec.shape)
+resolve_source = source_resolver(NAME, resolve, normalize)
 
 
 # --- emit -----------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJs
 from pydantic_core import PydanticCustomError
 
 from app import engine_config, engines, exact
-from app.dialects.base import Dialect, Resolved
+from app.dialects.base import Dialect, source_resolver
 from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  typed_scalar_bound)
 from app.dialects.spec_base import Shape, _parse_wire, _Strict, spec_json
@@ -206,8 +206,7 @@ def normalize(spec: StableHloSpec) -> dict:
     return out
 
 
-def resolve_source(spec: StableHloSpec) -> Resolved:
-    return Resolved(NAME, resolve(spec), normalize(spec), spec.shape)
+resolve_source = source_resolver(NAME, resolve, normalize)
 
 
 # --- emit -----------------------------------------------------------------------------------------------------
@@ -269,9 +268,7 @@ def emit(src: Meaning, target: StableHloTarget, mode: Mode, shape: list | None) 
 
 
 def _open_value(dt: DType, side: str) -> Number:
-    if dt.is_float:
-        return -math.inf if side == "min" else math.inf
-    return dt.lowest() if side == "min" else dt.highest()
+    return dt.unbounded(side == "min")
 
 
 def _side_array(src: Meaning, side: str) -> np.ndarray:

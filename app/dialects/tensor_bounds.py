@@ -29,11 +29,7 @@ def uniform_value(t: TensorBound) -> Number | None:
 
 def open_bound(dt: DType, side: str) -> Bound:
     """An absent side of a per-element clip: unbounded (+-inf, or the integer type's extreme)."""
-    if dt.is_float:
-        v: Number = float("-inf") if side == "min" else float("inf")
-    else:
-        v = dt.lowest() if side == "min" else dt.highest()
-    return Bound(v, None, (f"no {side}: unbounded",), default=True)
+    return Bound(dt.unbounded(side == "min"), None, (f"no {side}: unbounded",), default=True)
 
 
 def as_scalar(src: Meaning) -> tuple[Meaning | None, list[Finding]]:

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from app import exact
-from app.dialects.base import Dialect, Resolved
+from app.dialects.base import Dialect, source_resolver
 from app.dialects.common import Emitted, LazyArtifacts, Mode
 from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
 from app.dtypes import FLOAT16, FLOAT32, INT8, DType
@@ -194,8 +194,7 @@ def normalize(spec: TensorRtSpec) -> dict:
     return out
 
 
-def resolve_source(spec: TensorRtSpec) -> Resolved:
-    return Resolved(NAME, resolve(spec), normalize(spec), spec.shape)
+resolve_source = source_resolver(NAME, resolve, normalize)
 
 
 # --- emit -------------------------------------------------------------------------------------------------------

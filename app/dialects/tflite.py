@@ -36,7 +36,7 @@ from pydantic import StrictInt, StringConstraints
 
 from app import engine_config, exact
 from app.dialects import tflite_engine
-from app.dialects.base import Dialect, Resolved
+from app.dialects.base import Dialect, source_resolver
 from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  rounded_float_bound)
 from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
@@ -306,8 +306,7 @@ def normalize(spec: TfliteSpec) -> dict:
     return out
 
 
-def resolve_source(spec: TfliteSpec) -> Resolved:
-    return Resolved(NAME, resolve(spec), normalize(spec), spec.shape)
+resolve_source = source_resolver(NAME, resolve, normalize)
 
 
 # --- emit -----------------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pydantic import StringConstraints
 
 from app import exact
 from app.dialects import tosa_engine
-from app.dialects.base import Dialect, Resolved
+from app.dialects.base import Dialect, source_resolver
 from app.dialects.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
 from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
 from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, DType
@@ -191,8 +191,7 @@ def normalize(spec: TosaSpec) -> dict:
     return out
 
 
-def resolve_source(spec: TosaSpec) -> Resolved:
-    return Resolved(NAME, resolve(spec), normalize(spec), spec.shape)
+resolve_source = source_resolver(NAME, resolve, normalize)
 
 
 def nan_mode_of(m: Meaning) -> str:

@@ -41,7 +41,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 
 from app import exact
-from app.dialects.base import Resolved
+from app.dialects.base import source_resolver
 from app.dialects.spec_base import Shape, _parse_wire, _Strict, spec_json
 from app.dtypes import FLOAT16, FLOAT32, INT8, INT32, INT64, UINT8, UINT32, UINT64, DType
 from app.errors import SpecError
@@ -244,11 +244,7 @@ def _within(value: Number, dt: DType) -> bool:
 
 def _open_bound(dt: DType, side: str) -> Bound:
     """No clamp on that side: +-inf for float types, the type's extreme for integer types."""
-    if dt.is_float:
-        return Bound(-math.inf if side == "minValue" else math.inf, None, (f"{side} omitted: no clamp",),
-                     default=True)
-    return Bound(dt.lowest() if side == "minValue" else dt.highest(), None, (f"{side} omitted: no clamp",),
-                 default=True)
+    return Bound(dt.unbounded(side == "minValue"), None, (f"{side} omitted: no clamp",), default=True)
 
 
 def order_webnn(lo: Bound, hi: Bound) -> tuple[State, str | None]:
@@ -365,5 +361,4 @@ def normalize(spec: WebNNSpec) -> dict:
     return out
 
 
-def resolve_source(spec: WebNNSpec) -> Resolved:
-    return Resolved(NAME, resolve(spec), normalize(spec), spec.shape)
+resolve_source = source_resolver(NAME, resolve, normalize)
