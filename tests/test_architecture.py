@@ -15,6 +15,11 @@ APP = Path(__file__).resolve().parents[1] / "app"
 # imports app.dialects.common.same_value).
 CORE = {"app.critical", "app.dtypes", "app.errors", "app.exact", "app.findings", "app.json_depth", "app.meaning",
         "app.memo", "app.numbers", "app.suggest"}
+# The kernels (app/kernels*.py): they import only core and each other.
+KERNELS = ("app.kernels", "app.kernels_cupy", "app.kernels_cupy_half", "app.kernels_half", "app.kernels_sb16",
+           "app.kernels_tensor")
+# The service: the use cases over the registry. They never import scan, lint, diff, fix or the top.
+SERVICE = ("app.translate", "app.execute", "app.specs", "app.capabilities", "app.field_errors")
 # The top: the transports and entry points. They may import each other; nothing below them imports them.
 TOP = ("app.api", "app.cli", "app.main", "app.serving", "app.client", "app.__main__")
 # What a dialect module may never import: the layers above the dialects.
@@ -138,6 +143,10 @@ def violations(g: dict[str, set[str]]) -> list[str]:
         for t in sorted(targets):
             if m in CORE and t not in CORE:
                 out.append(f"{m} -> {t}: core imports only core ({sorted(CORE)})")
+            if m in KERNELS and t not in CORE and t not in KERNELS:
+                out.append(f"{m} -> {t}: kernels import only core and kernels")
+            if m in SERVICE and _under(t, ("app.scan", "app.lint", "app.diff", "app.fix", *TOP)):
+                out.append(f"{m} -> {t}: the service never imports scan, lint, diff, fix or the top")
             if _under(m, ("app.dialects",)) and _under(t, ABOVE_DIALECTS):
                 out.append(f"{m} -> {t}: a dialect never imports the layers above it")
             if _under(m, ("app.scan", "app.lint")) and _under(t, TOP):
@@ -213,6 +222,9 @@ def test_a_third_party_import_inside_a_function_is_allowed():
 
 @pytest.mark.parametrize("module,extra,rule", [
     pytest.param("app.exact", "from app.dialects import common", "core imports only core", id="core-up"),
+    pytest.param("app.kernels_half", "from app.dialects import common", "kernels import only", id="kernels-up"),
+    pytest.param("app.translate", "from app.scan import report", "the service never", id="service-scan"),
+    pytest.param("app.capabilities", "from app.lint import rules", "the service never", id="service-lint"),
     pytest.param("app.dialects.tosa", "from app.translate import translate_one", "a dialect never", id="dialect-up"),
     pytest.param("app.dialects.common", "from app.lint import rules", "a dialect never", id="dialect-lint"),
     pytest.param("app.scan.report", "from app.api import models", "scan and lint never", id="scan-api"),
