@@ -58,6 +58,13 @@ def thresholded_relu_drops_nan(engine: str) -> bool:
     return engine in ("onnxruntime", "onnx-reference")
 
 
+def fuses_min_max_into_clamp(engine: str) -> bool:
+    """OpenVINO (ClampFusion) turns Min(hi, Max(lo, x)) with scalar constants, in either order or nesting, into one
+    Clamp, which sends NaN to lo, although each op alone with the constant first propagates NaN: so no rewrite to
+    Min/Max keeps NaN there. onnxruntime and onnx.reference propagate."""
+    return engine == "openvino"
+
+
 def nonnegative(n: Node) -> bool:
     """Every non-NaN output of n is >= 0 (or -0): Relu, a Clip with constant min 0 <= max, Max(x, 0)."""
     if n.kind == "relu":

@@ -91,3 +91,20 @@ def test_thresholded_relu_keeps_signed_zero_positive(engine):
     r = run_isolated("test", diff_engines.run, engine, m.SerializeToString(), {"x": x}, [], "model")
     y = r["values"]["y"].reshape(-1)[:2]
     assert (y == 0).all() and not np.signbit(y).any()
+
+
+@pytest.mark.parametrize("engine", facts.ENGINES)
+@pytest.mark.parametrize("nesting", ["min-of-max", "max-of-min"])
+def test_min_max_chain_with_constants_first(engine, nesting):
+    """Why the OpenVINO NaN guard stays a Where: Min(6, Max(0, x)) with the constants first (each op alone
+    propagates NaN there) is fused into a Clamp, NaN -> 0, on the engines facts.fuses_min_max_into_clamp names."""
+    inner, outer = (("Max", "lo"), ("Min", "hi")) if nesting == "min-of-max" else (("Min", "hi"), ("Max", "lo"))
+    nodes = [onnx.helper.make_node(inner[0], [inner[1], "c"], ["t"], name="n_inner"),
+             onnx.helper.make_node(outer[0], [outer[1], "t"], ["y"], name="n_outer")]
+    inits = [onnx.numpy_helper.from_array(np.array(v, np.float32), k) for k, v in (("lo", 0.0), ("hi", 6.0))]
+    got = _run(engine, models.block(nodes, inits, conv=False))
+    if facts.fuses_min_max_into_clamp(engine):
+        assert got[0] == 0
+    else:
+        assert np.isnan(got[0])
+    assert list(got[1:]) == [0.0, 6.0, 0.0, 0.5, 6.0]
