@@ -1,7 +1,7 @@
 """The diff replays a differing clip-like node alone on each engine. In a proof, engine B must replay the node
-as the written model computes it: the node (with any bound a rule made explicit) and the Equal/Where guard a
-NaN rule put after it (or its ThresholdedRelu), whether alone (fixed_single) or folded into B's marked run (fixed_with_replays, the
-twin of app.diff.child.with_replays). Runs in a child: it parses the written model.
+as the written model computes it: the node (with any bound a rule made explicit) and the Equal/Where guard (or
+the ThresholdedRelu) a NaN rule put after it, whether alone (fixed_single) or folded into B's marked run
+(fixed_with_replays, the twin of app.diff.child.with_replays). Runs in a child: it parses the written model.
 """
 
 from __future__ import annotations
