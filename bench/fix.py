@@ -4,11 +4,11 @@ Two models, torch blocks exported with torch.onnx.export (torchvision does not i
 MobileNetV2 at its published shape (width 1.0: 17 inverted residual blocks, 35 ReLU6, 3.5 M parameters), and the
 diff's truncated MobileNetV2-like model (tests/diff/models.py: the early, memory-bound layers only; a worst case
 for an elementwise pass). Each is fixed for onnxruntime -> OpenVINO (every ReLU6 Clip gets the NaN guard) and
-for OpenVINO -> onnxruntime (NaN to the bound), then in ONE process both models are compiled on
+for OpenVINO -> onnxruntime (NaN to the bound: ThresholdedRelu(alpha=0) after each ReLU6), then in ONE process both models are compiled on
 OpenVINO with the same settings and run interleaved (original, written, written, original, ...); the median of
 each is reported, and the ratio written / original (target <= 1.15x). Both precisions: "model" (pinned f32) and
 "deployed" (the plugin's default: bf16 on a CPU with avx512_bf16/AMX). Also onnxruntime as target (the reverse
-fix, NaN to the bound). Run: python bench/fix.py [--size 224] [--rounds 200]
+fix). Run: python bench/fix.py [--size 224] [--rounds 200]
 """
 
 from __future__ import annotations

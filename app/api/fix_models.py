@@ -15,7 +15,7 @@ class RuleApplied(BaseModel):
     node: str = Field(description="the ONNX node name (#index when it has none); the node keeps its name")
     op: str
     rule: str = Field(description="explicit-default-bound, float16-overflow-clamp, crossed-bounds-constant, "
-                                  "nan-guard or nan-to-value")
+                                  "nan-guard, nan-to-zero or nan-to-value")
     why: str = Field(description="what reference and target do at this node, measured on the engines")
     cause: str = Field(description="the diff's cause this rule removes (nan-input, default-bound, "
                                    "min-greater-than-max)")

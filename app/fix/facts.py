@@ -52,6 +52,28 @@ def nan_output(engine: str, n: Node) -> float | np.ndarray | None:
     return PROPAGATE  # onnxruntime and the reference evaluator propagate NaN through every clip-like op measured
 
 
+def thresholded_relu_drops_nan(engine: str) -> bool:
+    """ThresholdedRelu(alpha=0) as x > alpha ? x : 0: onnxruntime and onnx.reference send NaN (and -0, -inf) to +0,
+    float32 and float16; OpenVINO propagates NaN there."""
+    return engine in ("onnxruntime", "onnx-reference")
+
+
+def fuses_min_max_into_clamp(engine: str) -> bool:
+    """OpenVINO (ClampFusion) turns Min(hi, Max(lo, x)) with scalar constants, in either order or nesting, into one
+    Clamp, which sends NaN to lo, although each op alone with the constant first propagates NaN: so no rewrite to
+    Min/Max keeps NaN there. onnxruntime and onnx.reference propagate."""
+    return engine == "openvino"
+
+
+def nonnegative(n: Node) -> bool:
+    """Every non-NaN output of n is >= 0 (or -0): Relu, a Clip with constant min 0 <= max, Max(x, 0)."""
+    if n.kind == "relu":
+        return True
+    if n.kind in ("clip", "clip6"):
+        return not n.dynamic and n.lo == 0 and (n.hi is None or n.hi >= 0)
+    return n.kind == "max" and n.const is not None and bool(np.all(n.const == 0))
+
+
 def default_bound(engine: str, dtype: np.dtype, side: str) -> float:
     """The value an engine uses for an omitted Clip-11+ bound: onnxruntime and OpenVINO write the spec's
     lowest()/max() (float16: +-65504), onnx.reference keeps +-inf (its Clip skips the bound)."""

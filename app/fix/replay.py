@@ -1,7 +1,7 @@
 """The diff replays a differing clip-like node alone on each engine. In a proof, engine B must replay the node
-as the written model computes it: the node (with any bound a rule made explicit) and the Equal/Where guard a
-NaN rule put after it, whether alone (fixed_single) or folded into B's marked run (fixed_with_replays, the
-twin of app.diff.child.with_replays). Runs in a child: it parses the written model.
+as the written model computes it: the node (with any bound a rule made explicit) and the Equal/Where guard (or
+the ThresholdedRelu) a NaN rule put after it, whether alone (fixed_single) or folded into B's marked run
+(fixed_with_replays, the twin of app.diff.child.with_replays). Runs in a child: it parses the written model.
 """
 
 from __future__ import annotations
@@ -16,7 +16,12 @@ from app.errors import ClipBridgeError
 
 
 def _guard(g: onnx.GraphProto, out: str) -> list[onnx.NodeProto]:
-    """The condition (Equal or IsNaN) and Where that a NaN rule wrote after the node whose output is `out`."""
+    """The condition (Equal or IsNaN) and Where, or the ThresholdedRelu, that a NaN rule wrote after the node
+    whose output is `out`."""
+    floor = next((n for n in g.node if n.op_type == "ThresholdedRelu" and "_nan_to_zero_clipbridge" in n.name
+                  and list(n.input) == [out]), None)
+    if floor is not None:
+        return [floor]
     where = next((n for n in g.node if n.op_type == "Where" and "_where_clipbridge" in n.name
                   and out in n.input[1:]), None)
     if where is None:

@@ -14,6 +14,8 @@ from onnx import helper, numpy_helper
 from app.fix import facts
 from app.fix.facts import Node
 
+THRESHOLDED_RELU_OPSET = 10  # ThresholdedRelu-10 (ai.onnx)
+
 
 @dataclass
 class Site:
@@ -23,6 +25,7 @@ class Site:
     proto: onnx.NodeProto
     x: str  # the data input
     node: Node
+    done: bool = False  # a NaN rule has rewritten it
 
     @property
     def name(self) -> str:
@@ -119,12 +122,32 @@ def nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
     return True
 
 
+def nan_to_zero(e: Edit, s: Site, a: str, b: str) -> bool:
+    """A writes 0 for a NaN input where B propagates it, at a node whose other outputs are >= 0 (Relu, Clip with
+    min 0, Max(x, 0)): ThresholdedRelu(alpha=0) after it, which onnxruntime and onnx.reference compute as
+    x > 0 ? x : 0 (NaN -> 0, -0 -> +0, measured) at Relu's cost, a quarter of Equal + Where's there."""
+    va, vb = facts.nan_output(a, s.node), facts.nan_output(b, s.node)
+    if va is facts.PROPAGATE or vb is not facts.PROPAGATE or e.opset < THRESHOLDED_RELU_OPSET:
+        return False
+    if not facts.thresholded_relu_drops_nan(b) or not facts.nonnegative(s.node) or np.any(np.asarray(va) != 0):
+        return False
+    base, y = s.name.lstrip("#") or s.proto.op_type, s.proto.output[0]
+    inner = e.fresh(f"{y}_unguarded_clipbridge")
+    s.proto.output[0] = inner
+    e.after.setdefault(s.index, []).append(helper.make_node(
+        "ThresholdedRelu", [inner], [y], name=e.fresh(f"{base}_nan_to_zero_clipbridge"), alpha=0.0))
+    s.done = True
+    e.note(s, "nan-to-zero", f"a NaN input: {a} gives 0.0, {b} gives NaN; ThresholdedRelu(alpha=0) after it",
+           cause="nan-input")
+    return True
+
+
 def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     """A writes a value for a NaN input where B propagates it (or writes another): Where(IsNaN(x), v, y), written
     as Where(Equal(y, y), y, v), with A's value v (OpenVINO: the Clamp's lower bound, 0 for Relu, c for Max/Min(x,
     c), 1 for HardSigmoid)."""
     va, vb = facts.nan_output(a, s.node), facts.nan_output(b, s.node)
-    if va is facts.PROPAGATE or (vb is not facts.PROPAGATE and np.array_equal(va, vb)):
+    if s.done or va is facts.PROPAGATE or (vb is not facts.PROPAGATE and np.array_equal(va, vb)):
         return False
     v = e.constant(va, s.node.dtype, f"{s.name.lstrip('#')}_nan_value_clipbridge")
     # Where B propagates NaN, its own output is NaN exactly where x is: testing y' instead of x leaves x with one
@@ -134,7 +157,8 @@ def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     return True
 
 
-RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_value)  # bounds first: the NaN rules read them
+RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_zero, nan_to_value)  # bounds first: the NaN rules
+# read them; nan_to_zero before nan_to_value (the cheaper form where it is exact)
 
 
 def _guard(e: Edit, s: Site, when_nan: str, test_output: bool = False) -> None:

@@ -61,3 +61,50 @@ def test_crossed_clip6_loads(engine):
     else:
         with pytest.raises(Exception):
             _run(engine, m)
+
+
+@pytest.mark.parametrize("engine", facts.ENGINES)
+@pytest.mark.parametrize("dt", [onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16], ids=["float32", "float16"])
+def test_thresholded_relu_zero(engine, dt):
+    """The nan-to-zero rule's form, ThresholdedRelu(alpha=0) after a node whose outputs are >= 0: where the facts
+    say it drops NaN, NaN, -inf and -0 become +0 and every other value is kept bit for bit; elsewhere NaN stays."""
+    node = onnx.helper.make_node("ThresholdedRelu", ["c"], ["y"], name="n_tr", alpha=0.0)
+    m = models.block([node], [], opset=10, dt=dt, conv=False)
+    got = _run(engine, m)
+    x = np.asarray(X, dtype=got.dtype)
+    if facts.thresholded_relu_drops_nan(engine):
+        assert got[0] == 0 and not np.signbit(got[0]) and got[1] == 0
+    else:
+        assert np.isnan(got[0])
+    assert got[2] == np.inf and got[3] == 0 and (got[4:] == x[4:]).all()
+
+
+@pytest.mark.parametrize("engine", facts.ENGINES)
+def test_thresholded_relu_keeps_signed_zero_positive(engine):
+    """-0 into ThresholdedRelu(alpha=0) on the engines that drop NaN gives +0, like OpenVINO's Clamp/Relu (A)."""
+    if not facts.thresholded_relu_drops_nan(engine):
+        pytest.skip(f"{engine} propagates NaN there: the rule never writes ThresholdedRelu for it")
+    node = onnx.helper.make_node("ThresholdedRelu", ["c"], ["y"], name="n_tr", alpha=0.0)
+    m = models.block([node], [], opset=10, conv=False)
+    dt = np.float32
+    x = np.resize(np.array([-0.0, 0.0], dtype=dt), models.SHAPE)
+    r = run_isolated("test", diff_engines.run, engine, m.SerializeToString(), {"x": x}, [], "model")
+    y = r["values"]["y"].reshape(-1)[:2]
+    assert (y == 0).all() and not np.signbit(y).any()
+
+
+@pytest.mark.parametrize("engine", facts.ENGINES)
+@pytest.mark.parametrize("nesting", ["min-of-max", "max-of-min"])
+def test_min_max_chain_with_constants_first(engine, nesting):
+    """Why the OpenVINO NaN guard stays a Where: Min(6, Max(0, x)) with the constants first (each op alone
+    propagates NaN there) is fused into a Clamp, NaN -> 0, on the engines facts.fuses_min_max_into_clamp names."""
+    inner, outer = (("Max", "lo"), ("Min", "hi")) if nesting == "min-of-max" else (("Min", "hi"), ("Max", "lo"))
+    nodes = [onnx.helper.make_node(inner[0], [inner[1], "c"], ["t"], name="n_inner"),
+             onnx.helper.make_node(outer[0], [outer[1], "t"], ["y"], name="n_outer")]
+    inits = [onnx.numpy_helper.from_array(np.array(v, np.float32), k) for k, v in (("lo", 0.0), ("hi", 6.0))]
+    got = _run(engine, models.block(nodes, inits, conv=False))
+    if facts.fuses_min_max_into_clamp(engine):
+        assert got[0] == 0
+    else:
+        assert np.isnan(got[0])
+    assert list(got[1:]) == [0.0, 6.0, 0.0, 0.5, 6.0]
