@@ -50,9 +50,11 @@ def served():
     stop_server(proc)
 
 
-def answered(r: httpx.Response, what: object) -> None:
-    """2xx, or a 4xx problem; a 503 only from a sandbox timeout (a problem too). Never another 5xx."""
-    assert r.status_code < 500 or r.status_code == 503, (what, r.status_code, r.text[:400])
+def answered(r: httpx.Response, what: object, proc=None) -> None:
+    """2xx, or a 4xx problem; a 503 only from a sandbox timeout (a problem too). Never another 5xx (the server's
+    log tail, with the traceback, goes into the failure so that a rare one can be diagnosed)."""
+    assert r.status_code < 500 or r.status_code == 503, \
+        (what, r.request.url, r.status_code, r.text[:400], server_log(proc)[-6000:] if proc is not None else "")
     if r.status_code >= 400:
         assert r.headers["content-type"].startswith("application/problem+json"), (what, r.headers)
 
@@ -81,7 +83,7 @@ def test_saved_crashers_get_an_answer_and_the_server_stays_up(served, name, targ
     client, proc, workers = served
     model = (MODELS / name).read_bytes()
     for r in hit_native_endpoints(client, model, target, opset):
-        answered(r, name)
+        answered(r, name, proc)
     still_up(client, proc, workers, name)
 
 
@@ -101,7 +103,7 @@ def test_the_converter_crash_names_stage_and_signal_and_is_logged_with_the_reque
 def test_mutated_models_never_take_the_server_down(served, model, target, opset):
     client, proc, workers = served
     for r in hit_native_endpoints(client, model, target, opset):
-        answered(r, model)
+        answered(r, model, proc)
     still_up(client, proc, workers, model)
 
 
@@ -141,7 +143,7 @@ def test_saved_crashers_with_two_workers():
             for name in SAVED:
                 for _ in range(3):  # both workers get them
                     for r in hit_native_endpoints(client, (MODELS / name).read_bytes(), "directml:5_0", 13):
-                        answered(r, name)
+                        answered(r, name, proc)
             assert proc.poll() is None and sorted(worker_pids(proc)) == workers, server_log(proc)[-3000:]
             assert client.get("/healthz").status_code == 200
     finally:
