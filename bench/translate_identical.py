@@ -59,7 +59,8 @@ def sources() -> dict[str, dict]:
 
 
 def requests() -> dict[str, dict]:
-    versioned = [{"dialect": name, "version": version} for name, (_, version) in EXAMPLES.items()]
+    versioned = [registry.DIALECTS[name].target(version).model_dump(mode="json", exclude_none=True)
+                 for name, (_, version) in EXAMPLES.items()]
     out: dict[str, dict] = {}
     for sid, spec in sources().items():
         for tname, targets in (("default", None), ("all", list(registry.names())), ("versions", versioned)):
