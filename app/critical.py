@@ -99,6 +99,15 @@ def fixed_points(dt: DType) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=16)
+def nan_points(dt: DType) -> np.ndarray:
+    """The NaN among fixed_points(dt) (none for an integer dtype), as critical_points lists it (read-only)."""
+    fixed = fixed_points(dt)
+    out = fixed[np.isnan(fixed.astype(np.float64))] if dt.is_float else fixed[:0]
+    out.flags.writeable = False
+    return out
+
+
 def _ml_tiny(dt: DType) -> float:
     import ml_dtypes  # the finfo of bfloat16 lives in ml_dtypes
 
