@@ -81,3 +81,15 @@ def test_critical_points_are_unique_and_ordered(dt: DType) -> None:
     firsts = list(dict.fromkeys(fk.tolist()))
     assert keys[:len(firsts)].tolist() == firsts
     assert critical.fixed_points(dt).flags.writeable is False
+
+
+@pytest.mark.parametrize("dt", [d for d in FLOATS if d.bits == 16], ids=lambda d: d.name)
+def test_one_value_path_matches_the_vectorized_keys(dt: DType) -> None:
+    """float_around_one (one bound, Python ints) gives float_around's patterns for every 16-bit pattern, NaNs
+    and both zeros included."""
+    pats = np.arange(1 << 16, dtype=np.uint64).astype(dt.uint_view)
+    for reach in (1, 2, 3):
+        want = critical.float_around(dt, pats, reach).view(dt.uint_view).reshape(len(pats), -1)
+        for p in range(0, 1 << 16, 7 if reach > 1 else 1):
+            got = critical.float_around_one(dt, p, reach).view(dt.uint_view)
+            assert got.tolist() == want[p].tolist(), (dt.name, hex(p), reach)
