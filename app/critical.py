@@ -83,10 +83,20 @@ def around(dt: DType, values: list[Number], reach: int) -> np.ndarray:
     """Each value (rounded once to dt, or truncated and saturated) and its neighbours, as an array of dt."""
     if not dt.is_float:
         return np.asarray([p for v in values for p in _int_around(dt, v, reach)], dtype=dt.np_dtype)
-    bases = dt.array([v if type(v) is float else dt.round(v) for v in values]).view(dt.uint_view)
+    bases = _centres(dt, values).view(dt.uint_view)
     if len(values) == 1:  # a bound's points, once per fresh bound: numpy's per-call cost outweighs the work
         return float_around_one(dt, int(bases[0]), reach)
     return float_around(dt, bases, reach)
+
+
+def _centres(dt: DType, values: list[Number]) -> np.ndarray:
+    """Each value rounded once to the float dtype: the point around() lists first."""
+    return dt.array([v if type(v) is float else dt.round(v) for v in values])
+
+
+def centre(dt: DType, value: Number) -> float:
+    """The first of bound_points(dt, value) as a Python float, without its neighbours (a float dtype)."""
+    return float(_centres(dt, [value])[0])
 
 
 def float_around_one(dt: DType, pattern: int, reach: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from app import critical
 from app.dtypes import ALL, DType
 from app.meaning import Bound, Meaning, ScaleBias
 from app import drift
+from app.dialects.common import carrier_neighbours
 
 FLOATS = [d for d in ALL if d.is_float]
 INTS = [d for d in ALL if not d.is_float]
@@ -93,3 +94,13 @@ def test_one_value_path_matches_the_vectorized_keys(dt: DType) -> None:
         for p in range(0, 1 << 16, 7 if reach > 1 else 1):
             got = critical.float_around_one(dt, p, reach).view(dt.uint_view)
             assert got.tolist() == want[p].tolist(), (dt.name, hex(p), reach)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
+def test_lazy_carrier_neighbours_are_the_bound_points(dt: DType) -> None:
+    """carrier_neighbours yields its first point without computing the rest: the same values, signs of zero
+    included, as bound_points lists."""
+    for v in _grid(dt):
+        got = np.asarray(list(carrier_neighbours(v, dt)), dtype=np.float64)
+        want = critical.bound_points(dt, v).astype(np.float64)
+        assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (dt.name, v)
