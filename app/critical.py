@@ -28,6 +28,12 @@ def offsets(reach: int) -> np.ndarray:
     return np.array([0] + [s * k for k in range(1, reach + 1) for s in (1, -1)], dtype=np.int64)
 
 
+@lru_cache(maxsize=8)
+def _steps(reach: int) -> tuple[int, ...]:
+    """offsets(reach) without the 0, as Python ints."""
+    return tuple(offsets(reach).tolist()[1:])
+
+
 def float_keys(dt: DType, bits: np.ndarray) -> np.ndarray:
     """The signed key of each (non-NaN) pattern: the magnitude bits, negated when the sign is set."""
     b = bits.astype(np.uint64)
@@ -77,8 +83,33 @@ def around(dt: DType, values: list[Number], reach: int) -> np.ndarray:
     """Each value (rounded once to dt, or truncated and saturated) and its neighbours, as an array of dt."""
     if not dt.is_float:
         return np.asarray([p for v in values for p in _int_around(dt, v, reach)], dtype=dt.np_dtype)
-    bases = dt.array([v if type(v) is float else dt.round(v) for v in values]).view(dt.uint_view)
+    bases = _centres(dt, values).view(dt.uint_view)
+    if len(values) == 1:  # a bound's points, once per fresh bound: numpy's per-call cost outweighs the work
+        return float_around_one(dt, int(bases[0]), reach)
     return float_around(dt, bases, reach)
+
+
+def _centres(dt: DType, values: list[Number]) -> np.ndarray:
+    """Each value rounded once to the float dtype: the point around() lists first."""
+    return dt.array([v if type(v) is float else dt.round(v) for v in values])
+
+
+def centre(dt: DType, value: Number) -> float:
+    """The first of bound_points(dt, value) as a Python float, without its neighbours (a float dtype)."""
+    return float(_centres(dt, [value])[0])
+
+
+def float_around_one(dt: DType, pattern: int, reach: int) -> np.ndarray:
+    """float_around for one base pattern, on Python ints (the same keys, clamps and zero signs)."""
+    sign = 1 << (dt.bits - 1)
+    mag = pattern & (sign - 1)
+    k0 = -mag if pattern & sign else mag
+    inf_key = _inf_key(dt)
+    pats = [pattern]
+    for off in _steps(reach):
+        k = max(min(k0 + off, inf_key), -inf_key)
+        pats.append(-k | sign if k < 0 or (k == 0 and k0 < 0) else k)
+    return np.array(pats, dtype=dt.uint_view).view(dt.np_dtype)
 
 
 @lru_cache(maxsize=16)
@@ -95,6 +126,15 @@ def fixed_points(dt: DType) -> np.ndarray:
         parts.append(np.asarray([1, -1], dtype=np.int64).clip(int(dt.lowest()), int(dt.highest()))
                      .astype(dt.np_dtype))
     out = np.concatenate(parts)
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=16)
+def nan_points(dt: DType) -> np.ndarray:
+    """The NaN among fixed_points(dt) (none for an integer dtype), as critical_points lists it (read-only)."""
+    fixed = fixed_points(dt)
+    out = fixed[np.isnan(fixed.astype(np.float64))] if dt.is_float else fixed[:0]
     out.flags.writeable = False
     return out
 

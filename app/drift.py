@@ -9,7 +9,7 @@ every piece of both; the exhaustive tests re-check each `exact` on all 8- and 16
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 import numpy as np
@@ -40,6 +40,21 @@ def critical_points(dt: DType, meanings: Iterable[Meaning]) -> np.ndarray:
                 if math.isfinite(pre):
                     parts.append(critical.bound_points(dt, pre if dt.is_float else dt.saturate(int(pre)), 3))
     return critical.unique_in_order(dt, parts)
+
+
+def same_on_numbers(a: Meaning, b: Meaning) -> bool:
+    """Two scalar clips that give the same output (up to the sign of a zero) for every non-NaN input: the same
+    dtypes and effective bounds, min <= max, no NaN bound and no ScaleBias (x*0 makes NaN from inf), so
+    neither the min > max order nor a NaN rule is ever reached except by a NaN input (meaning.evaluate)."""
+    if a.dtype != b.dtype or a.out_dtype != b.out_dtype or a.scale_bias is not None or b.scale_bias is not None:
+        return False
+    if a.lower is None or a.upper is None or b.lower is None or b.upper is None or a.crossed:
+        return False
+    if a.state is State.REJECTED or b.state is State.REJECTED:
+        return False  # compare() lets evaluate() raise for it
+    if a.lower.is_nan or a.upper.is_nan or b.lower.is_nan or b.upper.is_nan:
+        return False
+    return same_value(a.lower.value, b.lower.value) and same_value(a.upper.value, b.upper.value)
 
 
 def _py(dt: DType, v: object) -> Number:
@@ -97,6 +112,8 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
                         "tell what they will be", src.describe(), tgt.describe())]
     if src.has_tensor_bounds or tgt.has_tensor_bounds:
         return compare_tensor(src, tgt)
+    if same_on_numbers(src, tgt):
+        return _same_on_numbers_findings(src, tgt)
     dt = src.dtype
     pts = critical_points(dt, (src, tgt))
     # One evaluation per meaning: the NaN input's outputs (for the NaN-input findings) come with the others'.
@@ -104,7 +121,8 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
     nan_at = np.isnan(pts.astype(np.float64)) if dt.is_float else np.zeros(pts.shape, dtype=bool)
     keep = ~nan_at
     diffs = _diffs(src, tgt, pts[keep], ys[keep], yt[keep])
-    nan_out = (ys[nan_at][:1], yt[nan_at][:1])
+    def nan_out() -> tuple[np.ndarray, np.ndarray]:
+        return ys[nan_at][:1], yt[nan_at][:1]
     out += promotion_findings(src, tgt, diffs)
     # A changed output dtype accounts for the differences no bound explains (int32 -> float32 rounding).
     used: set[int] = {id(w) for w in diffs} if src.out_dtype != tgt.out_dtype else set()
@@ -148,6 +166,19 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
     out += nan_found
     out += [engine_finding(n) for n in tgt.engine_notes]
     return out
+
+
+def _same_on_numbers_findings(src: Meaning, tgt: Meaning) -> list[Finding]:
+    """compare() of two clips that agree on every non-NaN input (same_on_numbers): no bound, order, ScaleBias or
+    promotion finding can arise, so only the NaN-input rules are looked at, on the NaN input alone."""
+    def nan_out() -> tuple[np.ndarray, np.ndarray]:
+        pts = critical.nan_points(src.dtype)
+        return evaluate(src, pts), evaluate(tgt, pts)
+
+    # One NaN-input rule on one clip gives one output for NaN too: nothing to look at.
+    same_rule = src.nan_input == tgt.nan_input or not src.dtype.is_float
+    found = [] if same_rule else _nan_findings(src, tgt, [], nan_out)
+    return found + [engine_finding(n) for n in tgt.engine_notes]
 
 
 def engine_finding(note: EngineNote) -> Finding:
@@ -212,13 +243,14 @@ def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], 
 
 
 def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
-                  nan_out: tuple[np.ndarray, np.ndarray]) -> list[Finding]:
-    """NaN-input and NaN-bound findings; `nan_out`: both meanings' outputs for a NaN input."""
+                  nan_out: Callable[[], tuple[np.ndarray, np.ndarray]]) -> list[Finding]:
+    """NaN-input and NaN-bound findings; `nan_out()`: both meanings' outputs for a NaN input (computed only
+    when a rule needs them)."""
     out = []
     defined = NanInput.UNDOCUMENTED not in (src.nan_input, tgt.nan_input)
     if src.nan_input != tgt.nan_input and defined:
         # Both rules are stated: the outputs for a NaN input are a witness.
-        ys, yt = nan_out
+        ys, yt = nan_out()
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
                                f"NaN input: {src.nan_input.value}", f"NaN input: {tgt.nan_input.value}",
@@ -229,7 +261,7 @@ def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
                            f"{tgt.nan_input.value}", f"NaN input: {src.nan_input.value}",
                            f"NaN input: {tgt.nan_input.value}", None))
     elif src.nan_input is NanInput.PROPAGATE:
-        ys, yt = nan_out
+        ys, yt = nan_out()
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
                                "", "", Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))

@@ -18,6 +18,7 @@ from app import critical
 from app.dtypes import ALL, DType
 from app.meaning import Bound, Meaning, ScaleBias
 from app import drift
+from app.dialects.common import carrier_neighbours
 
 FLOATS = [d for d in ALL if d.is_float]
 INTS = [d for d in ALL if not d.is_float]
@@ -81,3 +82,25 @@ def test_critical_points_are_unique_and_ordered(dt: DType) -> None:
     firsts = list(dict.fromkeys(fk.tolist()))
     assert keys[:len(firsts)].tolist() == firsts
     assert critical.fixed_points(dt).flags.writeable is False
+
+
+@pytest.mark.parametrize("dt", [d for d in FLOATS if d.bits == 16], ids=lambda d: d.name)
+def test_one_value_path_matches_the_vectorized_keys(dt: DType) -> None:
+    """float_around_one (one bound, Python ints) gives float_around's patterns for every 16-bit pattern, NaNs
+    and both zeros included."""
+    pats = np.arange(1 << 16, dtype=np.uint64).astype(dt.uint_view)
+    for reach in (1, 2, 3):
+        want = critical.float_around(dt, pats, reach).view(dt.uint_view).reshape(len(pats), -1)
+        for p in range(0, 1 << 16, 7 if reach > 1 else 1):
+            got = critical.float_around_one(dt, p, reach).view(dt.uint_view)
+            assert got.tolist() == want[p].tolist(), (dt.name, hex(p), reach)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
+def test_lazy_carrier_neighbours_are_the_bound_points(dt: DType) -> None:
+    """carrier_neighbours yields its first point without computing the rest: the same values, signs of zero
+    included, as bound_points lists."""
+    for v in _grid(dt):
+        got = np.asarray(list(carrier_neighbours(v, dt)), dtype=np.float64)
+        want = critical.bound_points(dt, v).astype(np.float64)
+        assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (dt.name, v)

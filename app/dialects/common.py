@@ -69,27 +69,30 @@ def same_value(a: Number | None, b: Number | None) -> bool:
     return a == b
 
 
-def carrier_neighbours(value: Number, carrier: DType, reach: int = 2) -> list[Number]:
-    """The carrier-type values nearest `value`: its rounding and `reach` steps either side."""
+def carrier_neighbours(value: Number, carrier: DType, reach: int = 2) -> Iterator[Number]:
+    """The carrier-type values nearest `value`: its rounding and `reach` steps either side. Lazy: a pick
+    (pick_carrier) mostly stops at the rounding, and a fresh bound's neighbours are then never computed."""
     if isinstance(value, float) and math.isnan(value):
-        return [math.nan]
+        yield math.nan
+        return
     if carrier.is_float:  # integer keys of the patterns, cached per carrier and value (app.critical)
-        return critical.bound_points(carrier, value, reach).astype(np.float64).tolist()
+        yield critical.centre(carrier, value)
+        yield from critical.bound_points(carrier, value, reach).astype(np.float64).tolist()[1:]
+        return
     base = value
-    out = [base]
+    yield base
     up = down = base
     for _ in range(reach):
         up, down = carrier.next_up(up), carrier.next_down(down)
-        out += [up, down]
-    return out
+        yield up
+        yield down
 
 
 def pick_carrier(want: Number, candidates: Iterable[Number],
                  resolve: Callable[[Number], Bound]) -> tuple[Number, Bound, bool]:
     """The first candidate the target resolves to exactly `want`; else the nearest one (exact=False)."""
-    cands = list(candidates)
     best: tuple[Any, Number, Bound] | None = None
-    for c in cands:
+    for c in candidates:
         b = resolve(c)
         if same_value(b.value, want):
             return c, b, True
