@@ -3,7 +3,7 @@
 // When the service answers 401 (CLIPBRIDGE_API_KEY is set), the key dialog asks once, the key is kept in
 // sessionStorage and sent as X-API-Key on every /v1 request after that. Concurrent 401s share one dialog.
 
-import { byId } from './dom.js';
+import { byId, h } from './dom.js';
 
 const KEY_STORE = 'clipbridge.apiKey';
 let pendingKey = null;
@@ -96,4 +96,12 @@ export async function api(path, { json, body, query, signal } = {}) {
     return data;
   }
   throw new ApiError(503, { title: 'Busy', detail: 'The service stayed busy; try again.' });
+}
+
+/** Shows a failed upload in `errors`: status, title and message, then each field error as `loc: msg`. */
+export function showProblem(errors, exc) {
+  const items = exc instanceof ApiError
+    ? [`${exc.status} ${exc.problem.title || ''}: ${exc.message}`, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)]
+    : [String(exc)];
+  errors.replaceChildren(h('ul', {}, items.map((t) => h('li', { text: t }))));
 }

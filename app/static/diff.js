@@ -2,8 +2,8 @@
 // verdict, the engines as they ran, the first divergence and every differing clip-like node with its witness
 // come back (docs/diff.md).
 
-import { ApiError, api } from './api.js';
-import { byId, h } from './dom.js';
+import { api, showProblem } from './api.js';
+import { byId, h, wireDropZone } from './dom.js';
 
 function witnessText(w) {
   if (!w) return '';
@@ -60,26 +60,9 @@ export function initDiff() {
       out.replaceChildren(...report(await api('/v1/models/diff', { body: form, query })));
     } catch (exc) {
       out.replaceChildren();
-      const items = exc instanceof ApiError
-        ? [`${exc.status} ${exc.problem.title || ''}: ${exc.message}`, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)]
-        : [String(exc)];
-      errors.replaceChildren(h('ul', {}, items.map((t) => h('li', { text: t }))));
+      showProblem(errors, exc);
     }
   }
 
-  input.addEventListener('change', async () => {
-    if (!input.files.length) return;
-    await upload(input.files);
-    input.value = '';
-  });
-  zone.addEventListener('dragover', (event) => {
-    event.preventDefault();
-    zone.classList.add('over');
-  });
-  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
-  zone.addEventListener('drop', (event) => {
-    event.preventDefault();
-    zone.classList.remove('over');
-    if (event.dataTransfer && event.dataTransfer.files.length) upload(event.dataTransfer.files);
-  });
+  wireDropZone(zone, input, upload);
 }

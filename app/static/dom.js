@@ -72,3 +72,22 @@ export function fromBase64(text) {
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
 }
+
+/** Sends the files chosen in `input` or dropped on `zone` to upload(files) (the scan and diff drop zones). */
+export function wireDropZone(zone, input, upload) {
+  input.addEventListener('change', async () => {
+    if (!input.files.length) return;
+    await upload(input.files);
+    input.value = ''; // the same file again is a new upload
+  });
+  zone.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    zone.classList.add('over');
+  });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', (event) => {
+    event.preventDefault();
+    zone.classList.remove('over');
+    if (event.dataTransfer && event.dataTransfer.files.length) upload(event.dataTransfer.files);
+  });
+}

@@ -3,19 +3,12 @@
 // its verdict, each rule applied to a node and why, the engine setting no rewrite replaces, and the cost.
 // A module of its own beside diff.js: it only listens to the diff zone and watches #diff-out.
 
-import { ApiError, api } from './api.js';
-import { byId, download, h } from './dom.js';
+import { api, showProblem } from './api.js';
+import { byId, download, fromBase64, h } from './dom.js';
 
 const REFERENCE = 'onnxruntime';
 const TARGET = 'openvino';
 let files = [];
-
-function bytes(b64) {
-  const raw = atob(b64);
-  const out = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i += 1) out[i] = raw.charCodeAt(i);
-  return out;
-}
 
 function report(res) {
   const c = res.cost;
@@ -52,15 +45,12 @@ async function runFix(out, errors) {
   out.replaceChildren(h('p', { text: `Writing ${model.name} for ${TARGET} and proving it…` }));
   try {
     const res = await api('/v1/models/fix', { body: form, query });
-    download(model.name.replace(/\.onnx$/i, '') + `.fixed-for-${TARGET}.onnx`, bytes(res.model.onnx_base64),
+    download(model.name.replace(/\.onnx$/i, '') + `.fixed-for-${TARGET}.onnx`, fromBase64(res.model.onnx_base64),
       'application/octet-stream');
     out.replaceChildren(...report(res));
   } catch (exc) {
     out.replaceChildren();
-    const items = exc instanceof ApiError
-      ? [`${exc.status} ${exc.problem.title || ''}: ${exc.message}`, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)]
-      : [String(exc)];
-    errors.replaceChildren(h('ul', {}, items.map((t) => h('li', { text: t }))));
+    showProblem(errors, exc);
   }
 }
 

@@ -1,8 +1,8 @@
 // The model drop zone: an .onnx model or an IR .xml (+ .bin) goes to /v1/models/inspect; every clip found
 // comes back as a row with its status per target, and a button that opens its spec in the editor.
 
-import { ApiError, api } from './api.js';
-import { byId, h } from './dom.js';
+import { api, showProblem } from './api.js';
+import { byId, h, wireDropZone } from './dom.js';
 
 function pickFiles(files) {
   const list = [...files];
@@ -82,26 +82,9 @@ export function initScan({ targets, mode, onOpen }) {
         clipLike(res));
     } catch (exc) {
       out.replaceChildren();
-      const items = exc instanceof ApiError
-        ? [`${exc.status} ${exc.problem.title || ''}: ${exc.message}`, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)]
-        : [String(exc)];
-      errors.replaceChildren(h('ul', {}, items.map((t) => h('li', { text: t }))));
+      showProblem(errors, exc);
     }
   }
 
-  input.addEventListener('change', async () => {
-    if (!input.files.length) return;
-    await upload(input.files);
-    input.value = ''; // the same file again is a new upload
-  });
-  zone.addEventListener('dragover', (event) => {
-    event.preventDefault();
-    zone.classList.add('over');
-  });
-  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
-  zone.addEventListener('drop', (event) => {
-    event.preventDefault();
-    zone.classList.remove('over');
-    if (event.dataTransfer && event.dataTransfer.files.length) upload(event.dataTransfer.files);
-  });
+  wireDropZone(zone, input, upload);
 }
