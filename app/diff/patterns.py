@@ -30,6 +30,16 @@ class Pattern:
     sources: dict[str, str]
 
 
+def _one_sided(op: str, ufunc: str, side: str, openvino: str) -> Pattern:
+    """Max or Min against a scalar constant: a one-sided clip; OpenVINO's result depends on the operand order."""
+    summary = f"one-sided {op}(x, c) against a scalar constant: clip from {side} at c"
+    return Pattern(f"{op.lower()}-constant", op, summary,
+                   {"onnxruntime": "propagate", "openvino": openvino, "onnx-reference": "propagate"},
+                   {"spec": f"ONNX Operators.md {op}-13: element-wise {op.lower()} (NaN propagates, as numpy.{ufunc})",
+                    "openvino": f"{ufunc.capitalize()}-1 on the CPU plugin: the bound when the tensor is the first "
+                    f"operand, NaN when the constant is ({X86_MAXPS}); openvino#35839"})
+
+
 PROPAGATE_SPEC = "ONNX Operators.md: the op is defined element-wise by arithmetic, so NaN propagates"
 PATTERNS: dict[str, Pattern] = {p.name: p for p in (
     Pattern("clip", "Clip", "clip(x, min, max); an omitted bound is the type's lowest()/max() (Clip-11+)",
@@ -51,16 +61,8 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in (
             {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
             {"spec": "ONNX Operators.md HardSwish-14: y = x * max(0, min(1, x/6 + 0.5))",
              "openvino": "HSwish-4: the product with x keeps the NaN"}),
-    Pattern("max-constant", "Max", "one-sided Max(x, c) against a scalar constant: clip from below at c",
-            {"onnxruntime": "propagate", "openvino": "lower", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md Max-13: element-wise max (NaN propagates, as numpy.maximum)",
-             "openvino": f"Maximum-1 on the CPU plugin: the bound when the tensor is the first operand, NaN when the "
-             f"constant is ({X86_MAXPS}); openvino#35839"}),
-    Pattern("min-constant", "Min", "one-sided Min(x, c) against a scalar constant: clip from above at c",
-            {"onnxruntime": "propagate", "openvino": "upper", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md Min-13: element-wise min (NaN propagates, as numpy.minimum)",
-             "openvino": f"Minimum-1 on the CPU plugin: the bound when the tensor is the first operand, NaN when the "
-             f"constant is ({X86_MAXPS}); openvino#35839"}),
+    _one_sided("Max", "maximum", "below", "lower"),
+    _one_sided("Min", "minimum", "above", "upper"),
     Pattern("quantize-saturate", "QuantizeLinear", "round(x / scale) + zero_point saturated to the integer type",
             {"onnxruntime": "engine", "openvino": "engine", "onnx-reference": "engine"},
             {"spec": "ONNX Operators.md QuantizeLinear-13: saturate to [0, 255] (uint8) or [-128, 127] (int8); "
