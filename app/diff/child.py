@@ -4,7 +4,7 @@ child like the engines: the parent receives plain Python values and arrays only.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -101,6 +101,22 @@ def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan
     return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes)
 
 
+def replay_inputs(names: Iterable[str], feeds: dict[str, np.ndarray], consts: dict[str, np.ndarray],
+                  node: str) -> tuple[list[onnx.ValueInfoProto], list[onnx.TensorProto]]:
+    """The graph inputs (typed like the captured `feeds`) and initializers (`consts`) of a replay of `node`, in
+    the order of `names`; an input that is neither was not captured."""
+    inits, ins = [], []
+    for name in dict.fromkeys(i for i in names if i):
+        if name in feeds:
+            a = feeds[name]
+            ins.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
+        elif name in consts:
+            inits.append(numpy_helper.from_array(consts[name], name))
+        else:
+            raise ClipBridgeError(f"input {name!r} of node {node!r} was not captured", "node")
+    return ins, inits
+
+
 @model_errors
 def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> bytes:
     """A model of the one node `node`: its constant inputs as initializers, the others as graph inputs typed
@@ -111,15 +127,7 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
         raise ClipBridgeError(f"the model has no node {node!r}", "node")
     consts = constants(m.graph) | {t.name: numpy_helper.to_array(t) for t in m.graph.initializer
                                    if t.name in proto.input}
-    inits, ins = [], []
-    for name in dict.fromkeys(i for i in proto.input if i):
-        if name in feeds:
-            a = feeds[name]
-            ins.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
-        elif name in consts:
-            inits.append(numpy_helper.from_array(consts[name], name))
-        else:
-            raise ClipBridgeError(f"input {name!r} of node {node!r} was not captured", "node")
+    ins, inits = replay_inputs(proto.input, feeds, consts, node)
     outs = [helper.make_empty_tensor_value_info(o) for o in proto.output if o]
     g = helper.make_graph([proto], f"single_{proto.op_type}", ins, outs, inits)
     single = helper.make_model(g, opset_imports=list(m.opset_import), ir_version=m.ir_version,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
-from app.diff.child import model_errors, replay_name
+from app.diff.child import model_errors, replay_inputs, replay_name
 from app.diff.patterns import constants
 from app.errors import ClipBridgeError
 
@@ -46,15 +46,7 @@ def fixed_single(written: bytes, node: str, feeds: dict[str, np.ndarray]) -> byt
     proto = nodes[0]
     made = {o for n in nodes for o in n.output}
     consts = constants(g)
-    inits, ins = [], []
-    for name in dict.fromkeys(i for n in nodes for i in n.input if i and i not in made):
-        if name in feeds:
-            a = feeds[name]
-            ins.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
-        elif name in consts:
-            inits.append(numpy_helper.from_array(consts[name], name))
-        else:
-            raise ClipBridgeError(f"input {name!r} of node {node!r} was not captured", "node")
+    ins, inits = replay_inputs((i for n in nodes for i in n.input if i not in made), feeds, consts, node)
     outs = [helper.make_empty_tensor_value_info(nodes[-1].output[0])]
     single = helper.make_graph(nodes, f"fixed_{proto.op_type}", ins, outs, inits)
     return helper.make_model(single, opset_imports=list(m.opset_import), ir_version=m.ir_version,
