@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import Any
 
 from app import __version__
@@ -111,12 +112,19 @@ def markdown(body: dict, artifact: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
+def render_with(renderers: dict[str, Callable[[dict, str], Any]], body: dict, fmt: str, artifact: str) -> str:
+    """`body` as `fmt` by a report's renderers (the diff's or the fix's): json and the sarif document pretty-printed
+    without NaN, the text formats as their renderer writes them."""
     if fmt == "json":
         return json.dumps(body, indent=2, allow_nan=False) + "\n"
     if fmt == "sarif":
-        return json.dumps(sarif(body, artifact), indent=2, allow_nan=False) + "\n"
-    return {"table": lambda b, a: table(b), "junit": junit, "github": github, "markdown": markdown}[fmt](body, artifact)
+        return json.dumps(renderers["sarif"](body, artifact), indent=2, allow_nan=False) + "\n"
+    return renderers[fmt](body, artifact)
+
+
+def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
+    return render_with({"sarif": sarif, "table": lambda b, a: table(b), "junit": junit, "github": github,
+                        "markdown": markdown}, body, fmt, artifact)
 
 
 def node_data(body: dict, graph: str = "main_graph") -> dict[str, Any]:

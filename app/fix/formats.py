@@ -4,7 +4,6 @@ warning in every format."""
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -90,8 +89,5 @@ def junit(body: dict, artifact: str) -> str:
 
 
 def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
-    if fmt == "json":
-        return json.dumps(body, indent=2, allow_nan=False) + "\n"
-    if fmt == "sarif":
-        return json.dumps(sarif(body, artifact), indent=2, allow_nan=False) + "\n"
-    return {"table": lambda b, a: table(b), "junit": junit, "github": github, "markdown": markdown}[fmt](body, artifact)
+    return diff_formats.render_with({"sarif": sarif, "table": lambda b, a: table(b), "junit": junit, "github": github,
+                                     "markdown": markdown}, body, fmt, artifact)
