@@ -53,6 +53,7 @@ def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a == b
 
 
+# Repeats app/engine_config.py's session settings on purpose: this script ships alone in bundles, never imports app.
 def run_onnxruntime(entry: dict, x: np.ndarray, precision: str) -> tuple[np.ndarray, str]:
     """precision "model": no graph rewrites, denormals kept, deterministic kernels (as clipbridge runs it)."""
     import onnxruntime as ort
