@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.test_inspector import open_model_view
+from tests.browser.test_inspector import drop_file, open_model_view
 from tests.diff import models as M
 
 
 def test_drop_a_model_on_the_diff_zone(page, server, output_dir, screenshot):
     data = list(M.relu_chain())
     open_model_view(page, server)
-    transfer = page.evaluate_handle("""(bytes) => {
-        const dt = new DataTransfer();
-        dt.items.add(new File([new Uint8Array(bytes)], 'relu.onnx'));
-        return dt;
-    }""", data)
-    page.locator("#diff-dropzone").dispatch_event("drop", {"dataTransfer": transfer})
+    drop_file(page, "#diff-dropzone", "relu.onnx", data)
     expect(page.locator(".diff-verdict strong")).to_have_text("explained", timeout=60_000)
     expect(page.locator(".diff-first")).to_have_text("First divergence: relu_1 (Relu)")
     row = page.locator(".diff-table tbody tr")
@@ -37,11 +32,6 @@ def test_a_file_that_is_no_model_is_refused_in_place(page, server):
 def test_scan_lists_clip_like_ops(page, server):
     data = list(M.hardsigmoid_chain())
     open_model_view(page, server)
-    transfer = page.evaluate_handle("""(bytes) => {
-        const dt = new DataTransfer();
-        dt.items.add(new File([new Uint8Array(bytes)], 'hsig.onnx'));
-        return dt;
-    }""", data)
-    page.locator("#dropzone").dispatch_event("drop", {"dataTransfer": transfer})
+    drop_file(page, "#dropzone", "hsig.onnx", data)
     expect(page.locator(".clip-like li")).to_have_text(
         "hsig_1 hard-sigmoid: NaN → onnxruntime propagate, openvino one, onnx-reference propagate")

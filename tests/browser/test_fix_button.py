@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from playwright.sync_api import expect
 
-from tests.browser.test_inspector import open_model_view
+from tests.browser.test_inspector import drop_file, open_model_view
 from tests.diff import models as M
 
 
@@ -13,12 +13,7 @@ def test_fix_after_a_diff_downloads_the_model_and_shows_the_proof(page, server, 
     data = list(M.relu_chain())
     open_model_view(page, server)
     expect(page.locator("#fix-bar")).to_be_hidden()
-    transfer = page.evaluate_handle("""(bytes) => {
-        const dt = new DataTransfer();
-        dt.items.add(new File([new Uint8Array(bytes)], 'relu.onnx'));
-        return dt;
-    }""", data)
-    page.locator("#diff-dropzone").dispatch_event("drop", {"dataTransfer": transfer})
+    drop_file(page, "#diff-dropzone", "relu.onnx", data)
     expect(page.locator(".diff-verdict strong")).to_have_text("explained", timeout=60_000)
     button = page.get_by_role("button", name="Fix for openvino")
     expect(button).to_be_visible()

@@ -63,6 +63,16 @@ def open_model_view(page, server: str) -> None:
     expect(model_view_button(page)).to_have_attribute("aria-pressed", "true")
 
 
+def drop_file(page, zone: str, name: str, data: list[int]) -> None:
+    """Drops one file `name` holding the bytes `data` on the drop zone `zone` (a CSS selector), as from the desktop."""
+    transfer = page.evaluate_handle("""([bytes, name]) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Uint8Array(bytes)], name));
+        return dt;
+    }""", [data, name])
+    page.locator(zone).dispatch_event("drop", {"dataTransfer": transfer})
+
+
 # --- the page itself ---------------------------------------------------------------------------------
 
 def test_page_and_assets_carry_the_csp(server):
@@ -408,12 +418,7 @@ def test_drop_a_model_on_the_zone(page, server, output_dir):
     data = list(relu6_model(output_dir / "dropped.onnx").read_bytes())
     open_inspector(page, server)
     model_view_button(page).click()
-    transfer = page.evaluate_handle("""(bytes) => {
-        const dt = new DataTransfer();
-        dt.items.add(new File([new Uint8Array(bytes)], 'dropped.onnx'));
-        return dt;
-    }""", data)
-    page.locator("#dropzone").dispatch_event("drop", {"dataTransfer": transfer})
+    drop_file(page, "#dropzone", "dropped.onnx", data)
     expect(page.locator(".scan-table tbody tr")).to_have_count(1)
     expect(page.locator(".scan-file")).to_have_text("dropped.onnx")
 
