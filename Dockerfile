@@ -7,8 +7,8 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY schemas ./schemas
-# torch==2.13.0 (the PyTorch dialect's engine) from PyTorch's CPU index: PyPI's build of the same version pulls
-# several GB of CUDA libraries. The local-version wheel 2.13.0+cpu satisfies the pin and wins over PyPI's.
+# torch 2.13.0 (the PyTorch dialect's engine): on Linux x86-64 the [torch] extra pins the CPU build 2.13.0+cpu,
+# which only PyTorch's CPU index serves (PyPI's build of the same version pulls several GB of CUDA libraries).
 RUN pip install -q --upgrade pip && \
     pip install -q --extra-index-url https://download.pytorch.org/whl/cpu -e ".[engines,fast]"
 USER clipbridge
