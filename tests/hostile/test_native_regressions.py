@@ -68,12 +68,28 @@ def _problem(r, statuses: set[int], fragment: str) -> dict:
     return body
 
 
+CRASHED = {"loc": "model", "msg": "onnx version converter crashed on this model (signal 11)"}
+
+
+def converter_answer(body: dict) -> str:
+    """What the converter did with the Mul-with-one-input model. Its Mul 6->7 adapter reads an input that is not
+    there (undefined behaviour in onnx 1.21): mostly SIGSEGV, sometimes a refusal quoting garbage dimensions
+    (seen once in CI: 'dimension 12297831343474548259', i.e. 0xAAAA... memory). Both are the right answer
+    shape; anything else fails. A deterministic crash is tested in tests/test_sandbox.py."""
+    if body["errors"] == [CRASHED]:
+        return "crashed"
+    err = body["errors"][0]
+    assert body["status"] == 422 and err["loc"] == "opset" and err["msg"].startswith(
+        "onnx.version_converter cannot take this model from opset 6 to 13"), body
+    return "refused"
+
+
 def test_converter_segfault_answers_422_naming_the_stage(hostile_client):
     data = (MODELS / "converter_segfault_mul1_clip6_sparse.onnx").read_bytes()
     r = hostile_client.post("/v1/models/rewrite", content=data, headers=OCTET,
                             params={"target": "directml:5_0", "opset": 13})
-    body = _problem(r, {422}, "onnx version converter crashed on this model (signal 11)")
-    assert body["errors"] == [{"loc": "model", "msg": "onnx version converter crashed on this model (signal 11)"}]
+    body = _problem(r, {422}, "onnx")
+    converter_answer(body)
     assert hostile_client.get("/healthz").status_code == 200
     r = hostile_client.post("/v1/models/inspect", content=data, headers=OCTET)  # the next request is served
     assert r.status_code == 200, r.text[:400]

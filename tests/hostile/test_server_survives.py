@@ -24,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from app import native
 from tests.hostile.native_mutator import REWRITE_OPSETS, TARGETS, converter_models
-from tests.hostile.test_native_regressions import MODELS
+from tests.hostile.test_native_regressions import MODELS, converter_answer
 from tests.server.conftest import server_log, start_server, stop_server, worker_pids
 
 BUDGET = int(os.environ.get("CLIPBRIDGE_FUZZ_EXAMPLES", "0"))
@@ -90,12 +90,19 @@ def test_saved_crashers_get_an_answer_and_the_server_stays_up(served, name, targ
 def test_the_converter_crash_names_stage_and_signal_and_is_logged_with_the_request_id(served):
     client, proc, workers = served
     model = (MODELS / "converter_segfault_mul1_clip6_sparse.onnx").read_bytes()
-    r = client.post("/v1/models/rewrite", content=model, headers={**OCTET, "X-Request-ID": "crash-23"},
-                    params={"target": "directml:5_0", "opset": 13})
-    assert r.status_code == 422 and "onnx version converter crashed on this model (signal 11)" in r.text, r.text
-    still_up(client, proc, workers, "crash-23")
+    crashed = []  # the converter's undefined behaviour mostly segfaults, sometimes refuses: try a few times
+    for attempt in range(6):
+        rid = f"crash-23-{attempt}"
+        r = client.post("/v1/models/rewrite", content=model, headers={**OCTET, "X-Request-ID": rid},
+                        params={"target": "directml:5_0", "opset": 13})
+        answered(r, rid, proc)
+        if converter_answer(r.json()) == "crashed":
+            crashed.append(rid)
+        still_up(client, proc, workers, rid)
+    assert crashed, "the converter never crashed in six tries"
     log = server_log(proc)
-    assert any("crash-23" in line and "signal 11" in line for line in log.splitlines()), log[-2000:]
+    for rid in crashed:
+        assert any(rid in line and "signal 11" in line for line in log.splitlines()), (rid, log[-2000:])
 
 
 @campaign(25)
