@@ -20,11 +20,11 @@ from app.api.docs import router as docs_router
 from app.api.inspector import router as inspector_router
 from app.api import fix_routes
 from app.api.openapi_doc import document_headers
-from app.execute import Slots
-from app.memo import Memo
-from app import sandbox
-from app.observability import Metrics, Observe, metrics_endpoint
-from app.settings import Settings
+from app.service.execute import Slots
+from app.core.memo import Memo
+from app.engines import sandbox
+from app.server.observability import Metrics, Observe, metrics_endpoint
+from app.core.settings import Settings
 
 
 def _too_large(limit: int) -> str:

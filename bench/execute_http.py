@@ -53,7 +53,7 @@ def main() -> None:
     payload = buf.getvalue()
     port = free_port()
     # The protocol `clipbridge serve` runs (head timeout, minimum body rate), as in production.
-    serve = ("import uvicorn; from app.serving import PROTOCOL; "
+    serve = ("import uvicorn; from app.server.serving import PROTOCOL; "
              f"uvicorn.run('bench.echo_app:app', port={port}, log_level='warning', http=PROTOCOL)")
     proc = subprocess.Popen([sys.executable, "-c", serve], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -22,9 +22,9 @@ import time
 from fastapi.testclient import TestClient
 from onnx import TensorProto, helper
 
-from app import native
+from app.engines import native
 from app.main import create_app
-from app.settings import Settings
+from app.core.settings import Settings
 
 OCTET = {"content-type": "application/octet-stream"}
 

@@ -67,9 +67,9 @@ def main() -> None:
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
-    from app.dtypes import FLOAT32
-    from app.kernels import clip_numpy
-    from app.meaning import Bound, Meaning, ScaleBias
+    from app.core.dtypes import FLOAT32
+    from app.kernels.cpu import clip_numpy
+    from app.core.meaning import Bound, Meaning, ScaleBias
 
     n = args.elements
     x = np.random.default_rng(0).normal(0, 5, n).astype(np.float32)
@@ -107,8 +107,8 @@ def main() -> None:
     t_ort_run, t_ours_alloc, t_fused_alloc = interleaved([
         lambda: sess.run(None, {"x": x}), lambda: clip_numpy(plain, x), lambda: clip_numpy(fused, x)], args.repeat)
     assert np.array_equal(ort_out, clip_numpy(plain, x))
-    from app.kernels import fused_kernel_numba
-    from app.meaning import evaluate
+    from app.kernels.cpu import fused_kernel_numba
+    from app.core.meaning import evaluate
     probe = x[: 1 << 20]
     assert np.array_equal(clip_numpy(fused, probe), evaluate(fused, probe), equal_nan=True)
     fused_path = "numba, one pass" if fused_kernel_numba() is not None else "numpy, three passes per chunk"
@@ -137,7 +137,7 @@ def main() -> None:
     except Exception:
         print("  GPU: no CuPy/CUDA device here: unmeasured")
         return
-    from app.kernels import clip_xp
+    from app.kernels.cpu import clip_xp
     xd = cp.asarray(x)
     yd = cp.empty_like(xd)
 
@@ -181,10 +181,10 @@ def half_rows(n: int, repeat: int) -> None:
     """float16 and bfloat16: clip and ScaleBias + clip against np.copyto of the same array and onnxruntime's Clip."""
     import onnxruntime as ort
 
-    from app.dtypes import BFLOAT16, FLOAT16
-    from app.kernels import clip_numpy, half_kernel_numba
-    from app.kernels_sb16 import hardware_half
-    from app.meaning import Bound, Meaning, ScaleBias, evaluate
+    from app.core.dtypes import BFLOAT16, FLOAT16
+    from app.kernels.cpu import clip_numpy, half_kernel_numba
+    from app.kernels.scale_bias16 import hardware_half
+    from app.core.meaning import Bound, Meaning, ScaleBias, evaluate
 
     src = np.random.default_rng(0).normal(0, 5, n).astype(np.float32)
     path = "NumPy table gather"
@@ -232,9 +232,9 @@ def variant_rows(n: int, repeat: int) -> None:
 
     import onnxruntime as ort
 
-    from app.dtypes import FLOAT32, INT32
-    from app.kernels import clip_numpy, variant_kernel
-    from app.meaning import Bound, Meaning, NanBound, NanInput, TensorBound, evaluate
+    from app.core.dtypes import FLOAT32, INT32
+    from app.kernels.cpu import clip_numpy, variant_kernel
+    from app.core.meaning import Bound, Meaning, NanBound, NanInput, TensorBound, evaluate
 
     rng = np.random.default_rng(0)
     x = rng.normal(0, 5, n).astype(np.float32)

@@ -5,7 +5,7 @@ entry or an effective bound), with the default targets and with all nine other d
 today (artifacts included) and with "include": [] (no artifacts built). The loads run in interleaved rounds
 (healthz, then each translate load, then healthz again, ...) and each ratio is the median over rounds of translate
 req/s / healthz req/s measured in the same round: on a shared machine the load swings between rounds more than
-within one. Then the in-process time per target: the core (app.translate.translate, artifacts left unbuilt) and
+within one. Then the in-process time per target: the core (app.service.translate.translate, artifacts left unbuilt) and
 the core with the response's JSON (artifacts built), no HTTP.
 
 Goals (issue 28): >= 0.8x healthz with the default targets, >= 0.5x with all nine, core < 0.1 ms per target.
@@ -56,7 +56,7 @@ def free_port() -> int:
 
 
 def start(port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", "1",
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli.main", "serve", "--port", str(port), "--workers", "1",
                              "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(300):
         try:
@@ -170,8 +170,8 @@ def core_per_target(repeat: int) -> dict[str, float]:
     translate() with the response JSON as served (artifacts built), default targets and all nine."""
     from pydantic import TypeAdapter
 
-    from app.specs import Spec
-    from app.translate import _dumps, default_targets, translate
+    from app.service.specs import Spec
+    from app.service.translate import _dumps, default_targets, translate
 
     ta = TypeAdapter(Spec)
     n_default = len(default_targets("onnx"))

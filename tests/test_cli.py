@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 
 
 def run(argv, stdin_text, monkeypatch, capsys):

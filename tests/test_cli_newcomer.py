@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import build_parser, main
+from app.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'

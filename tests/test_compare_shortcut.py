@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter
 
-from app import drift
+from app.core import drift
 from app.dialects import registry
-from app.dialects.common import Mode
-from app.errors import ClipBridgeError
-from app.meaning import Meaning, State
-from app.translate import emit_to, resolve_spec
+from app.dialects.kit.common import Mode
+from app.core.errors import ClipBridgeError
+from app.core.meaning import Meaning, State
+from app.service.translate import emit_to, resolve_spec
 from tests.api.test_all_pairs import HAND
 from tests.dialects.test_registry import EXAMPLES
 

@@ -1,4 +1,4 @@
-"""deploy/: the Kubernetes manifests parse, agree with each other, with the Dockerfile and with app.settings."""
+"""deploy/: the Kubernetes manifests parse, agree with each other, with the Dockerfile and with app.core.settings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""app/engine_config.py: host detection, pinned engine precision, and every surface that reports them."""
+"""app/engines/config.py: host detection, pinned engine precision, and every surface that reports them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from app import engine_config as ec
+from app.engines import config as ec
 
 F32_OV = {"dialect": "openvino", "version": "opset16", "element_type": "f32", "min": 0.0, "max": 6.0}
 F32_ONNX = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0.0, "max": 6.0}
@@ -119,7 +119,7 @@ def test_unknown_precision_is_refused():
 def test_onnxruntime_knobs_are_pinned_in_model_precision():
     pytest.importorskip("onnxruntime")
     from app.dialects import onnx as d_onnx
-    from app.specs import OnnxSpec
+    from app.service.specs import OnnxSpec
     raw = d_onnx.build_model(OnnxSpec.model_validate({**F32_ONNX, "shape": [3]})).SerializeToString()
     _, model = ec.onnxruntime_session(raw, "model")
     _, deployed = ec.onnxruntime_session(raw, "deployed")
@@ -223,7 +223,7 @@ def test_non_x86_host_is_no_measured_variant(monkeypatch):
     monkeypatch.setattr(ec.platform, "machine", lambda: "aarch64")
     assert (ec.cpu_isa(), ec.openvino_bf16_variant()) == (None, ec.BF16_UNKNOWN)
     from app.dialects import openvino as d_ov
-    from app.dtypes import BFLOAT16
+    from app.core.dtypes import BFLOAT16
     assert set(d_ov.cpu_notes_openvino(BFLOAT16, -1.25, 2.7)) == {d_ov.NOTE_BF16_FLUSH, d_ov.NOTE_BF16_TRUNC}
 
 

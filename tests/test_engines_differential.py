@@ -1,13 +1,13 @@
 """Differential tests: clipbridge's meanings against the real engines (onnxruntime and openvino, CPU).
 
-For every named case a source spec is translated (app.translate.translate) and
+For every named case a source spec is translated (app.service.translate.translate) and
 
 * the source artifact runs on its own engine (ONNX: onnxruntime on dialects.onnx.build_model; OpenVINO:
   Core().read_model(xml, weights) + compile_model(..., "CPU")); DirectML has no engine here;
 * every emitted target artifact (onnx_model / ir_xml + ir_bin) runs on its engine;
-* the probe is app.drift.critical_points(dtype, [all meanings of the case]) (NaN included for floats).
+* the probe is app.core.drift.critical_points(dtype, [all meanings of the case]) (NaN included for floats).
 
-Each engine output must equal app.meaning.evaluate(meaning, probe) for that side's meaning, except where an
+Each engine output must equal app.core.meaning.evaluate(meaning, probe) for that side's meaning, except where an
 engine is known to deviate from its own spec. Those deviations are modelled below (ENGINE DEVIATIONS), each with
 the evidence that established it, so that the grid keeps checking the rest of the semantics; where a deviation is
 value-dependent and not modelled, the (case, check) is a strict xfail (GAPS). Deviations that clipbridge itself
@@ -45,14 +45,14 @@ import onnx  # noqa: E402
 
 from app.dialects import onnx as d_onnx  # noqa: E402
 from app.dialects import openvino as d_ov  # noqa: E402
-from app.dialects.common import Mode, same_value  # noqa: E402
-from app.drift import critical_points  # noqa: E402
-from app.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
+from app.dialects.kit.common import Mode, same_value  # noqa: E402
+from app.core.drift import critical_points  # noqa: E402
+from app.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
                         DType)
-from app.errors import ClipBridgeError, RejectedSpec  # noqa: E402
-from app.meaning import Meaning, NanBound, State, evaluate, same_outputs  # noqa: E402
-from app.specs import DirectMLSpec, OnnxSpec, OnnxTarget, OpenVinoSpec  # noqa: E402
-from app.translate import translate  # noqa: E402
+from app.core.errors import ClipBridgeError, RejectedSpec  # noqa: E402
+from app.core.meaning import Meaning, NanBound, State, evaluate, same_outputs  # noqa: E402
+from app.service.specs import DirectMLSpec, OnnxSpec, OnnxTarget, OpenVinoSpec  # noqa: E402
+from app.service.translate import translate  # noqa: E402
 from tests import oracle  # noqa: E402
 
 pytestmark = pytest.mark.engines

@@ -1,6 +1,6 @@
-"""app.exact: every conversion is one correctly rounded step from the exact value (issue 13).
+"""app.core.exact: every conversion is one correctly rounded step from the exact value (issue 13).
 
-The oracle here is independent of app.exact: it brackets the exact value between two neighbouring values of
+The oracle here is independent of app.core.exact: it brackets the exact value between two neighbouring values of
 the type (found by walking bit patterns from a NumPy guess, compared as Fractions) and picks the nearer, ties
 to the even bit pattern, with IEEE's overflow midpoint. Budgets: CLIPBRIDGE_HYPOTHESIS_EXAMPLES (default 60).
 """
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import exact
-from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT64, DType
-from app.numbers import parse_number, wire_number
+from app.core import exact
+from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT64, DType
+from app.core.numbers import parse_number, wire_number
 
 EXAMPLES = int(os.environ.get("CLIPBRIDGE_HYPOTHESIS_EXAMPLES", "60"))
 FLOAT_TYPES = (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)
@@ -217,7 +217,7 @@ def test_round_table(dt, x, want):
 def test_issue13_onnx_clip1_int_bound_rounds_once_to_float32():
     """-1152921573326323713 as a Clip-1 FLOAT attribute: the float32 nearest it, not the one of its double."""
     from app.dialects import onnx as D
-    from app.specs import OnnxSpec
+    from app.service.specs import OnnxSpec
     m = D.resolve(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
     assert m.lo == -1.1529216420458004e18
     model = D.build_model(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
@@ -227,7 +227,7 @@ def test_issue13_onnx_clip1_int_bound_rounds_once_to_float32():
 def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
     """1152921573326323713 in DirectML CLIP's FLOAT Min on INT64: float32 nearest (2^60 + 2^37), not 2^60."""
     from app.dialects import directml as D
-    from app.specs import DirectMLSpec
+    from app.service.specs import DirectMLSpec
     t = {"DataType": "INT64", "Sizes": [1, 1, 1, 1]}
     spec = DirectMLSpec(dialect="directml", feature_level="5_0",
                         desc={"InputTensor": t, "OutputTensor": t, "Min": 1152921573326323713, "Max": 2**62})
@@ -239,13 +239,13 @@ def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
 
 def test_issue13_bfloat16_bound_below_the_overflow_midpoint_is_max_not_inf():
     from app.dialects import onnx as D
-    from app.specs import OnnxSpec
+    from app.service.specs import OnnxSpec
     m = D.resolve(OnnxSpec(dialect="onnx", opset=13, elem_type="BFLOAT16", min=0, max=3.3961775292304597e38))
     assert m.hi == BF16_MAX and not m.upper.overflow
 
 
 def test_issue13_json_double_input_as_bfloat16_rounds_once():
-    from app.tensors import parse_json_tensor
+    from app.core.tensors import parse_json_tensor
     dt, arr = parse_json_tensor("bfloat16", [2], [1.0039062500000002, "1.00390625000000000000000000001"], 10)
     assert arr.astype(np.float64).tolist() == [1.0078125, 1.0078125]
 
@@ -338,9 +338,9 @@ def test_wire_writes_a_huge_integral_literal_back_within_the_string_limit():
 ])
 def test_scale_bias_float_to_64bit_int_saturates_exactly(dt_name, scale, want):
     """x*Scale+Bias then the float->int cast (truncate, saturate): float(2^63-1) is 2^63, which must not wrap."""
-    from app.dtypes import BY_NAME
-    from app.kernels import clip_numpy, clip_xp
-    from app.meaning import Bound, Meaning, ScaleBias, apply_scale_bias
+    from app.core.dtypes import BY_NAME
+    from app.kernels.cpu import clip_numpy, clip_xp
+    from app.core.meaning import Bound, Meaning, ScaleBias, apply_scale_bias
     dt = BY_NAME[dt_name]
     x = dt.array([dt.highest(), dt.lowest(), 5])
     assert apply_scale_bias(ScaleBias(scale, 0.0), x, dt).tolist() == want

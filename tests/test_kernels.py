@@ -1,7 +1,7 @@
-"""app/kernels.py: the chunked NumPy kernel and the numba fused kernel compute what the oracle computes.
+"""app/kernels/cpu.py: the chunked NumPy kernel and the numba fused kernel compute what the oracle computes.
 
 Every expected output comes from the oracle (`tests.oracle_meaning.expected`: the Meaning's declared fields,
-computed with float64 widening, exact Fractions and the spec's comparisons), never from app.meaning.evaluate().
+computed with float64 widening, exact Fractions and the spec's comparisons), never from app.core.meaning.evaluate().
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import kernels
-from app.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
-from app.errors import BackendUnavailable, RejectedSpec
-from app.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound, evaluate
+from app.kernels import cpu as kernels
+from app.core.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
+from app.core.errors import BackendUnavailable, RejectedSpec
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound, evaluate
 from tests import oracle
 from tests.oracle import same as same_outputs
 from tests.oracle_meaning import expected as evaluate_oracle
@@ -70,7 +70,7 @@ def test_clip_numpy_equals_the_oracle(m: Meaning, numba: bool, monkeypatch: pyte
     want = evaluate_oracle(m, x.copy())
     got = kernels.clip_numpy(m, x)
     assert got.dtype == want.dtype
-    # The project's equality (app.meaning.same_outputs): equal values, NaN == NaN; the sign of a zero is not
+    # The project's equality (app.core.meaning.same_outputs): equal values, NaN == NaN; the sign of a zero is not
     # a clip semantic (IEEE max(-0, +0) may return either), so -0.0 == 0.0 here as everywhere else.
     assert same_outputs(got, want).all()
     inplace = x.copy()

@@ -1,6 +1,6 @@
-"""float16/bfloat16 kernels (app/kernels_half.py): every one of the 65,536 bit patterns against the oracle.
+"""float16/bfloat16 kernels (app/kernels/half.py): every one of the 65,536 bit patterns against the oracle.
 
-The expected outputs come from the oracle (`tests.oracle_meaning.expected`), never from app.meaning.evaluate().
+The expected outputs come from the oracle (`tests.oracle_meaning.expected`), never from app.core.meaning.evaluate().
 Outputs are compared bit for bit, except that a NaN may carry any payload and a zero may carry either sign
 where the clip chose between a zero input and a zero bound (IEEE max(-0, +0) may give either; no clip
 semantic). Where no bound decides, as in the ScaleBias tables (bounds -inf/+inf), zero signs are compared too.
@@ -16,10 +16,10 @@ import math
 import numpy as np
 import pytest
 
-from app import kernels
-from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, DType
-from app.errors import RejectedSpec
-from app.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias,
+from app.kernels import cpu as kernels
+from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, DType
+from app.core.errors import RejectedSpec
+from app.core.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias,
                          TensorBound)
 from tests import oracle_meaning
 
@@ -155,7 +155,7 @@ def test_cupy_kernel_every_pattern(dt: DType) -> None:
     cp = pytest.importorskip("cupy")
     if cp.cuda.runtime.getDeviceCount() < 1:
         pytest.skip("no CUDA device")
-    from app.kernels_cupy_half import clip_cupy_half
+    from app.kernels.gpu_half import clip_cupy_half
     xd = cp.asarray(PATTERNS)
     for lo, hi, order, sb in itertools.product([math.nan, -0.0, 6.0, -math.inf], [math.nan, 0.0, -2.0, math.inf],
                                                [Order.MAX_WINS, Order.MIN_WINS], [None, ScaleBias(0.5, 1.0)]):
@@ -242,7 +242,7 @@ def test_tensor_bounds_every_pattern(dt: DType, path: str) -> None:
 ])
 def test_cupy_half_refuses_what_it_does_not_run(m: Meaning) -> None:
     """The 16-bit CuPy kernel has no per-element bounds or promotion: a 422 naming the numpy backend, not a guess."""
-    from app.errors import BackendUnavailable
-    from app.kernels_cupy_half import clip_cupy_half
+    from app.core.errors import BackendUnavailable
+    from app.kernels.gpu_half import clip_cupy_half
     with pytest.raises(BackendUnavailable, match="numpy"):
         clip_cupy_half(m, None)

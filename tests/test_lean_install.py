@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from app import engines
+from app.engines import extras as engines
 from app.dialects import registry
 
 ROOT = Path(__file__).resolve().parents[1]

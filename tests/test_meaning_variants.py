@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from app.dtypes import FLOAT16, FLOAT32, INT32
-from app.errors import RejectedSpec
-from app.kernels import clip_numpy, clip_xp
-from app.meaning import Bound, Meaning, NanBound, NanInput, Order, TensorBound, evaluate, same_outputs
+from app.core.dtypes import FLOAT16, FLOAT32, INT32
+from app.core.errors import RejectedSpec
+from app.kernels.cpu import clip_numpy, clip_xp
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, TensorBound, evaluate, same_outputs
 
 NAN, INF = math.nan, math.inf
 

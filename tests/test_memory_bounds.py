@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
 
 from app.main import create_app
-from app.memo import MEMO_MAX_KEY_BYTES, Memo
-from app.settings import Settings
+from app.core.memo import MEMO_MAX_KEY_BYTES, Memo
+from app.core.settings import Settings
 
 MiB = 1 << 20
 
@@ -148,7 +148,7 @@ def test_execute_npy_holds_about_one_payload_and_keeps_nothing():
 
 GROWTH = """
 import sys
-from app.serving import tune_allocator
+from app.server.serving import tune_allocator
 tuned = tune_allocator() if sys.argv[1] == "tuned" else None
 def kib(key):
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(key)) // 1024

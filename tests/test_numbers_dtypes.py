@@ -1,4 +1,4 @@
-"""app.numbers (wire numbers) and app.dtypes (exact value arithmetic of every element type)."""
+"""app.core.numbers (wire numbers) and app.core.dtypes (exact value arithmetic of every element type)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from app import dtypes as D
-from app.errors import SpecError
-from app.numbers import JSON_SAFE_INT, MAX_NUMBER_STRING, format_number, parse_number, wire_number
+from app.core import dtypes as D
+from app.core.errors import SpecError
+from app.core.numbers import JSON_SAFE_INT, MAX_NUMBER_STRING, format_number, parse_number, wire_number
 
 FLT_MAX = float(np.finfo(np.float32).max)
 DBL_MAX = sys.float_info.max
@@ -107,13 +107,13 @@ def test_parse_number_rejects(value, fragment):
 def test_spec_models_reject_bad_wire_numbers(value):
     from pydantic import ValidationError
 
-    from app.specs import OnnxSpec
+    from app.service.specs import OnnxSpec
     with pytest.raises(ValidationError):
         OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", min=value)
 
 
 def test_spec_models_read_wire_strings_exactly():
-    from app.specs import OnnxSpec, OpenVinoSpec
+    from app.service.specs import OnnxSpec, OpenVinoSpec
     s = OnnxSpec(dialect="onnx", opset=13, elem_type="UINT64", min="0", max="18446744073709551615")
     assert s.max == 2**64 - 1 and type(s.max) is int
     v = OpenVinoSpec(dialect="openvino", element_type="f32", min="-inf", max="0x1.8p+1")

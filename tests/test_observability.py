@@ -18,10 +18,10 @@ import urllib.request
 import pytest
 from fastapi.testclient import TestClient
 
-from app.errors import Busy, TimedOut
-from app.execute import Slots
+from app.core.errors import Busy, TimedOut
+from app.service.execute import Slots
 from app.main import create_app
-from app.settings import Settings
+from app.core.settings import Settings
 from tests.sockets import listening_socket, port_of
 
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
@@ -93,7 +93,7 @@ def test_access_log_can_be_switched_off(caplog):
 
 
 def test_serve_log_config_writes_json_lines():
-    from app.observability import JsonLineFormatter, log_config
+    from app.server.observability import JsonLineFormatter, log_config
     cfg = log_config("info")
     assert cfg["loggers"]["uvicorn.access"]["handlers"] == [] and cfg["loggers"]["clipbridge.access"]["level"] == "INFO"
     assert log_config("warning")["loggers"]["clipbridge.access"]["level"] == "WARNING"
@@ -218,7 +218,7 @@ def test_sigterm_finishes_the_request_in_flight_and_exits_0():
     sock = listening_socket()
     port = port_of(sock)
     exe = shutil.which("clipbridge")
-    cmd = [exe] if exe else [sys.executable, "-m", "app.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "app.cli.main"]
     proc = subprocess.Popen([*cmd, "serve", "--fd", str(sock.fileno()), "--log-level", "info"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(sock.fileno(),),
                             env={**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1",

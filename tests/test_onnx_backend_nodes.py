@@ -19,10 +19,10 @@ import onnx
 import pytest
 
 from app.dialects import onnx as d_onnx
-from app.dtypes import BY_ONNX
-from app.errors import ArtifactError
-from app.meaning import evaluate, same_outputs
-from app.specs import OnnxSpec
+from app.core.dtypes import BY_ONNX
+from app.core.errors import ArtifactError
+from app.core.meaning import evaluate, same_outputs
+from app.service.specs import OnnxSpec
 
 
 @functools.lru_cache(maxsize=1)

@@ -198,7 +198,7 @@ def test_readme_commands_run_and_print_what_the_readme_shows(live_server, tmp_pa
 def test_install_hints_in_errors_are_the_readmes_commands(monkeypatch, client):
     """The 422 for a missing GPU (or engine) backend gives the install command the README (or, for one engine's
     extra, docs/install.md) gives."""
-    import app.execute as execute
+    import app.service.execute as execute
     text = README.read_text()
     for extra in ("gpu", "engines"):
         assert f"`{execute.INSTALL_HINT[extra]}`" in text, extra

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from app.errors import ClipBridgeError
+from app.core.errors import ClipBridgeError
 from app.main import create_app
-from app.settings import Settings
+from app.core.settings import Settings
 
 KEY = "k3y-for-tests-0123456789"
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}

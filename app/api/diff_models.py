@@ -20,7 +20,7 @@ class DiffEngine(_Strict):
                            "f16); onnxruntime's and onnx-reference's output float types")
     observer_effect: list[str] = Field(description="final outputs that marking every tensor changed (then the "
                                        "diff bisects)")
-    settings: dict[str, Any] = Field(description="how the engine was configured (app/engine_config.py): "
+    settings: dict[str, Any] = Field(description="how the engine was configured (app/engines/config.py): "
                                      "onnxruntime's graph optimization level, OpenVINO's inference precision and "
                                      "bf16 variant, ...")
 

@@ -18,8 +18,8 @@ from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
 from app.diff import report, run
 from app.diff.inputs import SEED
-from app.errors import ArtifactError, UnsupportedMediaType
-from app.sandbox import run_isolated
+from app.core.errors import ArtifactError, UnsupportedMediaType
+from app.engines.sandbox import run_isolated
 
 router = APIRouter()
 DIFF_BODY = {"requestBody": {"required": True, "content": {

@@ -1,4 +1,4 @@
-"""Routes for /v1/execute, /v1/execute.npy and /v1/compare: thin, the work is in app/execute.py."""
+"""Routes for /v1/execute, /v1/execute.npy and /v1/compare: thin, the work is in app/service/execute.py."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from app.api.models import (CompareRequest, CompareResponse, ExecuteOptions, Exe
                             Problem)
 from app.api.strict import StrictJSONRoute
 from app.dialects import registry
-from app.dialects.common import Mode
-from app.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
-from app.execute import (Slots, check_reading, compare_outputs, pick_backend, run_reported, semantics_for,
+from app.dialects.kit.common import Mode
+from app.core.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
+from app.service.execute import (Slots, check_reading, compare_outputs, pick_backend, run_reported, semantics_for,
                          with_precision, with_reading)
-from app.field_errors import field_errors
-from app.json_depth import MAX_JSON_DEPTH, too_deep
-from app.numbers import wire_number
-from app.settings import Settings
-from app.tensors import json_values, npy_array, parse_json_tensor
-from app.translate import resolve_spec
+from app.service.field_errors import field_errors
+from app.core.json_depth import MAX_JSON_DEPTH, too_deep
+from app.core.numbers import wire_number
+from app.core.settings import Settings
+from app.core.tensors import json_values, npy_array, parse_json_tensor
+from app.service.translate import resolve_spec
 
 PROBLEMS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "content": {"application/problem+json": {}}} for status in (400, 413, 415, 422, 503)}

@@ -12,7 +12,7 @@ from starlette.datastructures import UploadFile
 
 from app.api.execute_routes import PROBLEMS, slots
 from app.api.fix_models import FixResponse
-from app.errors import ArtifactError, UnsupportedMediaType
+from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.fix.facts import ENGINES
 from app.fix.service import fix
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.models import PRECISION_DOC, PrecisionField, Renamed, Semantic, WireValue
 from app.dialects import registry
-from app.specs import Spec
+from app.service.specs import Spec
 
 
 class _Strict(BaseModel):

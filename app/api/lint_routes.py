@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request, Response
 from app.api.execute_routes import PROBLEMS, slots
 from app.api.lint_models import ProbeRequest, ProbeResponse
 from app.api.strict import StrictJSONRoute
-from app.dialects.common import Mode
+from app.dialects.kit.common import Mode
 from app.lint import bundle as bundle_mod
 from app.lint.probe import probe as make_probe
 

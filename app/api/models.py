@@ -9,9 +9,9 @@ from pydantic_core import PydanticCustomError
 from typing import Annotated
 
 from app.dialects import registry
-from app.execute import BACKENDS
-from app.findings import Code
-from app.specs import DialectName, Spec, TargetSpec
+from app.service.execute import BACKENDS
+from app.core.findings import Code
+from app.service.specs import DialectName, Spec, TargetSpec
 
 WireValue = Union[int, float, str]
 PrecisionField = Literal["model", "deployed"]
@@ -264,7 +264,7 @@ Semantic = Union[DialectName, TargetSpec]
 Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
 # Every registered dialect's reading names (DirectML: current-doc, 2022-doc; WebNN: spec, chromium; TensorRT:
 # observed, header; TFLite: xnnpack, builtin); a name the chosen semantics does not take is a 400 naming `reading`
-# (app/execute.py check_reading).
+# (app/service/execute.py check_reading).
 READING_NAMES = tuple(dict.fromkeys(r for d in registry.DIALECTS.values() for r in d.readings))
 Reading = Literal[READING_NAMES]  # type: ignore[valid-type]
 
@@ -274,7 +274,7 @@ class TensorIn(_Strict):
 
     dtype: Annotated[str, Field(max_length=16, description="float32, float16, bfloat16, float64, int8..uint64")]
     shape: Annotated[list[Annotated[StrictInt, Field(ge=0)]], Field(max_length=32)]
-    # Validated element by element in app/tensors.py (fast, exact), not by pydantic.
+    # Validated element by element in app/core/tensors.py (fast, exact), not by pydantic.
     data: Annotated[list[Any], WithJsonSchema({"type": "array", "items": WIRE_ITEM})]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from app.execute import BACKENDS
+from app.service.execute import BACKENDS
 
 REQUEST_ID = {"description": "The caller's X-Request-ID when it is 1 to 128 of [A-Za-z0-9._:-], else a fresh uuid4 "
                              "hex; also in the access log line", "required": True,

@@ -14,9 +14,9 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from app.errors import ClipBridgeError, SpecError
-from app.field_errors import field_errors
-from app.sandbox import SandboxError
+from app.core.errors import ClipBridgeError, SpecError
+from app.service.field_errors import field_errors
+from app.engines.sandbox import SandboxError
 
 log = logging.getLogger("clipbridge")
 PROBLEM = "application/problem+json"
@@ -31,7 +31,7 @@ def problem(status: int, title: str, detail: str, errors: list[dict[str, str]] |
 
 
 def _body_type(request: Request) -> Any:
-    """The pydantic model the route validates its body with (the root for app.field_errors' type walk)."""
+    """The pydantic model the route validates its body with (the root for app.service.field_errors' type walk)."""
     endpoint = request.scope.get("endpoint")
     try:
         hints = typing.get_type_hints(endpoint) if endpoint is not None else {}
@@ -74,7 +74,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ClientDisconnect)
     async def client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
-        # The client (or a connection timeout, app/serving.py) closed the connection mid-body: nobody reads
+        # The client (or a connection timeout, app/server/serving.py) closed the connection mid-body: nobody reads
         # this answer, but it is not a server error either, so it is not logged or counted as one.
         return problem(400, "Client disconnected", "The connection closed before the body was complete")
 

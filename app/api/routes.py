@@ -7,9 +7,9 @@ from fastapi import APIRouter, Request, Response
 from app import __version__
 from app.api.strict import StrictJSONRoute
 from app.api.models import DialectsResponse, Health, Problem, TranslateRequest, TranslateResponse
-from app.capabilities import capabilities
-from app.dialects.common import Mode
-from app.translate import translate_text
+from app.service.capabilities import capabilities
+from app.dialects.kit.common import Mode
+from app.service.translate import translate_text
 
 PROBLEMS = {status: {"model": Problem, "content": {"application/problem+json": {}}}
             for status in (400, 413, 415, 422)}

@@ -20,8 +20,8 @@ from starlette.datastructures import UploadFile
 
 from app.api.execute_routes import PROBLEMS, slots
 from app.api.models import ScanResponse
-from app.dialects.common import Mode
-from app.errors import ArtifactError, UnsupportedMediaType
+from app.dialects.kit.common import Mode
+from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.dialects import registry
 from app.lint.filters import filter_scan
 from app.lint.rules import RULE_IDS, check_codes

@@ -10,7 +10,7 @@ from fastapi import HTTPException, Request, Response
 from fastapi.routing import APIRoute
 
 from app.api import problems
-from app.json_depth import MAX_JSON_DEPTH, too_deep
+from app.core.json_depth import MAX_JSON_DEPTH, too_deep
 
 
 def _reject_constant(name: str) -> Any:

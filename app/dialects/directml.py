@@ -7,17 +7,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.dialects.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
-from app.dialects.spec_base import (DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlScaleBias, DmlTensorDesc,
+from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
+from app.dialects.kit.spec_base import (DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlScaleBias, DmlTensorDesc,
                                     spec_json)
-from app.dtypes import BY_DIRECTML, FLOAT16, FLOAT32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DType
-from app.errors import SpecError
-from app.suggest import one_of
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import (DEFAULT_READING, READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order,
+from app.core.dtypes import BY_DIRECTML, FLOAT16, FLOAT32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DType
+from app.core.errors import SpecError
+from app.core.suggest import one_of
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import (DEFAULT_READING, READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order,
                          ScaleBias, State)
-from app import exact
-from app.numbers import Number, format_number
+from app.core import exact
+from app.core.numbers import Number, format_number
 
 DIALECT = "directml"
 FEATURE_LEVELS = ("1_0", "2_0", "2_1", "3_0", "3_1", "4_0", "4_1", "5_0", "5_1", "5_2", "6_0", "6_1", "6_2",

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from app.dialects import directml
-from app.dialects.base import Dialect, Resolved
-from app.dialects.spec_base import DirectMLSpec, DirectMLTarget
-from app.dialects.tensor_bounds import with_tensor_bounds
-from app.meaning import READING_2022, READING_CURRENT
-from app.numbers import wire_number
+from app.dialects.kit.base import Dialect, Resolved
+from app.dialects.kit.spec_base import DirectMLSpec, DirectMLTarget
+from app.dialects.kit.tensor_bounds import with_tensor_bounds
+from app.core.meaning import READING_2022, READING_CURRENT
+from app.core.numbers import wire_number
 
 
 def _packed_strides(sizes: list[int]) -> list[int]:

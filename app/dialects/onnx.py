@@ -16,18 +16,19 @@ from onnx import TensorProto, helper, numpy_helper
 from pydantic import ValidationError
 
 from app.dialects.onnx_tensor import check_strings, constant_attribute, tensor_values
-from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
+from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, carrier_neighbours, literal_integer_cast,
                                  pick_carrier, typed_scalar_bound)
-from app.dialects.spec_base import OnnxSpec, OnnxTarget, spec_json
-from app.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
+from app.dialects.kit.spec_base import OnnxSpec, OnnxTarget, spec_json
+from app.core.dtypes import (BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16,
                         UINT32, UINT64, DType, from_onnx_elem_type, onnx_elem_type)
-from app.errors import ArtifactError, SpecError
-from app.native import infer_shapes
-from app.suggest import one_of
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
-from app import exact, runtime_support
-from app.numbers import Number, format_number
+from app.core.errors import ArtifactError, SpecError
+from app.engines.native import infer_shapes
+from app.core.suggest import one_of
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias
+from app.core import exact
+from app.dialects.kit import runtime_support
+from app.core.numbers import Number, format_number
 
 DIALECT = "onnx"
 FLOATS = (FLOAT16, FLOAT32, FLOAT64)

@@ -13,12 +13,12 @@ import numpy as np
 from onnx import helper, numpy_helper
 
 from app.dialects import onnx
-from app.dialects.common import Emitted, Mode
-from app.dialects.spec_base import OnnxTarget
-from app.dialects.tensor_bounds import bound_array, scalar_of, tensor_of
-from app.dtypes import onnx_elem_type
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Meaning, NanBound, NanInput, Order
+from app.dialects.kit.common import Emitted, Mode
+from app.dialects.kit.spec_base import OnnxTarget
+from app.dialects.kit.tensor_bounds import bound_array, scalar_of, tensor_of
+from app.core.dtypes import onnx_elem_type
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Meaning, NanBound, NanInput, Order
 
 FIRST_OPSET = 8  # Max-8/Min-8: multidirectional (numpy) broadcasting
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from app import engine_config, engines
+from app.engines import config as engine_config, extras as engines
 from app.dialects import onnx
-from app.dialects.base import Dialect, Resolved
+from app.dialects.kit.base import Dialect, Resolved
 from app.dialects.onnx_minmax import emit_minmax
-from app.dialects.spec_base import OnnxSpec, OnnxTarget
-from app.dialects.tensor_bounds import with_tensor_bounds
-from app.errors import BackendUnavailable, ClipBridgeError
+from app.dialects.kit.spec_base import OnnxSpec, OnnxTarget
+from app.dialects.kit.tensor_bounds import with_tensor_bounds
+from app.core.errors import BackendUnavailable, ClipBridgeError
 
 
 def resolve(spec: OnnxSpec) -> Resolved:

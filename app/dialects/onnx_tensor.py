@@ -9,7 +9,7 @@ from google.protobuf.message import Message
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from app.errors import ArtifactError
+from app.core.errors import ArtifactError
 
 # One value per element in the typed field (or itemsize bytes in raw_data). Strings, complex numbers and the
 # packed sub-byte types (2, 4 and 6 bits) are never a clip's bound: they are refused by name, not decoded.

@@ -17,15 +17,17 @@ import numpy as np
 from defusedxml import DefusedXmlException
 from pydantic import ValidationError
 
-from app.dialects.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
-from app.dialects.spec_base import OpenVinoSpec, OpenVinoTarget, spec_json
-from app.dtypes import BFLOAT16, BY_OPENVINO, FLOAT32, FLOAT64, DType
-from app.errors import ArtifactError, SpecError
-from app.suggest import one_of, shown
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app import engine_config, exact, runtime_support
-from app.numbers import Number, format_number, parse_number, to_double
+from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
+from app.dialects.kit.spec_base import OpenVinoSpec, OpenVinoTarget, spec_json
+from app.core.dtypes import BFLOAT16, BY_OPENVINO, FLOAT32, FLOAT64, DType
+from app.core.errors import ArtifactError, SpecError
+from app.core.suggest import one_of, shown
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, ScaleBias, State
+from app.engines import config as engine_config
+from app.core import exact
+from app.dialects.kit import runtime_support
+from app.core.numbers import Number, format_number, parse_number, to_double
 
 DIALECT = "openvino"
 LATEST_OPSET = 16  # the newest opsetN a translation names by default; Clamp is Clamp-1 in all of them
@@ -55,7 +57,7 @@ NOTE_F16_ROUNDING = EngineNote(CPU, "f16 bounds are rounded to float32 first, th
                                     "bound just above an f16 halfway point can round the other way (observed).")
 NOTE_STATIC_TRUNC = EngineNote(CPU, "With a static input shape, i8/u8 Clamp truncates a fractional min toward "
                                     "zero instead of taking its ceil (observed; dynamic shapes follow the spec).")
-# Which ISA the CPU plugin's bf16 kernels use depends on the host (app/engine_config.openvino_bf16_variant, measured
+# Which ISA the CPU plugin's bf16 kernels use depends on the host (app/engines/config.openvino_bf16_variant, measured
 # by capping ONEDNN_MAX_CPU_ISA; docs/host-differences.md): each note names its CPUs and is attached on those only.
 NOTE_BF16_FLUSH = EngineNote(CPU, "On CPUs with avx512_bf16 (oneDNN ISA avx512_core_bf16 or newer), bf16 subnormal "
                                   "inputs and min/max are flushed to zero: a subnormal bound acts as -0.0/+0.0 "

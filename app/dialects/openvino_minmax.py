@@ -12,11 +12,11 @@ import base64
 import numpy as np
 
 from app.dialects import openvino
-from app.dialects.common import Emitted, Mode
-from app.dialects.spec_base import OpenVinoTarget
-from app.dialects.tensor_bounds import bound_array, scalar_of, tensor_of
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import EngineNote, Meaning, NanBound, NanInput, Order
+from app.dialects.kit.common import Emitted, Mode
+from app.dialects.kit.spec_base import OpenVinoTarget
+from app.dialects.kit.tensor_bounds import bound_array, scalar_of, tensor_of
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import EngineNote, Meaning, NanBound, NanInput, Order
 
 # Observed with openvino 2026.4 on the CPU plugin, which fuses the pair into a clamp (as for the scan's
 # Minimum/Maximum pairs): tests/dialects/test_tensor_bounds.py shows both as strict xfails.

@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from app import engine_config, engines
+from app.engines import config as engine_config, extras as engines
 from app.dialects import openvino
-from app.dialects.base import Dialect, Resolved
+from app.dialects.kit.base import Dialect, Resolved
 from app.dialects.openvino_minmax import build_minmax_ir, emit_minmax_openvino
-from app.dialects.spec_base import OpenVinoSpec, OpenVinoTarget
-from app.dialects.tensor_bounds import with_tensor_bounds
-from app.dtypes import ALL
-from app.errors import BackendUnavailable
+from app.dialects.kit.spec_base import OpenVinoSpec, OpenVinoTarget
+from app.dialects.kit.tensor_bounds import with_tensor_bounds
+from app.core.dtypes import ALL
+from app.core.errors import BackendUnavailable
 
 
 def resolve(spec: OpenVinoSpec) -> Resolved:

@@ -23,18 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from app import exact
-from app.dialects.base import Dialect, source_resolver
-from app.dialects.common import Emitted, LazyArtifacts, Mode
+from app.core import exact
+from app.dialects.kit.base import Dialect, source_resolver
+from app.dialects.kit.common import Emitted, LazyArtifacts, Mode
 from app.dialects.pytorch_export import (ALIASES, DTYPES, EXPORT_ARTIFACTS, OPS, UNSUPPORTED_DTYPES, PyTorchSpec,
                                          PyTorchTarget, artifacts_pytorch, export_notes, run_torch, shape_of)
-from app.dialects.spec_base import spec_json
-from app.dtypes import FLOAT32, DType
-from app.errors import SpecError
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, TensorBound
-from app.numbers import Number, format_number
-from app.suggest import one_of
+from app.dialects.kit.spec_base import spec_json
+from app.core.dtypes import FLOAT32, DType
+from app.core.errors import SpecError
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, TensorBound
+from app.core.numbers import Number, format_number
+from app.core.suggest import one_of
 
 NAME = "pytorch"
 VERSIONS = ("2.13",)  # the releases modelled; a newer one resolves to the highest at or below it

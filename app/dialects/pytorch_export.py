@@ -15,14 +15,15 @@ import numpy as np
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from app import engines, exact
-from app.dialects.spec_base import Shape, _Strict
-from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, DType,
+from app.engines import extras as engines
+from app.core import exact
+from app.dialects.kit.spec_base import Shape, _Strict
+from app.core.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, DType,
                         from_onnx_elem_type)
-from app.errors import SpecError
-from app.findings import Code, Finding, Severity, Witness
-from app.meaning import Meaning, evaluate
-from app.numbers import MAX_NUMBER_STRING, Number, format_number, parse_number, wire_number
+from app.core.errors import SpecError
+from app.core.findings import Code, Finding, Severity, Witness
+from app.core.meaning import Meaning, evaluate
+from app.core.numbers import MAX_NUMBER_STRING, Number, format_number, parse_number, wire_number
 
 DTYPES: dict[str, DType] = {d.name: d for d in (FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT16, INT32,
                                                 INT64)}

@@ -6,11 +6,10 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import (coreml, directml_port, onnx_port, openvino_port, pytorch, stablehlo, tensorrt, tflite,
-                          tosa, webnn_port)
-from app.dialects.base import Dialect
-from app.errors import UnsupportedTarget
-from app.suggest import one_of
+from app.dialects import coreml, directml_port, onnx_port, openvino_port, pytorch, stablehlo, tensorrt, tflite, tosa, webnn_port
+from app.dialects.kit.base import Dialect
+from app.core.errors import UnsupportedTarget
+from app.core.suggest import one_of
 
 # Explicit on purpose (no scanning of modules): the order is the order of /v1/dialects, defaults and unions.
 DIALECTS: dict[str, Dialect] = {

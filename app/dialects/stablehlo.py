@@ -17,19 +17,20 @@ import numpy as np
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from app import engine_config, engines, exact
-from app.dialects.base import Dialect, source_resolver
-from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
+from app.engines import config as engine_config, extras as engines
+from app.core import exact
+from app.dialects.kit.base import Dialect, source_resolver
+from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  typed_scalar_bound)
-from app.dialects.spec_base import Shape, _parse_wire, _Strict, spec_json
-from app.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
+from app.dialects.kit.spec_base import Shape, _parse_wire, _Strict, spec_json
+from app.core.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
                         UINT64, DType)
-from app.errors import SpecError
-from app.findings import Code, Finding, Notes, Severity
-from app.drift import MAX_TENSOR_BOUND, check_tensor_bound_size
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, TensorBound
-from app.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
-from app.suggest import one_of
+from app.core.errors import SpecError
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.drift import MAX_TENSOR_BOUND, check_tensor_bound_size
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, TensorBound
+from app.core.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
+from app.core.suggest import one_of
 
 NAME = "stablehlo"
 OP_VERSION = "clamp"  # clamp is unchanged across StableHLO's versioned opset (1.x)

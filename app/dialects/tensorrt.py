@@ -26,16 +26,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from app import exact
-from app.dialects.base import Dialect, source_resolver
-from app.dialects.common import Emitted, LazyArtifacts, Mode
-from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
-from app.dtypes import FLOAT16, FLOAT32, INT8, DType
-from app.errors import SpecError
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order
-from app.numbers import Number, format_number
-from app.suggest import one_of
+from app.core import exact
+from app.dialects.kit.base import Dialect, source_resolver
+from app.dialects.kit.common import Emitted, LazyArtifacts, Mode
+from app.dialects.kit.spec_base import Shape, WireNumber, _Strict, spec_json
+from app.core.dtypes import FLOAT16, FLOAT32, INT8, DType
+from app.core.errors import SpecError
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order
+from app.core.numbers import Number, format_number
+from app.core.suggest import one_of
 
 NAME = "tensorrt"
 VERSIONS = ("8", "9", "10")

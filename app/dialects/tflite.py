@@ -34,19 +34,20 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import StrictInt, StringConstraints
 
-from app import engine_config, exact
+from app.engines import config as engine_config
+from app.core import exact
 from app.dialects import tflite_engine
-from app.dialects.base import Dialect, source_resolver
-from app.dialects.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
+from app.dialects.kit.base import Dialect, source_resolver
+from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast,
                                  rounded_float_bound)
-from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
-from app.dtypes import FLOAT32, INT8, INT16, INT32, INT64, UINT8, DType
-from app.errors import RejectedSpec, SpecError
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
-from app.numbers import Number, format_number
+from app.dialects.kit.spec_base import Shape, WireNumber, _Strict, spec_json
+from app.core.dtypes import FLOAT32, INT8, INT16, INT32, INT64, UINT8, DType
+from app.core.errors import RejectedSpec, SpecError
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
+from app.core.numbers import Number, format_number
 from app.dialects.tflite_flatbuffer import Graph, build_model
-from app.suggest import one_of
+from app.core.suggest import one_of
 
 NAME = "tflite"
 SRC = "tensorflow/lite/kernels/activations.cc"

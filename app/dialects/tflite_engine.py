@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from app import engines
-from app.errors import RejectedSpec
+from app.engines import extras as engines
+from app.core.errors import RejectedSpec
 
 
 def invoke(data: bytes, x: np.ndarray, resolver: str = "default") -> np.ndarray:

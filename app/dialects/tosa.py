@@ -18,17 +18,17 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import StringConstraints
 
-from app import exact
+from app.core import exact
 from app.dialects import tosa_engine
-from app.dialects.base import Dialect, source_resolver
-from app.dialects.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
-from app.dialects.spec_base import Shape, WireNumber, _Strict, spec_json
-from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, DType
-from app.errors import RejectedSpec, SpecError
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, Meaning, NanBound, NanInput, Order, State
-from app.numbers import Number, format_number
-from app.suggest import one_of
+from app.dialects.kit.base import Dialect, source_resolver
+from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
+from app.dialects.kit.spec_base import Shape, WireNumber, _Strict, spec_json
+from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, DType
+from app.core.errors import RejectedSpec, SpecError
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, State
+from app.core.numbers import Number, format_number
+from app.core.suggest import one_of
 
 NAME = "tosa"
 VERSIONS = ("1.0",)

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from app import engines
-from app.errors import BackendUnavailable, RejectedSpec
-from app.numbers import Number
+from app.engines import extras as engines
+from app.core.errors import BackendUnavailable, RejectedSpec
+from app.core.numbers import Number
 
 TIMEOUT_S = 60
 # TOSA type names (the serializer's DType members) for the names the TOSA dialect takes.

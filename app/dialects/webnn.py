@@ -40,14 +40,14 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 
-from app import exact
-from app.dialects.base import source_resolver
-from app.dialects.spec_base import Shape, _parse_wire, _Strict, spec_json
-from app.dtypes import FLOAT16, FLOAT32, INT8, INT32, INT64, UINT8, UINT32, UINT64, DType
-from app.errors import SpecError
-from app.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
-from app.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
-from app.suggest import one_of
+from app.core import exact
+from app.dialects.kit.base import source_resolver
+from app.dialects.kit.spec_base import Shape, _parse_wire, _Strict, spec_json
+from app.core.dtypes import FLOAT16, FLOAT32, INT8, INT32, INT64, UINT8, UINT32, UINT64, DType
+from app.core.errors import SpecError
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
+from app.core.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
+from app.core.suggest import one_of
 
 NAME = "webnn"
 OP_VERSION = "clamp"
@@ -170,7 +170,7 @@ def js_number_webnn(value: Number, side: str) -> tuple[Number, tuple[str, ...], 
 
 def convert_to_float_webnn(x: Number, dt: DType) -> float:
     """ConvertToFloat(x, bits): NaN -> NaN; nearest value, ties to even; 2^bits' upper/lower bound -> +-Infinity
-    (16-bit: |x| >= 65520 -> inf). The IEEE conversion of the exact value, one rounding (app.exact)."""
+    (16-bit: |x| >= 65520 -> inf). The IEEE conversion of the exact value, one rounding (app.core.exact)."""
     return dt.round(x)
 
 

@@ -12,16 +12,16 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from app import exact
-from app.dialects.base import Dialect
-from app.dialects.common import Emitted, LazyArtifacts, Mode
+from app.core import exact
+from app.dialects.kit.base import Dialect
+from app.dialects.kit.common import Emitted, LazyArtifacts, Mode
 from app.dialects.webnn import (DATA_TYPES, ISSUE_874, NAME, NAME_OF, NOT_IN_WEBNN, OP_VERSION, READINGS,
                                 REQUIRED_RANKS, SPEC_SRC, TYPE_ERROR, VERSIONS, BigInt, WebNNSpec, WebNNTarget,
                                 normalize, resolve, resolve_source, version_webnn)
-from app.dtypes import DType
-from app.findings import Code, Finding, Notes, Severity
-from app.meaning import Bound, EngineNote, Meaning, NanBound, Order, State
-from app.numbers import Number, format_number
+from app.core.dtypes import DType
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, Order, State
+from app.core.numbers import Number, format_number
 
 JS_SAFE = 2**53
 ORT_SOURCE = "onnx"  # the dialect whose Clip onnxruntime's WebNN execution provider turns into clamp

@@ -14,7 +14,7 @@ from onnx import helper, numpy_helper
 
 from app.diff import inputs as gen
 from app.diff.patterns import ClipLike, constants, find
-from app.errors import ArtifactError, ClipBridgeError
+from app.core.errors import ArtifactError, ClipBridgeError
 
 
 T = TypeVar("T")

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import onnx
 
-from app import engine_config
+from app.engines import config as engine_config
 from app.diff.child import model_errors
-from app.errors import ClipBridgeError
+from app.core.errors import ClipBridgeError
 
 SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
 MAX_MARKED_ELEMENTS = 1 << 25  # all marked tensors together, per engine run (128 MiB of float32)

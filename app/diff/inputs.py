@@ -10,7 +10,7 @@ import onnx
 from onnx import helper
 
 from app.diff.patterns import ClipLike
-from app.errors import ClipBridgeError
+from app.core.errors import ClipBridgeError
 
 SEED = 20240  # the generator's fixed seed; reported in every response
 DYNAMIC_DIM = 1  # a symbolic or unknown dimension is generated with this size

@@ -14,7 +14,7 @@ import numpy as np
 
 from app.diff import child, compare, engines
 from app.diff.inputs import SEED
-from app.errors import ClipBridgeError
+from app.core.errors import ClipBridgeError
 
 ENGINE_NAMES = ("onnxruntime", "openvino", "onnx-reference")
 DEFAULT_ENGINES = ("onnxruntime", "openvino")

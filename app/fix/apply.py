@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from app.errors import ArtifactError
+from app.core.errors import ArtifactError
 from app.fix.facts import Node
 from app.fix.rules import RULES, Edit, Site
 

@@ -1,7 +1,7 @@
-"""Run a model on one engine, in a sandboxed child (app.sandbox.run_isolated calls these module-level functions).
+"""Run a model on one engine, in a sandboxed child (app.engines.sandbox.run_isolated calls these module-level functions).
 
 The proof's runs are the diff's (app.diff.engines); this module times the original against the written model.
-Every run is configured by app.engine_config: precision "model" pins each engine to the model's own float type,
+Every run is configured by app.engines.config: precision "model" pins each engine to the model's own float type,
 "deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
 model raises EngineRefused with the engine's own message, which the API turns into a 422 naming `model`.
 """
@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from app.engine_config import onnxruntime_session, openvino_compile
-from app.errors import ArtifactError
+from app.engines.config import onnxruntime_session, openvino_compile
+from app.core.errors import ArtifactError
 
 Feeds = dict[str, np.ndarray]
 

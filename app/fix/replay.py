@@ -12,7 +12,7 @@ from onnx import helper
 
 from app.diff.child import model_errors, replay_inputs, replay_name
 from app.diff.patterns import constants
-from app.errors import ClipBridgeError
+from app.core.errors import ClipBridgeError
 
 
 def _guard(g: onnx.GraphProto, out: str) -> list[onnx.NodeProto]:

@@ -1,7 +1,7 @@
 """POST /v1/models/fix and `clipbridge diff --fix`: write the fixed model, prove it, measure its cost, advise.
 
 Every step that touches the uploaded model in native code (parse + shape inference + checker, each engine run,
-the timing) runs in a sandboxed child (app.sandbox.run_isolated); the server only moves bytes and arrays.
+the timing) runs in a sandboxed child (app.engines.sandbox.run_isolated); the server only moves bytes and arrays.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.diff.run import Execute
-from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
+from app.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.fix import apply, engines, proof
 from app.fix.facts import ENGINES, openvino_setting
-from app.sandbox import run_isolated
+from app.engines.sandbox import run_isolated
 
 PRECISIONS = ("model", "deployed")
 NARROW = ("bf16", "f16")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from app import __version__
-from app.errors import ClipBridgeError
+from app.core.errors import ClipBridgeError
 from app.lint.report import LintReport
 
 FORMAT = "clipbridge-baseline/1"

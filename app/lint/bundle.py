@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from app import __version__, engine_config
+from app import __version__
+from app.engines import config as engine_config
 from app.dialects import registry
-from app.dialects.common import Mode
+from app.dialects.kit.common import Mode
 from app.lint.probe import Probe, ProbeSemantics, probe
-from app.specs import AnySpec, AnyTarget
+from app.service.specs import AnySpec, AnyTarget
 
 RUNNER = Path(__file__).with_name("bundle_runner.py")
 

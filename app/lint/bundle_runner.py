@@ -53,7 +53,7 @@ def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a == b
 
 
-# Repeats app/engine_config.py's session settings on purpose: this script ships alone in bundles, never imports app.
+# Repeats app/engines/config.py's session settings on purpose: this script ships alone in bundles, never imports app.
 def run_onnxruntime(entry: dict, x: np.ndarray, precision: str) -> tuple[np.ndarray, str]:
     """precision "model": no graph rewrites, denormals kept, deterministic kernels (as clipbridge runs it)."""
     import onnxruntime as ort
@@ -70,7 +70,7 @@ def run_onnxruntime(entry: dict, x: np.ndarray, precision: str) -> tuple[np.ndar
 
 def _ov_hint(model: object, caps: list) -> str:
     """The model's own float type as the inference precision: f32 unless every float node is one half type the
-    plugin offers (the rule app/engine_config.py applies)."""
+    plugin offers (the rule app/engines/config.py applies)."""
     names = {str(o.get_element_type().get_type_name()) for op in model.get_ordered_ops() for o in op.outputs()}
     floats = {{"f64": "f32"}.get(n, n) for n in names if n in ("f32", "f64", "f16", "bf16")}
     half = floats.pop() if len(floats) == 1 else "f32"

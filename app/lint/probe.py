@@ -1,8 +1,8 @@
 """Probes: the inputs where a clip's meaning can change between dialects, with the expected output under each.
 
-The points are app/drift.py's critical points (every effective bound and its neighbours, the type's extremes,
+The points are app/core/drift.py's critical points (every effective bound and its neighbours, the type's extremes,
 +-0, +-inf, NaN, subnormals, ScaleBias pre-images) plus the carrier limits a device run should hit (the
-float16 overflow threshold, integers past 2^24 and 2^53). Outputs come from app/execute.py's NumPy run of
+float16 overflow threshold, integers past 2^24 and 2^53). Outputs come from app/service/execute.py's NumPy run of
 each dialect's meaning, the same code /v1/execute uses.
 """
 
@@ -16,16 +16,16 @@ import ml_dtypes
 import numpy as np
 
 from app.dialects import registry
-from app.dialects.common import Mode
-from app.drift import critical_points
-from app.dtypes import DType
-from app.errors import ClipBridgeError
-from app.execute import Semantics, reading_for, run, semantics_for
-from app.meaning import same_outputs
-from app.numbers import Number, wire_number
-from app.specs import AnySpec, AnyTarget
+from app.dialects.kit.common import Mode
+from app.core.drift import critical_points
+from app.core.dtypes import DType
+from app.core.errors import ClipBridgeError
+from app.service.execute import Semantics, reading_for, run, semantics_for
+from app.core.meaning import same_outputs
+from app.core.numbers import Number, wire_number
+from app.service.specs import AnySpec, AnyTarget
 from app.scan.report import target_from_text
-from app.translate import resolve_spec
+from app.service.translate import resolve_spec
 
 F16_MAX = 65504.0
 F16_OVERFLOW = 65520.0  # the smallest value that rounds to inf in float16 (round to nearest even)

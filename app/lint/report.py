@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.capabilities import version_field
+from app.service.capabilities import version_field
 from app.dialects import registry
 from app.lint.filters import status_after_filter
 from app.lint.rules import UNRESOLVED

@@ -12,12 +12,12 @@ from functools import lru_cache
 from typing import Any
 
 from app.dialects import registry
-from app.dialects.common import Mode
-from app.errors import SpecError
-from app.findings import CODE_DOCS, Code
+from app.dialects.kit.common import Mode
+from app.core.errors import SpecError
+from app.core.findings import CODE_DOCS, Code
 from app.scan.report import target_from_text
-from app.specs import Spec
-from app.translate import translate
+from app.service.specs import Spec
+from app.service.translate import translate
 
 # A clip the scan finds but cannot resolve (e.g. Clip-6 on INT32) is not a drift finding of the translator;
 # the linter reports it under this id so it can be selected, ignored and baselined like the others.
@@ -190,10 +190,10 @@ CATALOGUED = frozenset(str(r.id) for r in _RULES)
 
 
 def _fallback(code: Code) -> Rule:
-    """A code added to app/findings.py before it is catalogued here still renders (SARIF needs a rule per
+    """A code added to app/core/findings.py before it is catalogued here still renders (SARIF needs a rule per
     result); tests/lint/test_rules_baseline.py fails until it has a real entry."""
     return Rule(code, "".join(w.capitalize() for w in code.value.split("-")), code.value, CODE_DOCS.get(code, ""),
-                "warning", {}, None, "Not yet catalogued: see app/findings.py.")
+                "warning", {}, None, "Not yet catalogued: see app/core/findings.py.")
 
 
 RULES: dict[str, Rule] = {str(r.id): r for r in _RULES}

@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from app.dtypes import DType
-from app.errors import ArtifactError
+from app.core.dtypes import DType
+from app.core.errors import ArtifactError
 
 
 @dataclass(slots=True)

@@ -10,13 +10,13 @@ from xml.etree.ElementTree import Element
 import numpy as np
 
 from app.dialects import openvino as ov
-from app.dtypes import BY_OPENVINO, DType
-from app.errors import ArtifactError, ClipBridgeError
-from app.meaning import same_outputs
+from app.core.dtypes import BY_OPENVINO, DType
+from app.core.errors import ArtifactError, ClipBridgeError
+from app.core.meaning import same_outputs
 from app.scan.graph import Const, Graph, Node, OneSided, check_acyclic, min_max_pairs, one_sided
 from app.scan.sites import (NOTE_MINMAX_NAN_OPENVINO, NOTE_ONE_SIDED_NAN_OPENVINO, Site, attach_scale_bias,
                             minmax_resolved, one_sided_resolved)
-from app.translate import Resolved
+from app.service.translate import Resolved
 
 
 # Layers whose element the scan reads after the walk: Clamp whole, Const and Convert their <data> only.

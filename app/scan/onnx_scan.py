@@ -12,15 +12,15 @@ from onnx import TensorProto, helper, numpy_helper
 
 from app.dialects import onnx as onnx_dialect
 from app.dialects.onnx_tensor import constant_attribute, readable, tensor_values, type_name
-from app.dtypes import DType, from_onnx_elem_type
-from app.errors import ClipBridgeError
-from app.findings import Code, Finding, Severity
-from app.native import infer_shapes
+from app.core.dtypes import DType, from_onnx_elem_type
+from app.core.errors import ClipBridgeError
+from app.core.findings import Code, Finding, Severity
+from app.engines.native import infer_shapes
 from app.scan.graph import Const, Graph, Node, OneSided, check_acyclic, min_max_pairs, one_sided
 from app.scan.sites import (Site, attach_scale_bias, bound_value, dynamic_finding, minmax_resolved,
                             one_sided_resolved, onnx_spec)
 from app.scan.wire import Light
-from app.translate import Resolved
+from app.service.translate import Resolved
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 FOLLOW = ("Identity",)  # ops whose output is their input, followed when looking for a constant

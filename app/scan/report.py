@@ -7,21 +7,21 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.dialects.common import Mode
+from app.dialects.kit.common import Mode
 from app.dialects import registry
 from app.diff.patterns import describe, find
-from app.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
-from app.field_errors import field_errors
-from app.findings import Severity
-from app.meaning import State
-from app.numbers import wire_number
+from app.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
+from app.service.field_errors import field_errors
+from app.core.findings import Severity
+from app.core.meaning import State
+from app.core.numbers import wire_number
 from app.scan.ir_scan import scan_ir
 from app.scan.onnx_scan import scan_onnx
 from app.scan.sites import Site
 from app.scan.wire import load_light
-from app.specs import AnyTarget
-from app.suggest import one_of
-from app.translate import Translation, translate_one
+from app.service.specs import AnyTarget
+from app.core.suggest import one_of
+from app.service.translate import Translation, translate_one
 
 STATUSES = ("exact", "drift", "unsupported")
 SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}

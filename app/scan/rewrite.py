@@ -7,7 +7,7 @@ Decisions (README, "Model scan"):
   lowest()/max() written out). Where an engine departs from the spec (onnxruntime keeps +-inf for an absent
   float16 bound), the rewrite follows the spec; that is the point of making the bound explicit.
 - A model below opset 11 is first converted with onnx.version_converter (the opset applies to every node).
-- onnx's checker and converter are C++ that an upload can crash: both run in a sandbox worker (app/native.py),
+- onnx's checker and converter are C++ that an upload can crash: both run in a sandbox worker (app/engines/native.py),
   so a crash answers 422 naming the stage and the server stays up (docs/isolation.md).
 - Dynamic bounds, Clips in model-local functions, and models with external data are left as they are and
   reported as skipped; the model is never loaded beyond the upload.
@@ -22,16 +22,16 @@ import onnx
 from onnx import numpy_helper
 
 from app.dialects import onnx as onnx_dialect
-from app.dialects.common import Mode
-from app.errors import ArtifactError, UnsupportedTarget
-from app.meaning import Bound, Meaning, Order
-from app.native import ConversionRefused, check_model, convert_version
+from app.dialects.kit.common import Mode
+from app.core.errors import ArtifactError, UnsupportedTarget
+from app.core.meaning import Bound, Meaning, Order
+from app.engines.native import ConversionRefused, check_model, convert_version
 from app.scan.onnx_scan import scan_onnx, scan_onnx_model
 from app.scan.report import sniff, target_from_text
 from app.scan.sites import Site
 from app.scan.wire import Light, load_light
-from app.specs import OnnxSpec
-from app.translate import Resolved, translate_one
+from app.service.specs import OnnxSpec
+from app.service.translate import Resolved, translate_one
 
 
 @dataclass

@@ -9,16 +9,16 @@ import numpy as np
 from pydantic import ValidationError
 
 from app.dialects import onnx as onnx_dialect
-from app.dialects.tensor_bounds import open_bound
-from app.dtypes import DType
-from app.errors import ClipBridgeError
-from app.findings import Code, Finding, Severity
-from app.drift import MAX_TENSOR_BOUND
-from app.meaning import Bound, EngineNote, Meaning, Order, TensorBound
-from app.numbers import format_number, wire_number
+from app.dialects.kit.tensor_bounds import open_bound
+from app.core.dtypes import DType
+from app.core.errors import ClipBridgeError
+from app.core.findings import Code, Finding, Severity
+from app.core.drift import MAX_TENSOR_BOUND
+from app.core.meaning import Bound, EngineNote, Meaning, Order, TensorBound
+from app.core.numbers import format_number, wire_number
 from app.scan.graph import Const, Graph, MinMax, OneSided, ScaleBiasCandidate, scalar, scale_bias_candidate
-from app.specs import OnnxSpec
-from app.translate import Resolved
+from app.service.specs import OnnxSpec
+from app.service.translate import Resolved
 
 
 @dataclass

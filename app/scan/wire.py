@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from app.dialects.onnx_tensor import check_strings
-from app.errors import ArtifactError
+from app.core.errors import ArtifactError
 
 STUB_OVER = 1024  # bytes: a tensor field larger than this is kept as a header-only stub
 MAX_DEPTH = 48  # nested subgraphs; protobuf's own recursion limit is 100

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.dialects import openvino
-from app.observability import finding_codes
+from app.server.observability import finding_codes
 
 ALL = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
 SOURCE = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "shape": [1, 3, 8, 8], "min": 0, "max": 6.25}

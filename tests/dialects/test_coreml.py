@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 
 from app.dialects import coreml as cml
 from app.dialects import registry
-from app.dialects.common import Mode
-from app.drift import critical_points
-from app.dtypes import FLOAT16, FLOAT32
-from app.errors import RejectedSpec, SpecError
-from app.findings import Code
-from app.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
-from app.specs import OnnxSpec
-from app.translate import translate
+from app.dialects.kit.common import Mode
+from app.core.drift import critical_points
+from app.core.dtypes import FLOAT16, FLOAT32
+from app.core.errors import RejectedSpec, SpecError
+from app.core.findings import Code
+from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.service.specs import OnnxSpec
+from app.service.translate import translate
 from tests import oracle
 
 

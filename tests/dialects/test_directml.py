@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from app.dialects import directml as dm
-from app.dialects.common import Mode
-from app.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
-from app.errors import SpecError
-from app.findings import Code, Severity
-from app.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State,
+from app.dialects.kit.common import Mode
+from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
+from app.core.errors import SpecError
+from app.core.findings import Code, Severity
+from app.core.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State,
                          evaluate)
-from app.numbers import parse_number
-from app.specs import DirectMLSpec, DirectMLTarget
-from app.translate import translate
+from app.core.numbers import parse_number
+from app.service.specs import DirectMLSpec, DirectMLTarget
+from app.service.translate import translate
 
 CLIP, CLIP1 = "ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1"
 

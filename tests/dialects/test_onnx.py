@@ -12,15 +12,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from app.dialects import onnx as ox
-from app.dialects.common import Mode
-from app.dtypes import BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
-from app.errors import ArtifactError, ClipBridgeError, SpecError
-from app.findings import Code, Severity
-from app.meaning import (Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate,
+from app.dialects.kit.common import Mode
+from app.core.dtypes import BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
+from app.core.errors import ArtifactError, ClipBridgeError, SpecError
+from app.core.findings import Code, Severity
+from app.core.meaning import (Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate,
                          same_outputs)
-from app.numbers import parse_number
-from app.specs import OnnxSpec, OnnxTarget
-from app.translate import translate
+from app.core.numbers import parse_number
+from app.service.specs import OnnxSpec, OnnxTarget
+from app.service.translate import translate
 
 FLT_MAX = float(np.finfo(np.float32).max)
 DBL_MAX = float(np.finfo(np.float64).max)

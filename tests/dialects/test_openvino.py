@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from app.dialects import openvino as ov
-from app.dialects.common import Mode
-from app.dtypes import BY_OPENVINO, FLOAT16, FLOAT32, INT8, INT64, UINT8
-from app.errors import ArtifactError, RejectedSpec, SpecError
-from app.findings import Code, Severity
-from app.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate
-from app.numbers import parse_number
-from app.specs import OpenVinoSpec, OpenVinoTarget
-from app.translate import translate
+from app.dialects.kit.common import Mode
+from app.core.dtypes import BY_OPENVINO, FLOAT16, FLOAT32, INT8, INT64, UINT8
+from app.core.errors import ArtifactError, RejectedSpec, SpecError
+from app.core.findings import Code, Severity
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate
+from app.core.numbers import parse_number
+from app.service.specs import OpenVinoSpec, OpenVinoTarget
+from app.service.translate import translate
 
 FLT_MAX = float(np.finfo(np.float32).max)
 

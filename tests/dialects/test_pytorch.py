@@ -14,17 +14,17 @@ from hypothesis import strategies as st
 
 from app.dialects import pytorch as pt
 from app.dialects import registry
-from app.dialects.common import Mode
+from app.dialects.kit.common import Mode
 from app.dialects.pytorch_export import (PyTorchSpec, export_onnx, onnx_summary, predict_export, python_line,
                                          run_torch, torch_call)
-from app.drift import critical_points
-from app.dtypes import BY_NAME, FLOAT32
-from app.errors import SpecError
-from app.execute import Semantics
-from app.findings import Code
-from app.meaning import NanBound, State, evaluate, same_outputs
-from app.specs import OnnxSpec
-from app.translate import translate
+from app.core.drift import critical_points
+from app.core.dtypes import BY_NAME, FLOAT32
+from app.core.errors import SpecError
+from app.service.execute import Semantics
+from app.core.findings import Code
+from app.core.meaning import NanBound, State, evaluate, same_outputs
+from app.service.specs import OnnxSpec
+from app.service.translate import translate
 
 
 def S(dtype: str, mn=None, mx=None, op: str = "clamp", shape=None, version=None) -> PyTorchSpec:
@@ -174,7 +174,7 @@ def test_translate_into_pytorch(source, status):
 
 def test_literal_float_bound_on_int_promotes():
     """OpenVINO ceils 1.5 on i8; torch.clamp given the literal 1.5 promotes to float32."""
-    from app.specs import OpenVinoSpec
+    from app.service.specs import OpenVinoSpec
     t = translate(OpenVinoSpec(dialect="openvino", element_type="i8", min=1.5, max=100), ["pytorch"],
                   Mode.LITERAL).translations[0]
     assert t.meaning.result_dtype is FLOAT32 and Code.DTYPE_PROMOTION in {f.code for f in t.findings}
@@ -398,7 +398,7 @@ _NUMBERS = st.one_of(st.none(), st.integers(-2**70, 2**70), st.floats(allow_nan=
 def test_any_spec_resolves_or_is_a_clear_error(dtype, op, mn, mx):
     """Every spec: a meaning (defined or rejected with torch's message) or a located SpecError; translations of a
     defined one into every dialect finish, and its own dialect round-trips exactly."""
-    from app.errors import ClipBridgeError
+    from app.core.errors import ClipBridgeError
     try:
         spec = S(dtype, mn, mx, op=op)
         m = pt.resolve(spec)

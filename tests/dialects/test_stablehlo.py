@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.dialects import stablehlo as shlo
-from app.dialects.common import Mode
-from app.drift import critical_points
-from app.dtypes import FLOAT16, FLOAT32, INT8, UINT8
-from app.errors import SpecError
-from app.findings import Code
-from app.meaning import NanBound, NanInput, Order, evaluate, same_outputs
-from app.specs import DirectMLSpec, OnnxSpec, OpenVinoSpec
-from app.translate import translate
+from app.dialects.kit.common import Mode
+from app.core.drift import critical_points
+from app.core.dtypes import FLOAT16, FLOAT32, INT8, UINT8
+from app.core.errors import SpecError
+from app.core.findings import Code
+from app.core.meaning import NanBound, NanInput, Order, evaluate, same_outputs
+from app.service.specs import DirectMLSpec, OnnxSpec, OpenVinoSpec
+from app.service.translate import translate
 
 
 def spec(et: str, mn, mx, shape=None) -> shlo.StableHloSpec:
@@ -178,7 +178,7 @@ def _smallest_normal(dt) -> float:
 
 
 def _jax_run(m, x):
-    from app.execute import Semantics, run
+    from app.service.execute import Semantics, run
     return run(Semantics("stablehlo", m, {}), x, "jax", None)
 
 
@@ -232,8 +232,8 @@ def test_jax_orders_signed_zeros(et, x, mn, mx, want_bits):
 
 def test_unknown_backend_for_other_semantics():
     pytest.importorskip("jax")
-    from app.errors import BackendUnavailable
-    from app.execute import Semantics, run
+    from app.core.errors import BackendUnavailable
+    from app.service.execute import Semantics, run
     m = shlo.resolve(spec("f32", 0, 6))
     with pytest.raises(BackendUnavailable, match="runs stablehlo semantics"):
         run(Semantics("onnx", m, {}), np.zeros(2, np.float32), "jax", None)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from app.dialects import stablehlo as shlo
-from app.dialects.tensor_bounds import as_scalar, check_bounds_fit, uniform_value
-from app.errors import SpecError
-from app.findings import Code
-from app.meaning import NanInput, Order, TensorBound, evaluate, same_outputs
-from app.translate import translate
+from app.dialects.kit.tensor_bounds import as_scalar, check_bounds_fit, uniform_value
+from app.core.errors import SpecError
+from app.core.findings import Code
+from app.core.meaning import NanInput, Order, TensorBound, evaluate, same_outputs
+from app.service.translate import translate
 
 
 def spec(et, mn, mx, shape=None):
@@ -113,8 +113,8 @@ def test_min_wins_source_is_written_min_then_max():
     r = translate(spec("f32", [0, 5, 2], [1, 2, 3], [3]), ["onnx"])
     src = replace(r.meaning, order=Order.MIN_WINS)
     from app.dialects.onnx_minmax import emit_minmax
-    from app.dialects.common import Mode
-    from app.specs import OnnxTarget
+    from app.dialects.kit.common import Mode
+    from app.service.specs import OnnxTarget
     e = emit_minmax(src, OnnxTarget(dialect="onnx"), Mode.PRESERVE, [3])
     assert e.meaning.order is Order.MIN_WINS and "min wins" in e.notes[-1].message
     x = np.full(3, 3.0, np.float32)
@@ -160,7 +160,7 @@ def test_bounds_must_broadcast_to_the_input(bound, shape, ok):
 def test_nan_input_rule_is_compared():
     """A per-element source whose NaN input goes to the lower bound: ONNX Max/Min propagates, a witness says so."""
     from dataclasses import replace
-    from app.drift import compare
+    from app.core.drift import compare
     r = translate(spec("f32", [0, 1, 2], [1, 2, 3], [3]), ["onnx"])
     src = replace(r.meaning, nan_input=NanInput.TO_LOWER)
     found = compare(src, r.translations[0].meaning)

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from app.dialects import tensorrt as trt
 from app.dialects import tosa
-from app.dialects.common import Mode
-from app.errors import SpecError
-from app.findings import Code, Severity
-from app.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
-from app.specs import OnnxSpec
-from app.translate import translate
+from app.dialects.kit.common import Mode
+from app.core.errors import SpecError
+from app.core.findings import Code, Severity
+from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.service.specs import OnnxSpec
+from app.service.translate import translate
 from tests.dialects._readings import default_status, under
 
 
@@ -99,8 +99,8 @@ def test_readings(reading, nan_input, note):
 ])
 def test_both_readings_on_one_meaning(pinned, own, other):
     """The resolved meaning is the spec's reading's (observed unless pinned); the other is in `alternates`, so a
-    request's `reading` picks either (app.execute.with_reading), and the reported label is the meaning's own."""
-    from app.execute import Semantics, with_reading
+    request's `reading` picks either (app.service.execute.with_reading), and the reported label is the meaning's own."""
+    from app.service.execute import Semantics, with_reading
     m = trt.resolve(spec("float32", 0, 6, pinned))
     assert m.nan_input is own and [n for n, _ in m.alternates] == [other[0]]
     assert m.under(other[0]).nan_input is other[1] and m.under(pinned) is m

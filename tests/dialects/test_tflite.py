@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 from app.dialects import registry
 from app.dialects import tflite as tfl
-from app.dialects.common import Mode
-from app.drift import critical_points
-from app.errors import RejectedSpec, SpecError
-from app.findings import Code
-from app.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
-from app.specs import OnnxSpec, OpenVinoSpec
-from app.translate import translate
+from app.dialects.kit.common import Mode
+from app.core.drift import critical_points
+from app.core.errors import RejectedSpec, SpecError
+from app.core.findings import Code
+from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.service.specs import OnnxSpec, OpenVinoSpec
+from app.service.translate import translate
 from tests import oracle
 from tests.dialects._readings import default_status, under
 
@@ -285,7 +285,7 @@ def _engine():
 
 
 def _run(s, x, resolver="default"):
-    from app.execute import Semantics
+    from app.service.execute import Semantics
     _engine()  # skips without ai-edge-litert
     m = tfl.resolve(s)
     return tfl.run_litert(Semantics("tflite", m, tfl.normalize(s)), x, resolver)
@@ -348,7 +348,7 @@ BUILTIN_SWEEP = [pytest.param(*p.values, id=p.id) for p in SWEEP] + [
 def test_litert_builtin_agrees_with_the_builtin_reading(op, dt, mn, mx, q):
     """Semantics.reading = "builtin" makes the engine run the builtin kernels, and they compute the builtin
     reading's meaning on every input (NaN inputs, NaN constants, crossed bounds and subnormals included)."""
-    from app.execute import Semantics
+    from app.service.execute import Semantics
     _engine()  # skips without ai-edge-litert
     s = spec(op, dt, mn, mx, q)
     m = tfl.resolve(s).under(tfl.READING_BUILTIN)

@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.dialects import tosa
-from app.dialects.common import Mode
-from app.drift import critical_points
-from app.errors import SpecError
-from app.findings import Code
-from app.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
-from app.specs import OnnxSpec
-from app.translate import translate
+from app.dialects.kit.common import Mode
+from app.core.drift import critical_points
+from app.core.errors import SpecError
+from app.core.findings import Code
+from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.service.specs import OnnxSpec
+from app.service.translate import translate
 from tests.dialects._readings import default_status, under
 
 
@@ -287,7 +287,7 @@ def test_translate_from_tosa_propagate_is_exact(target):
 
 
 def test_rejected_source_is_refused():
-    from app.errors import RejectedSpec
+    from app.core.errors import RejectedSpec
     with pytest.raises(RejectedSpec, match=r"ERROR_IF\(max_val < min_val\)"):
         translate(spec("fp32", 3, 1), ["onnx"])
 
@@ -393,7 +393,7 @@ def test_reference_model_agrees_with_the_meaning(dtype, mn, mx, mode):
     x = critical_points(m.dtype, [m])
     if m.dtype.is_float:
         x = np.concatenate([x, np.asarray([math.nan, -0.0, 0.0], dtype=m.dtype.np_dtype)])
-    from app.execute import Semantics, run
+    from app.service.execute import Semantics, run
     got = run(Semantics("tosa", m, tosa.normalize(spec(dtype, mn, mx, mode))), x, tosa.ENGINE, None)
     want = evaluate(m, x)
     assert got.dtype == m.dtype.np_dtype

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 
-from app import engine_config
+from app.engines import config as engine_config
 from app.diff import child, engines, report, run
 from tests.diff import models as M
 from tests.diff.conftest import npz

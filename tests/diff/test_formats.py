@@ -13,7 +13,7 @@ import jsonschema
 import onnx
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from app.diff import bundle, formats, report, run
 from tests.diff import models as M
 

@@ -9,7 +9,7 @@ import pytest
 
 from app.diff import inputs
 from app.diff.patterns import find
-from app.errors import ClipBridgeError
+from app.core.errors import ClipBridgeError
 from tests.diff import models as M
 from tests.diff.conftest import npz
 

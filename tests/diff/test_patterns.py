@@ -91,7 +91,7 @@ def test_scan_lists_clip_like_ops(client):
 
 
 def test_scan_table_names_the_clip_like_ops(tmp_path, capsys):
-    from app.cli import main
+    from app.cli.main import main
     path = tmp_path / "m.onnx"
     path.write_bytes(M.hardsigmoid_chain())
     main(["scan", str(path)])

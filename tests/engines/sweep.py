@@ -2,11 +2,11 @@
 
 Two products, from one sweep over opset x dtype x bounds:
 
-* the **runtime support table** (`app/data/runtime_support.json`, read by app.runtime_support): which emitted
+* the **runtime support table** (`app/data/runtime_support.json`, read by app.dialects.kit.runtime_support): which emitted
   artifacts an engine cannot load or run, with the engine's own reason;
 * the **deviation miner**: every artifact that runs is fed the critical inputs (bounds and their neighbours,
   type extremes, zeros, NaN, +-inf, subnormals, integers beyond 2^53) and its outputs are compared with the
-  dialect's spec meaning (app.meaning.evaluate); every difference is a deviation.
+  dialect's spec meaning (app.core.meaning.evaluate); every difference is a deviation.
 
     python -m tests.engines.sweep --write      # re-derive the table and write it
     python -m tests.engines.sweep --mine       # list the deviations (tests/engines/test_deviation_miner.py
@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from app import engine_config, runtime_support
+from app.engines import config as engine_config
+from app.dialects.kit import runtime_support
 from app.dialects import onnx as d_onnx
 from app.dialects import openvino as d_ov
-from app.drift import critical_points
-from app.dtypes import ALL, DType
-from app.meaning import Meaning, State, evaluate, same_outputs
-from app.specs import OnnxSpec, OpenVinoSpec
+from app.core.drift import critical_points
+from app.core.dtypes import ALL, DType
+from app.core.meaning import Meaning, State, evaluate, same_outputs
+from app.service.specs import OnnxSpec, OpenVinoSpec
 
 BOUND_SHAPES = ("none", "min", "max", "both")  # which ONNX bounds are given (Clip-11+ inputs, Clip-1/6 attributes)
 

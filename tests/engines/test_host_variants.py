@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("openvino")
 pytest.importorskip("onnxruntime")
 
-from app import engine_config  # noqa: E402
+from app.engines import config as engine_config  # noqa: E402
 
 pytestmark = pytest.mark.engines
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,12 +7,12 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("openvino")
 
-from app import runtime_support  # noqa: E402
+from app.dialects.kit import runtime_support  # noqa: E402
 from app.dialects import onnx as d_onnx  # noqa: E402
 from app.dialects import openvino as d_ov  # noqa: E402
-from app.dialects.common import Mode  # noqa: E402
-from app.specs import OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget  # noqa: E402
-from app.translate import translate  # noqa: E402
+from app.dialects.kit.common import Mode  # noqa: E402
+from app.service.specs import OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget  # noqa: E402
+from app.service.translate import translate  # noqa: E402
 from tests.engines import sweep  # noqa: E402
 
 pytestmark = pytest.mark.engines

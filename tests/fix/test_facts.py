@@ -10,7 +10,7 @@ import pytest
 from app.diff import engines as diff_engines
 from app.fix import facts
 from app.fix.apply import find_sites
-from app.sandbox import run_isolated
+from app.engines.sandbox import run_isolated
 from tests.fix import models
 
 pytest.importorskip("onnxruntime")

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from app.diff.formats import FORMATS
 from tests.fix import models
 

@@ -15,7 +15,7 @@ from app.diff import engines as diff_engines
 from app.diff import report, run
 from app.fix import proof
 from app.fix.service import fix
-from app.sandbox import run_isolated
+from app.engines.sandbox import run_isolated
 from tests.diff import models as diff_models
 from tests.fix import models
 

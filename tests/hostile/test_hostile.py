@@ -84,7 +84,7 @@ def test_50MB_number_string_under_a_raised_body_limit_is_422_quickly(opened_file
     from fastapi.testclient import TestClient
 
     from app.main import create_app
-    from app.settings import Settings
+    from app.core.settings import Settings
     with TestClient(create_app(Settings(max_body_bytes=64 << 20)), raise_server_exceptions=False) as c:
         case = Case("number-string-50MB-raised-limit", "/v1/translate", number_string_body(50 << 20),
                     expect=frozenset({422}))

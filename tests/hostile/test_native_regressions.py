@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from app.dialects.onnx_tensor import READABLE, element_count
-from app.errors import ArtifactError
-from app.json_depth import MAX_JSON_DEPTH
+from app.core.errors import ArtifactError
+from app.core.json_depth import MAX_JSON_DEPTH
 
 MODELS = Path(__file__).parent / "models"
 OCTET = {"content-type": "application/octet-stream"}

@@ -12,7 +12,7 @@ import tracemalloc
 import pytest
 from onnx import AttributeProto, TensorProto, helper
 
-from app.errors import ArtifactError
+from app.core.errors import ArtifactError
 from app.scan.ir_scan import scan_ir
 from tests.hostile.strategies import npy_url
 

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from app import native
+from app.engines import native
 from tests.hostile.native_mutator import REWRITE_OPSETS, TARGETS, converter_models
 from tests.hostile.test_native_regressions import MODELS, converter_answer
 from tests.server.conftest import server_log, start_server, stop_server, worker_pids

@@ -95,7 +95,7 @@ def test_api_key_header(client):
     from fastapi.testclient import TestClient
 
     from app.main import create_app
-    from app.settings import Settings
+    from app.core.settings import Settings
     with TestClient(create_app(Settings(api_key="s3cret-key-0123456789"))) as http:
         with pytest.raises(ApiError) as info:
             Client(http=http).dialects()

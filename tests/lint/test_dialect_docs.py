@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from app.capabilities import capabilities, target_forms
-from app.cli import build_parser, main
+from app.service.capabilities import capabilities, target_forms
+from app.cli.main import build_parser, main
 from app.dialects import registry
-from app.findings import Code
+from app.core.findings import Code
 from app.lint import dialect_docs
 from app.lint.rules import RULES, UNRESOLVED, explain, explain_text, help_markdown
 from tests.dialects.test_registry import FAKE, _unions_built_without_fakes  # noqa: F401 (autouse fixture)

@@ -13,8 +13,8 @@ import jsonschema
 import numpy as np
 import pytest
 
-from app.cli import main
-from app.findings import Code
+from app.cli.main import main
+from app.core.findings import Code
 from app.lint.github import escape_data, escape_property
 from app.lint.markdown import cell
 from app.lint.rules import RULE_IDS

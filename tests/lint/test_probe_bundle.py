@@ -17,13 +17,13 @@ import pytest
 from pydantic import TypeAdapter
 
 from app.api.lint_models import ProbeResponse
-from app.cli import main
-from app.dialects.common import Mode
-from app.execute import semantics_for
+from app.cli.main import main
+from app.dialects.kit.common import Mode
+from app.service.execute import semantics_for
 from app.lint.probe import probe
-from app.meaning import evaluate, same_outputs
-from app.specs import Spec
-from app.translate import resolve_spec
+from app.core.meaning import evaluate, same_outputs
+from app.service.specs import Spec
+from app.service.translate import resolve_spec
 
 F32 = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
 I16 = {"dialect": "onnx", "opset": 13, "elem_type": "INT16", "min": -3, "max": 5}
@@ -68,7 +68,7 @@ def test_probe_inputs_cover_what_matters(source, expected):
 
 @pytest.mark.parametrize("source", [F32, I16, I64, CROSSED, SB], ids=["f32", "i16", "i64", "crossed", "sb"])
 def test_expected_outputs_are_each_meanings_evaluate(source):
-    """Each output is what the dialect's meaning computes (app.meaning.evaluate), not a second implementation."""
+    """Each output is what the dialect's meaning computes (app.core.meaning.evaluate), not a second implementation."""
     p = probe(spec(source))
     src = resolve_spec(spec(source))
     for s in p.semantics:

@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from app.dialects.common import Mode
-from app.errors import ClipBridgeError
+from app.dialects.kit.common import Mode
+from app.core.errors import ClipBridgeError
 from app.lint import github, junit, sarif
 from app.lint.probe import probe
 from app.lint.report import apply_filters, from_translate
 from app.scan.report import target_from_text
-from app.specs import Spec
-from app.translate import translate
+from app.service.specs import Spec
+from app.service.translate import translate
 
 EXAMPLES = int(os.environ.get("CLIPBRIDGE_LINT_EXAMPLES", "30"))
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())

@@ -11,8 +11,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from app.cli import main
-from app.findings import CODE_DOCS, Code
+from app.cli.main import main
+from app.core.findings import CODE_DOCS, Code
 from app.lint.report import fingerprint
 from app.lint.rules import CATALOGUED, RULE_IDS, RULES, UNRESOLVED, example_finding
 from tests.scan.models import F32, I32, clip_model, write

@@ -11,9 +11,9 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from app.dialects import registry
-from app.errors import UnsupportedTarget
+from app.core.errors import UnsupportedTarget
 from app.lint.report import fingerprint
 from app.scan.report import expand_targets
 from tests.scan.models import F16, clip_model, write

@@ -10,8 +10,8 @@ import openvino as ov
 import openvino.opset13 as ops
 import pytest
 
-from app.errors import ArtifactError
-from app.meaning import Order, evaluate
+from app.core.errors import ArtifactError
+from app.core.meaning import Order, evaluate
 from app.scan.report import scan, worst_status
 from app.scan.ir_scan import scan_ir
 

@@ -12,9 +12,9 @@ import onnx
 import pytest
 from onnx import helper
 
-from app.drift import MAX_TENSOR_BOUND, critical_points
-from app.findings import Code
-from app.meaning import Order, evaluate, same_outputs
+from app.core.drift import MAX_TENSOR_BOUND, critical_points
+from app.core.findings import Code
+from app.core.meaning import Order, evaluate, same_outputs
 from app.scan.report import scan
 from tests.scan.models import F32, I32, I64, init, model, vi
 
@@ -76,7 +76,7 @@ def test_one_sided_translations():
     data = one_sided("Max", 0.5).SerializeToString()
     row = dict(scan(data, targets=["onnx", "directml"]).translations[0])
     assert row["onnx"].status == "exact", row["onnx"].findings
-    lit = dict(scan(data, targets=["onnx"], mode=__import__("app.dialects.common", fromlist=["Mode"]).Mode.LITERAL
+    lit = dict(scan(data, targets=["onnx"], mode=__import__("app.dialects.kit.common", fromlist=["Mode"]).Mode.LITERAL
                     ).translations[0])["onnx"]
     assert lit.status == "drift" and Code.DEFAULT_BOUND in {f.code for f in lit.findings}
 

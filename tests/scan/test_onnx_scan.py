@@ -15,11 +15,11 @@ import pytest
 from onnx import helper, numpy_helper
 from pydantic import TypeAdapter
 
-from app.errors import ArtifactError
-from app.meaning import Order, evaluate
+from app.core.errors import ArtifactError
+from app.core.meaning import Order, evaluate
 from app.scan.report import scan, target_from_text, worst_status
-from app.specs import Spec
-from app.translate import translate
+from app.service.specs import Spec
+from app.service.translate import translate
 from tests.scan.models import (BF16, F16, F32, I8, I32, I64, U8, clip_model, cyclic_model, external_bound_model,
                                external_tensor, init, minmax_model, model, vi)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto as T, helper, numpy_helper
 
-from app.dialects.common import Mode
+from app.dialects.kit.common import Mode
 from app.scan.report import scan
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
-from app.errors import ArtifactError, ClipBridgeError
+from app.core.errors import ArtifactError, ClipBridgeError
 from app.scan.report import scan
 from app.scan.wire import MAX_DEPTH, STUB_OVER, Malformed, load_light
 from tests.scan.models import (F32, IR_FOR_ORT, external_tensor, field, init, model, nested_if_model, relu6_f32,

@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from app.serving import _no_delay
+from app.server.serving import _no_delay
 
 
 class _Transport:

@@ -1,0 +1,31 @@
+"""`clipbridge diff MODEL --engine A --engine B --fix OUT.onnx`: write OUT.onnx for B to compute what the model
+computes on A, print the fix and its proof in --format; exit 0 when the proof is equal, 1 when not, 2 on error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from app.diff import run
+from app.core.errors import ClipBridgeError
+from app.fix import formats
+from app.fix.service import fix
+
+
+def cmd_fix(args: argparse.Namespace, engines: tuple[str, ...]) -> int:
+    if len(engines) != 2:
+        raise ClipBridgeError("--fix needs exactly two engines: --engine A (the reference) --engine B (the target)",
+                              "engine")
+    model = Path(args.model).read_bytes()
+    npz = Path(args.inputs).read_bytes() if args.inputs else None
+    # The CLI runs the engines in its own process: the model is the caller's own file.
+    fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)
+    Path(args.fix).write_bytes(fixed.model)
+    body = {**fixed.body, "model": {**fixed.body["model"], "path": str(args.fix)}}
+    text = formats.render(body, args.format, Path(args.model).name)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0 if body["verdict"] == "equal" else 1

@@ -1,0 +1,56 @@
+"""The optional engine backends: which pip extra installs each one, and whether it is installed here.
+
+The core install serves every dialect on the NumPy kernels; each engine is its own extra (pyproject.toml), so a
+backend that is missing answers a 422 that names the command installing it (`missing`), and /v1/dialects lists
+which are present (`status`, found without importing them: importing torch or jax costs seconds).
+"""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+from app.core.errors import BackendUnavailable
+
+# PyPI's Linux x86-64 torch is the CUDA build; the torch extra pins the CPU build that only this index carries.
+TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def install_command(extra: str) -> str:
+    """The install command the README gives for one extra (from a checkout)."""
+    command = f'pip install -e ".[{extra}]"'
+    return f"{command} --extra-index-url {TORCH_INDEX}" if extra in ("torch", "engines") else command
+
+
+# backend name -> (the extra that installs it, the module that proves it is installed)
+ENGINES = {
+    "onnxruntime": ("onnxruntime", "onnxruntime"),
+    "openvino": ("openvino", "openvino"),
+    "jax": ("jax", "jax"),
+    "tosa-reference": ("tosa", "tosa_serializer"),
+    "litert": ("litert", "ai_edge_litert"),
+    "torch": ("torch", "torch"),
+}
+INSTALL_HINT = {"gpu": install_command("gpu"), "engines": install_command("engines"),
+                **{extra: install_command(extra) for extra, _ in ENGINES.values()},
+                "coreml": install_command("coreml")}
+
+
+def installed(backend: str) -> bool:
+    """Whether the backend's module can be imported (found on the path; not imported)."""
+    try:
+        return find_spec(ENGINES[backend][1]) is not None
+    except (ImportError, ValueError):  # a broken or half-removed install
+        return False
+
+
+def missing(backend: str, what: str | None = None) -> BackendUnavailable:
+    """The 422 for an engine backend that is not installed: it names the extra and the command."""
+    extra = ENGINES[backend][0]
+    return BackendUnavailable(f"backend '{backend}' needs {what or extra}, which is not installed: "
+                              f"{INSTALL_HINT[extra]} (or {INSTALL_HINT['engines']} for every engine)", "backend")
+
+
+def status() -> list[dict[str, object]]:
+    """Each engine backend, whether it is installed here, and the command that installs it."""
+    return [{"backend": b, "installed": installed(b), "extra": extra, "install": INSTALL_HINT[extra]}
+            for b, (extra, _) in ENGINES.items()]
