@@ -16,7 +16,7 @@ from typing import Any
 
 from app.core.meaning import EngineNote
 
-TABLE_PATH = Path(__file__).with_name("data") / "runtime_support.json"
+TABLE_PATH = Path(__file__).resolve().parents[2] / "data" / "runtime_support.json"
 
 
 @lru_cache(maxsize=1)
