@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import coreml, directml_port, onnx_port, openvino_port, pytorch, stablehlo, tensorrt, tflite, tosa, webnn_port
+from app.dialects import coreml, directml_port, onnx_port, openvino_port, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
 from app.dialects.kit.base import Dialect
 from app.core.errors import UnsupportedTarget
 from app.core.suggest import one_of
@@ -17,7 +17,7 @@ DIALECTS: dict[str, Dialect] = {
     "openvino": openvino_port.DIALECT,
     "directml": directml_port.DIALECT,
     "stablehlo": stablehlo.DIALECT,
-    "webnn": webnn_port.DIALECT,
+    "webnn": webnn.DIALECT,
     "tosa": tosa.DIALECT,
     "tensorrt": tensorrt.DIALECT,
     "tflite": tflite.DIALECT,

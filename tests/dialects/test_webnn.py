@@ -21,8 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core import exact
-from app.dialects import webnn as wn
-from app.dialects import webnn_port
+from app.dialects import webnn
+from app.dialects.webnn import emit as wemit
+from app.dialects.webnn import js as wjs
+from app.dialects.webnn import meaning as wn
+from app.dialects.webnn import spec as wspec
 from app.dialects.kit.common import Mode
 from app.core.dtypes import FLOAT16, INT8, INT32, INT64, UINT8, UINT32, UINT64
 from app.core.errors import RejectedSpec, SpecError
@@ -33,8 +36,8 @@ from app.service.translate import translate
 from tests import oracle
 
 
-def spec(dt: str, mn=None, mx=None, shape=None) -> wn.WebNNSpec:
-    return wn.WebNNSpec(dialect="webnn", dataType=dt, minValue=mn, maxValue=mx, shape=shape)
+def spec(dt: str, mn=None, mx=None, shape=None) -> wspec.WebNNSpec:
+    return wspec.WebNNSpec(dialect="webnn", dataType=dt, minValue=mn, maxValue=mx, shape=shape)
 
 
 def run(m, xs) -> list:
@@ -49,10 +52,10 @@ def same(a: list, b: list) -> bool:
 
 # --- data types, versions, MLNumber ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", list(wn.DATA_TYPES))
+@pytest.mark.parametrize("name", list(wspec.DATA_TYPES))
 def test_every_data_type(name):
     m = wn.resolve(spec(name, 0, 1))
-    assert m.dtype is wn.DATA_TYPES[name] and m.order is Order.REJECTED
+    assert m.dtype is wspec.DATA_TYPES[name] and m.order is Order.REJECTED
     assert m.nan_input is NanInput.UNDOCUMENTED and m.nan_bound is NanBound.UNDOCUMENTED
     chromium = m.under("chromium")
     assert chromium is not m and chromium.nan_bound is NanBound.IGNORE and m.under("spec") is m
@@ -91,12 +94,12 @@ def test_unknown_version():
 ])
 def test_ml_number_wire(wire, value, is_bigint, written):
     s = spec("int64", mx=wire)
-    assert isinstance(s.maxValue, wn.BigInt) is is_bigint
+    assert isinstance(s.maxValue, wspec.BigInt) is is_bigint
     if value is not None:
         assert s.maxValue == value
     assert wn.normalize(s)["maxValue"] == written
-    again = wn.WebNNSpec.model_validate(wn.normalize(s))
-    assert isinstance(again.maxValue, wn.BigInt) is is_bigint and wn.resolve(again).hi == wn.resolve(s).hi
+    again = wspec.WebNNSpec.model_validate(wn.normalize(s))
+    assert isinstance(again.maxValue, wspec.BigInt) is is_bigint and wn.resolve(again).hi == wn.resolve(s).hi
 
 
 def test_bigint_needs_digits():
@@ -172,9 +175,9 @@ def _oracle_nan_bound(rule: str, lo, hi, x: list[float]) -> list[float]:
 
 
 def test_chromium_reading_is_a_decision_against_older_chromium():
-    """Decision (webnn.py docstring, docs/testing.md): the chromium reading follows current web-platform-tests, a
-    NaN bound acts as omitted; older Chromium read it as 0. Both are checked against the oracle's rule, and they
-    must differ on x = -2 (if they ever agree, one of the two readings changed)."""
+    """Decision (webnn/meaning.py docstring, docs/testing.md): the chromium reading follows current
+    web-platform-tests, a NaN bound acts as omitted; older Chromium read it as 0. Both are checked against the
+    oracle's rule, and they must differ on x = -2 (if they ever agree, one of the two readings changed)."""
     m = wn.resolve(spec("float32", "nan", 6))
     chromium = run(m.under("chromium"), [-2.0, 3.0, 7.0])
     older = run(replace(m, nan_bound=NanBound.ZERO), [-2.0, 3.0, 7.0])
@@ -305,17 +308,17 @@ def test_js_artifact_bigint_and_omitted_bound():
     tr = _tr(OnnxSpec(dialect="onnx", opset=13, elem_type="INT64", max=9007199254740993, shape=[3]))
     assert tr.status == "exact" and tr.target["maxValue"] == "9007199254740993n" and "minValue" not in tr.target
     assert "builder.clamp(x, {maxValue: 9007199254740993n});" in tr.artifacts["webnn_js"]
-    assert webnn_port.NOTE_ORT_FLOAT in tr.meaning.engine_notes  # ORT's WebNN EP passes bounds as float
+    assert wemit.NOTE_ORT_FLOAT in tr.meaning.engine_notes  # ORT's WebNN EP passes bounds as float
 
 
 @pytest.mark.parametrize("value,text", [
-    pytest.param(wn.BigInt(5), "5n", id="bigint"), pytest.param(math.nan, "NaN", id="nan"),
+    pytest.param(wspec.BigInt(5), "5n", id="bigint"), pytest.param(math.nan, "NaN", id="nan"),
     pytest.param(-math.inf, "-Infinity", id="-inf"), pytest.param(-0.0, "-0", id="neg-zero"),
     pytest.param(0.1, "0.1", id="shortest-double"), pytest.param(1e300, "1e+300", id="exponent"),
     pytest.param(9007199254740993, "9007199254740993", id="number-literal-as-written"),
 ])
 def test_js_number(value, text):
-    assert webnn_port.js_number(value) == text
+    assert wjs.js_number(value) == text
 
 
 def test_symbolic_shape_is_declared():
@@ -384,15 +387,15 @@ def test_openvino_fraction_literal_into_webnn_int8_drifts_under_chromium_only():
 
 def test_webnn_source_under_both_readings_to_itself_is_exact():
     m = wn.resolve(spec("int8", -3, 100))
-    e = webnn_port.emit(m, wn.WebNNTarget(dialect="webnn"), Mode.PRESERVE, [4])
+    e = wemit.emit(m, wspec.WebNNTarget(dialect="webnn"), Mode.PRESERVE, [4])
     assert e.meaning is not None and e.meaning.lo == -3 and e.meaning.hi == 100 and not e.unsupported
 
 
 def test_dialect_entry():
-    d = webnn_port.DIALECT
+    d = webnn.DIALECT
     assert list(d.readings) == ["spec", "chromium"] and d.engines == {} and not d.in_defaults
     for name, example in d.examples.items():
-        wn.resolve(wn.WebNNSpec.model_validate(example))
+        wn.resolve(wspec.WebNNSpec.model_validate(example))
     for code in d.rule_texts:
         Code(code)
 
@@ -420,7 +423,7 @@ class MLGraphBuilder {
 def test_emitted_javascript_runs_and_carries_the_numbers(s):
     """The artifact is valid JavaScript and its literals are the MLNumbers of the spec (BigInt exact, a Number
     literal the double clipbridge resolved)."""
-    js = webnn_port.js_text(s)
+    js = wjs.js_text(s)
     body = STAND_IN + "(async () => {\n" + js + (
         "const c = graph.y; const show = v => typeof v === 'bigint' ? v.toString() + 'n' : "
         "(Object.is(v, -0) ? '-0' : String(v));\n"
@@ -433,7 +436,7 @@ def test_emitted_javascript_runs_and_carries_the_numbers(s):
     for key, v in (("min", s.minValue), ("max", s.maxValue)):
         if v is None:
             assert got[key] == ("-Infinity" if key == "min" else "Infinity")
-        elif isinstance(v, wn.BigInt):
+        elif isinstance(v, wspec.BigInt):
             assert got[key] == f"{int(v)}n"
         else:
             assert float(got[key]) == exact.to_double(v) or (got[key] == "-0" and v == 0)

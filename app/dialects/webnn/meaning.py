@@ -1,4 +1,4 @@
-"""WebNN `clamp` (W3C WebNN API, MLGraphBuilder.clamp): spec model, bound casts, and meanings under two readings.
+"""WebNN `clamp` (W3C WebNN API, MLGraphBuilder.clamp): bound casts and meanings under two readings.
 
 `builder.clamp(input, {minValue, maxValue})`: minValue/maxValue are MLNumber (`bigint or unrestricted double`),
 each optional; "When it is not specified, the clamping is not performed on the lower limit of the range".
@@ -19,12 +19,6 @@ Two readings (Dialect.readings; the first is the default):
 
 The resolved Meaning is the spec reading's; `Meaning.alternates` holds ("chromium", its meaning).
 
-Wire numbers: a bound is a JS Number unless written as a BigInt string `"123n"`. A JSON number or a numeric
-string ('nan', '-inf', '0.1', '9007199254740993') is what the same JavaScript Number literal is: its exact value
-rounded once to a double, so an integer above 2^53 can change (9007199254740993 -> 9007199254740992; the spec's
-MLNumber note: "Specifying the option as double would lose accuracy when passing values over 2^53"). `"123n"` is
-a bigint: exact at any size (int64/uint64 bounds beyond 2^53 need it).
-
 Ranks: every implementation must take ranks 0 to 5 ("required"); the spec allows any rank N where a context's
 opSupportLimits() says so. clipbridge accepts any rank; emit warns above 5.
 Versions: WebNN has no op versions; the one version "1" names the Candidate Recommendation Draft text above.
@@ -33,42 +27,21 @@ Versions: WebNN has no op versions; the one version "1" names the Candidate Reco
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import replace
 from fractions import Fraction
-from typing import Annotated, Any, Literal, Union
-
-from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 
 from app.core import exact
 from app.dialects.kit.base import source_resolver
-from app.dialects.kit.spec_base import Shape, _parse_wire, _Strict, spec_json
-from app.core.dtypes import FLOAT16, FLOAT32, INT8, INT32, INT64, UINT8, UINT32, UINT64, DType
+from app.dialects.kit.spec_base import spec_json
+from app.dialects.webnn.catalogue import CHROMIUM, READINGS
+from app.dialects.webnn.spec import (CHROMIUM_SRC, DATA_TYPES, ISSUE_874, NAME, NAME_OF, NOT_IN_WEBNN, OP_VERSION,
+                                     SPEC_SRC, VERSION_ALIASES, VERSIONS, BigInt, WebNNSpec)
+from app.core.dtypes import FLOAT16, FLOAT32, UINT32, DType
 from app.core.errors import SpecError
 from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
-from app.core.numbers import MAX_NUMBER_STRING, Number, format_number, wire_number
+from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 
-NAME = "webnn"
-OP_VERSION = "clamp"
-VERSIONS = ("1",)
-VERSION_ALIASES = {"1": "1", "v1": "1", "1.0": "1", "cr": "1", "latest": "1", "2026-06-26": "1"}
-SPEC_SRC = "W3C WebNN API, MLGraphBuilder.clamp (webmachinelearning/webnn index.bs @c515210, 2026-06-26)"
-CHROMIUM_SRC = "chromium services/webnn/public/cpp/ml_number.cc @019c50cf and web-platform-tests webnn/"
-ISSUE_874 = "webmachinelearning/webnn#874 (open)"
-SPEC, CHROMIUM = "spec", "chromium"
-READINGS = {
-    SPEC: f"the W3C text ({SPEC_SRC}): ConvertToFloat/ConvertToInt casts (round half to even), the uint32 cast "
-          "as written (through signed 32-bit), omitted bound = no clamp, NaN bound and NaN input unspecified",
-    CHROMIUM: f"what Chromium ships ({CHROMIUM_SRC}): base::saturated_cast truncates integer bounds, float16 "
-              f"bounds go double -> float -> half, a NaN bound acts as omitted ({ISSUE_874})",
-}
-# enum MLOperandDataType (index.bs line 1650).
-DATA_TYPES: dict[str, DType] = {"float32": FLOAT32, "float16": FLOAT16, "int32": INT32, "uint32": UINT32,
-                                "int64": INT64, "uint64": UINT64, "int8": INT8, "uint8": UINT8}
-NAME_OF = {dt.name: name for name, dt in DATA_TYPES.items()}
-NOT_IN_WEBNN = ("bfloat16", "float64", "int16", "uint16")
-REQUIRED_RANKS = (0, 5)
 TYPE_ERROR = ("TypeError: options.minValue is greater than options.maxValue after casting to the input's "
               "dataType (clamp method step 5: \"If options.minValue is greater than options.maxValue, then "
               "throw a TypeError\")")
@@ -79,57 +52,6 @@ NOTE_OLD_NAN_BOUND = EngineNote("Chromium, older releases", "Older web-platform-
                                 "omitted. Before that, #874 reported backend-dependent outputs (input -Infinity, "
                                 "minValue NaN: Linux and Windows CPU Infinity, macOS 14 CPU -Infinity, macOS 14 "
                                 f"GPU/NPU NaN, Windows GPU -Infinity). {ISSUE_874}")
-
-
-# --- wire numbers: JS Number or BigInt -------------------------------------------------------------------------
-
-class BigInt(int):
-    """A JS BigInt (`"123n"` on the wire): MLNumber's bigint arm, an exact integer."""
-
-
-_BIGINT_RE = re.compile(r"\s*([+-]?\d+)n\s*")
-
-
-def _parse_ml_number(value: Any) -> Number:
-    """'123n' is a BigInt; anything else is a wire number, read as a JS Number later (resolve)."""
-    if isinstance(value, str) and len(value) <= MAX_NUMBER_STRING:
-        m = _BIGINT_RE.fullmatch(value)
-        if m:
-            return BigInt(int(m.group(1)))
-    return _parse_wire(value)
-
-
-def ml_number_wire(value: Number | None) -> int | float | str | None:
-    """A bound as JSON: BigInts as '123n', JS Numbers as wire numbers."""
-    if isinstance(value, BigInt):
-        return f"{int(value)}n"
-    return wire_number(value)
-
-
-MLNumber = Annotated[
-    Any,
-    BeforeValidator(_parse_ml_number),
-    PlainSerializer(ml_number_wire, return_type=Union[int, float, str, None]),
-    WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_NUMBER_STRING}],
-                    "description": "MLNumber: a JSON number or numeric string is a JS Number (rounded to a double: "
-                                   "integers above 2^53 can change); a string like '9007199254740993n' is a "
-                                   "BigInt (exact)."}),
-]
-
-
-class WebNNSpec(_Strict):
-    """WebNN clamp: `dataType` (MLOperandDataType), `shape`, optional `minValue`/`maxValue` (MLNumber)."""
-
-    dialect: Literal["webnn"]
-    dataType: Annotated[str, StringConstraints(max_length=16)]
-    shape: Shape | None = None
-    minValue: MLNumber | None = None
-    maxValue: MLNumber | None = None
-
-
-class WebNNTarget(_Strict):
-    dialect: Literal["webnn"]
-    version: Annotated[str, StringConstraints(max_length=16)] | None = None
 
 
 # --- rules shared by both readings -----------------------------------------------------------------------------
