@@ -11,7 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.dialects import tensorrt as trt
+from app.dialects import tensorrt
+from app.dialects.tensorrt import catalogue as trt_cat
+from app.dialects.tensorrt import emit as trt_emit
+from app.dialects.tensorrt import meaning as trt
+from app.dialects.tensorrt import spec as trt_spec
 from app.dialects import tosa
 from app.dialects.kit.common import Mode
 from app.core.errors import SpecError
@@ -22,8 +26,8 @@ from app.service.translate import translate
 from tests.dialects._readings import default_status, under
 
 
-def spec(dtype: str, alpha, beta, reading: str = "observed", shape=None, version: str = "10") -> trt.TensorRtSpec:
-    return trt.TensorRtSpec(dialect="tensorrt", version=version, dtype=dtype, alpha=alpha, beta=beta,
+def spec(dtype: str, alpha, beta, reading: str = "observed", shape=None, version: str = "10") -> trt_spec.TensorRtSpec:
+    return trt_spec.TensorRtSpec(dialect="tensorrt", version=version, dtype=dtype, alpha=alpha, beta=beta,
                             reading=reading, shape=shape)
 
 
@@ -90,7 +94,7 @@ def test_readings(reading, nan_input, note):
     m = trt.resolve(spec("float32", 0, 6, reading))
     assert m.nan_input is nan_input and (trt.NOTE_NAN in m.engine_notes) is note
     assert m.nan_bound is NanBound.UNDOCUMENTED
-    assert list(trt.DIALECT.readings)[0] == "observed"
+    assert list(tensorrt.DIALECT.readings)[0] == "observed"
 
 
 @pytest.mark.parametrize("pinned,own,other", [
@@ -104,7 +108,7 @@ def test_both_readings_on_one_meaning(pinned, own, other):
     m = trt.resolve(spec("float32", 0, 6, pinned))
     assert m.nan_input is own and [n for n, _ in m.alternates] == [other[0]]
     assert m.under(other[0]).nan_input is other[1] and m.under(pinned) is m
-    assert [r.split(":")[0] for r in m.readings] == list(trt.READINGS)
+    assert [r.split(":")[0] for r in m.readings] == list(trt_cat.READINGS)
     sem = Semantics("tensorrt", m, trt.normalize(spec("float32", 0, 6, pinned)))
     for reading, want_label, want_out in ((None, pinned, m), (other[0], other[0], m.under(other[0])),
                                           (pinned, pinned, m)):
@@ -242,7 +246,8 @@ def test_crossed_to_onnx_writes_min_eq_max():
     pytest.param("int8", -2.5, 7, "layer.alpha = -2.0", "layer->setBeta(7.0F);", id="int8-scale-comment"),
 ])
 def test_api_artifacts(dtype, alpha, beta, py, cpp):
-    e = trt.emit(trt.resolve(spec(dtype, alpha, beta)), trt.TensorRtTarget(dialect="tensorrt"), Mode.PRESERVE, None)
+    e = trt_emit.emit(trt.resolve(spec(dtype, alpha, beta)), trt_spec.TensorRtTarget(dialect="tensorrt"),
+                      Mode.PRESERVE, None)
     assert "network.add_activation(x, trt.ActivationType.CLIP)" in e.artifacts["tensorrt_python"]
     assert py in e.artifacts["tensorrt_python"] and cpp in e.artifacts["tensorrt_cpp"]
     assert ("set_dynamic_range" in e.artifacts["tensorrt_python"]) is (dtype == "int8")
@@ -276,11 +281,11 @@ def test_translate_api_names_tensorrt(client):
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == "spec.dtype"
 
 
-@pytest.mark.parametrize("name", list(trt.EXAMPLES))
+@pytest.mark.parametrize("name", list(trt_cat.EXAMPLES))
 def test_examples_and_rule_texts(name):
-    m = trt.resolve(trt.TensorRtSpec.model_validate(trt.EXAMPLES[name]))
+    m = trt.resolve(trt_spec.TensorRtSpec.model_validate(trt_cat.EXAMPLES[name]))
     assert m.state is State.DEFINED
-    assert set(trt.DIALECT.rule_texts) <= {c.value for c in Code}
+    assert set(tensorrt.DIALECT.rule_texts) <= {c.value for c in Code}
 
 
 @pytest.mark.parametrize("alpha,code", [
