@@ -12,11 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.dialects import pytorch as pt
-from app.dialects import registry
+from app.dialects import pytorch, registry
 from app.dialects.kit.common import Mode
-from app.dialects.pytorch_export import (PyTorchSpec, export_onnx, onnx_summary, predict_export, python_line,
-                                         run_torch, torch_call)
+from app.dialects.pytorch import meaning as pt
+from app.dialects.pytorch import spec as pt_spec
+from app.dialects.pytorch.emit import python_line
+from app.dialects.pytorch.engine import export_onnx, run_torch, torch_call
+from app.dialects.pytorch.export import onnx_summary, predict_export
+from app.dialects.pytorch.spec import PyTorchSpec
 from app.core.drift import critical_points
 from app.core.dtypes import BY_NAME, FLOAT32
 from app.core.errors import SpecError
@@ -193,7 +196,7 @@ def test_python_line_and_export_prediction():
 
 def test_registry_entry():
     d = registry.get("pytorch")
-    assert d is pt.DIALECT and not d.in_defaults and "torch" in d.engines
+    assert d is pytorch.DIALECT and not d.in_defaults and "torch" in d.engines
     assert set(d.rule_texts) <= {c.value for c in Code}
     for name, ex in d.examples.items():
         m = pt.resolve(PyTorchSpec.model_validate(ex))
@@ -259,7 +262,7 @@ def _run(spec: PyTorchSpec) -> tuple[np.ndarray, np.ndarray]:
 
 SWEEP_BOUNDS = [(0, 6), (1.5, None), (None, 2.5), ("nan", None), (None, "nan"), ("-inf", "inf"), (3, 1),
                 (-1, None), (2.0, 2.0), (-0.0, 0.0), (100, 120)]
-SWEEP = [pytest.param(dt, mn, mx, id=f"{dt}-{mn}-{mx}") for dt in pt.DTYPES for mn, mx in SWEEP_BOUNDS]
+SWEEP = [pytest.param(dt, mn, mx, id=f"{dt}-{mn}-{mx}") for dt in pt_spec.DTYPES for mn, mx in SWEEP_BOUNDS]
 
 
 @pytest.mark.parametrize("dt,mn,mx", SWEEP)
@@ -394,7 +397,7 @@ _NUMBERS = st.one_of(st.none(), st.integers(-2**70, 2**70), st.floats(allow_nan=
 
 
 @settings(derandomize=True, max_examples=150, deadline=None)
-@given(st.sampled_from(list(pt.DTYPES) + ["uint16", "bool"]), st.sampled_from(list(pt.OPS)), _NUMBERS, _NUMBERS)
+@given(st.sampled_from(list(pt_spec.DTYPES) + ["uint16", "bool"]), st.sampled_from(list(pt_spec.OPS)), _NUMBERS, _NUMBERS)
 def test_any_spec_resolves_or_is_a_clear_error(dtype, op, mn, mx):
     """Every spec: a meaning (defined or rejected with torch's message) or a located SpecError; translations of a
     defined one into every dialect finish, and its own dialect round-trips exactly."""

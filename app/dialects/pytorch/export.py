@@ -1,141 +1,20 @@
-"""PyTorch's spec model, its artifacts (the Python call; what torch.onnx.export writes for it, predicted) and torch
-itself as the engine. The predictions are checked against the real exporters of torch 2.13.0 in the tests
-(tests/dialects/test_pytorch.py) and by tests/data/torch_exports/make.py; running an export costs about 1 s
-(dynamo) plus torch's import, so emit() predicts and `export_onnx` runs the exporter only when asked.
+"""What torch.onnx.export writes for a PyTorch clamp, predicted (TorchScript, opset 17; dynamo, opset 18), the
+findings that tell where the export changes the call, and the real exported model in the same notation. The
+predictions are checked against the real exporters of torch 2.13.0 in the tests (tests/dialects/test_pytorch.py)
+and by tests/data/torch_exports/make.py; running an export costs about 1 s (dynamo) plus torch's import, so
+emit() predicts and engine.export_onnx runs the exporter only when asked.
 """
 
 from __future__ import annotations
 
-import io
-import math
-from fractions import Fraction
-from typing import Annotated, Any, Literal
-
-import numpy as np
-from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
-from pydantic_core import PydanticCustomError
-
-from app.engines import extras as engines
 from app.core import exact
-from app.dialects.kit.spec_base import Shape, _Strict
-from app.core.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, DType,
-                        from_onnx_elem_type)
-from app.core.errors import SpecError
+from app.core.dtypes import DType, from_onnx_elem_type
 from app.core.findings import Code, Finding, Severity, Witness
 from app.core.meaning import Meaning, evaluate
-from app.core.numbers import MAX_NUMBER_STRING, Number, format_number, parse_number, wire_number
+from app.core.numbers import Number, format_number
 
-DTYPES: dict[str, DType] = {d.name: d for d in (FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT16, INT32,
-                                                INT64)}
-ALIASES = {"float": "float32", "half": "float16", "double": "float64", "short": "int16", "int": "int32",
-           "long": "int64"}
-UNSUPPORTED_DTYPES = ("uint16", "uint32", "uint64")
-OPS = ("clamp", "clamp_min", "clamp_max", "hardtanh", "relu6")
-MAX_BOUND_ELEMENTS = 4096
-MAX_BOUND_DEPTH = 8
 TS_OPSET, DYNAMO_OPSET = 17, 18
-EXPORT_ARTIFACTS = {
-    "pytorch_python": "the PyTorch call (x is the input tensor)",
-    "onnx_torchscript": "the ONNX nodes torch.onnx.export(dynamo=False, opset_version=17) writes, predicted",
-    "onnx_dynamo": "the ONNX nodes torch.onnx.export(dynamo=True, opset_version=18) writes, predicted",
-}
 
-
-def _parse_bound(value: Any, depth: int = 0) -> Any:
-    """A number (as every wire number) or nested lists of them (a tensor bound)."""
-    if isinstance(value, list):
-        if depth >= MAX_BOUND_DEPTH:
-            raise PydanticCustomError("bound", "A tensor bound has at most {n} dimensions", {"n": MAX_BOUND_DEPTH})
-        return [_parse_bound(v, depth + 1) for v in value]
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
-        raise PydanticCustomError("number", "Expected a number, a numeric string or nested lists of them; got "
-                                            "{kind}", {"kind": type(value).__name__})
-    try:
-        return parse_number(value)
-    except SpecError as exc:
-        raise PydanticCustomError("number", "{msg}", {"msg": exc.message}) from None
-
-
-def _wire_bound(value: Any) -> Any:
-    return [_wire_bound(v) for v in value] if isinstance(value, list) else wire_number(value)
-
-
-_NUM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_NUMBER_STRING}]}
-TorchBound = Annotated[
-    Any, BeforeValidator(_parse_bound), PlainSerializer(_wire_bound),
-    WithJsonSchema({"anyOf": [*_NUM["anyOf"], {"type": "array", "items": {}}],
-                    "description": "A Python scalar (a JSON number: an int stays integral, a float is a float "
-                                   "Scalar; or 'nan', 'inf', big integers, hex floats) or nested lists of them "
-                                   "(a tensor of the input's dtype, broadcast against `shape`)."})]
-
-
-class PyTorchSpec(_Strict):
-    """torch.clamp / clamp_min / clamp_max / F.hardtanh / F.relu6 on a tensor of `dtype` (torch's names)."""
-
-    dialect: Literal["pytorch"]
-    op: Annotated[str, StringConstraints(max_length=16)] = "clamp"
-    dtype: Annotated[str, StringConstraints(max_length=32)]
-    shape: Shape | None = None
-    min: TorchBound | None = None
-    max: TorchBound | None = None
-    version: Annotated[str, StringConstraints(max_length=16)] | None = None
-
-
-class PyTorchTarget(_Strict):
-    dialect: Literal["pytorch"]
-    version: Annotated[str, StringConstraints(max_length=16)] | None = None
-
-
-def shape_of(nested: list, side: str) -> tuple[tuple[int, ...], list[Number]]:
-    """The shape and row-major values of rectangular nested lists."""
-    arr = np.empty(0)
-    try:
-        arr = np.array(nested, dtype=object)
-    except ValueError:
-        pass
-    if arr.size and any(isinstance(v, list) for v in arr.reshape(-1)) or (arr.size == 0 and nested):
-        raise SpecError(f"A tensor {side} must be rectangular nested lists. Got: {str(nested)[:60]}", side)
-    if arr.size > MAX_BOUND_ELEMENTS:
-        raise SpecError(f"A tensor {side} has at most {MAX_BOUND_ELEMENTS} elements. Got: {arr.size}", side)
-    return tuple(arr.shape), list(arr.reshape(-1))
-
-
-# --- the Python line ----------------------------------------------------------------------------------------------
-
-def py_number(v: Number) -> str:
-    """A Python literal torch reads as exactly this scalar (ints stay ints: an int bound never promotes)."""
-    if isinstance(v, int):
-        return str(v)
-    f = exact.to_double(v)
-    if math.isnan(f):
-        return 'float("nan")'
-    if math.isinf(f):
-        return 'float("inf")' if f > 0 else '-float("inf")'
-    return repr(f)
-
-
-def _py_bound(v: Any, dt: DType) -> str:
-    if isinstance(v, list):
-        def rec(x: Any) -> str:
-            return "[" + ", ".join(rec(e) for e in x) + "]" if isinstance(x, list) else py_number(x)
-        return f"torch.tensor({rec(v)}, dtype=torch.{dt.name})"
-    return py_number(v)
-
-
-def python_line(spec: PyTorchSpec, m: Meaning) -> str:
-    op = spec.op.strip().lower()
-    if op == "relu6":
-        return "y = torch.nn.functional.relu6(x)"
-    args = [f"{k}={_py_bound(v, m.dtype)}" for k, v in (("min", spec.min), ("max", spec.max)) if v is not None]
-    if op == "hardtanh":
-        args = [a.replace("min=", "min_val=").replace("max=", "max_val=") for a in args]
-        return f"y = torch.nn.functional.hardtanh(x{''.join(', ' + a for a in args)})"
-    if op in ("clamp_min", "clamp_max"):
-        args = [a.split("=", 1)[1] for a in args]
-    return f"y = torch.{op}(x, {', '.join(args)})"
-
-
-# --- predicted ONNX exports -----------------------------------------------------------------------------------
 
 def _typed(v: Number, dt: DType) -> str:
     return f"{dt.name}:{format_number(dt.to_python(dt.array([v])[0]))}"
@@ -178,11 +57,6 @@ def predict_export(m: Meaning, dynamo: bool) -> str:
     else:
         nodes.append(f"Clip({cur}, {ins[0]}, {ins[1]})")
     return "\n".join(nodes) + f"\n-> {out_dt.name}"
-
-
-def artifacts_pytorch(spec: PyTorchSpec, m: Meaning) -> dict[str, str]:
-    return {"pytorch_python": python_line(spec, m), "onnx_torchscript": predict_export(m, False),
-            "onnx_dynamo": predict_export(m, True)}
 
 
 def export_notes(m: Meaning) -> list[Finding]:
@@ -243,76 +117,3 @@ def onnx_summary(model_bytes: bytes) -> str:
         lines.append(f"{n.op_type}({', '.join(ins)})")
     out_dt = from_onnx_elem_type(m.graph.output[0].type.tensor_type.elem_type)
     return "\n".join(lines) + f"\n-> {out_dt.name}"
-
-
-# --- torch as the engine --------------------------------------------------------------------------------------
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        raise engines.missing("torch") from None
-    return torch
-
-
-def _scalar(v: Number) -> Number:
-    return v if isinstance(v, int) else exact.to_double(v)
-
-
-def torch_call(spec: PyTorchSpec, dt: DType) -> Any:
-    """The spec as a Python function of a torch tensor (the real call, with the spec's own numbers)."""
-    torch = _torch()
-    F = torch.nn.functional
-
-    def bound(v: Any) -> Any:
-        if isinstance(v, list):
-            flat = dt.array([_scalar(e) if not exact.is_nan(e) else e for e in np.asarray(v, dtype=object).ravel()])
-            return _from_numpy(flat.reshape(np.asarray(v, dtype=object).shape), dt)
-        return None if v is None else _scalar(v)
-
-    op, mn, mx = spec.op.strip().lower(), bound(spec.min), bound(spec.max)
-    calls = {"clamp": lambda x: torch.clamp(x, min=mn, max=mx), "clamp_min": lambda x: torch.clamp_min(x, mn),
-             "clamp_max": lambda x: torch.clamp_max(x, mx), "relu6": F.relu6,
-             "hardtanh": lambda x: F.hardtanh(x, -1.0 if mn is None else mn, 1.0 if mx is None else mx)}
-    return calls[op]
-
-
-def _from_numpy(a: np.ndarray, dt: DType) -> Any:
-    torch = _torch()
-    if dt is BFLOAT16:  # torch.from_numpy has no ml_dtypes bfloat16: reinterpret the bits
-        return torch.from_numpy(np.ascontiguousarray(a).view(np.uint16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(a).copy())
-
-
-def to_numpy(t: Any) -> np.ndarray:
-    torch = _torch()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.uint16).numpy().view(BFLOAT16.np_dtype)
-    return t.numpy()
-
-
-def run_torch(sem: Any, x: np.ndarray) -> np.ndarray:
-    """The spec's call on torch CPU; x is an array of the meaning's dtype (shaped as the spec's shape if given)."""
-    spec = PyTorchSpec.model_validate(sem.spec)
-    dt = sem.meaning.dtype
-    xt = _from_numpy(np.asarray(x, dtype=dt.np_dtype), dt)
-    return to_numpy(torch_call(spec, dt)(xt))
-
-
-def export_onnx(spec: PyTorchSpec, dt: DType, dynamo: bool, shape: tuple[int, ...] = (4,)) -> bytes:
-    """torch.onnx.export of the spec's call (opset 18 for dynamo, 17 for TorchScript): the model bytes."""
-    torch = _torch()
-    fn = torch_call(spec, dt)
-
-    class Clamp(torch.nn.Module):
-        def forward(self, x: Any) -> Any:
-            return fn(x)
-
-    x = _from_numpy(np.zeros(shape, dtype=dt.np_dtype), dt)
-    if dynamo:
-        prog = torch.onnx.export(Clamp().eval(), (x,), dynamo=True, opset_version=DYNAMO_OPSET, verbose=False)
-        return prog.model_proto.SerializeToString()
-    buf = io.BytesIO()
-    torch.onnx.export(Clamp().eval(), (x,), buf, dynamo=False, opset_version=TS_OPSET, input_names=["x"],
-                      output_names=["y"])
-    return buf.getvalue()
