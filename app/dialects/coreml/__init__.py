@@ -8,13 +8,12 @@ scan, lint, diff and fix above it; never by core, kernels or another dialect.
 
 from __future__ import annotations
 
-from app.dialects.coreml.catalogue import ARTIFACTS, EXAMPLES, RULE_TEXTS, capability
-from app.dialects.coreml.emit import emit
-from app.dialects.coreml.meaning import check_version, resolve_source
-from app.dialects.coreml.spec import NAME, CoreMLSpec, CoreMLTarget, target
+# The modules, not their functions: a name such as `emit` stays the submodule (app.dialects.coreml.emit).
+from app.dialects.coreml import catalogue, emit, meaning, spec
 from app.dialects.kit.base import Dialect
 
 DIALECT = Dialect(
-    name=NAME, spec_model=CoreMLSpec, target_model=CoreMLTarget, resolve=resolve_source, emit=emit,
-    target=target, check_version=check_version, capability=capability, version_example="coreml:iOS17",
-    artifacts=ARTIFACTS, in_defaults=False, rule_texts=RULE_TEXTS, examples=EXAMPLES)
+    name=spec.NAME, spec_model=spec.CoreMLSpec, target_model=spec.CoreMLTarget, resolve=meaning.resolve_source,
+    emit=emit.emit, target=spec.target, check_version=meaning.check_version, capability=catalogue.capability,
+    version_example="coreml:iOS17", artifacts=catalogue.ARTIFACTS, in_defaults=False,
+    rule_texts=catalogue.RULE_TEXTS, examples=catalogue.EXAMPLES)

@@ -8,14 +8,12 @@ reads DIALECT) and by scan, lint, diff and fix above it; never by core, kernels 
 from __future__ import annotations
 
 from app.dialects.kit.base import Dialect
-from app.dialects.stablehlo.catalogue import ARTIFACTS, EXAMPLES, RULE_TEXTS, capability
-from app.dialects.stablehlo.emit import emit
-from app.dialects.stablehlo.engine import run_jax
-from app.dialects.stablehlo.meaning import resolve_source, version_stablehlo
-from app.dialects.stablehlo.spec import NAME, StableHloSpec, StableHloTarget, target
+# The modules, not their functions: a name such as `emit` stays the submodule (app.dialects.stablehlo.emit).
+from app.dialects.stablehlo import catalogue, emit, engine, meaning, spec
 
 DIALECT = Dialect(
-    name=NAME, spec_model=StableHloSpec, target_model=StableHloTarget, resolve=resolve_source, emit=emit,
-    target=target, check_version=version_stablehlo, capability=capability, version_example="stablehlo:1",
-    engines={"jax": run_jax}, artifacts=ARTIFACTS, rule_texts=RULE_TEXTS, examples=EXAMPLES,
+    name=spec.NAME, spec_model=spec.StableHloSpec, target_model=spec.StableHloTarget, resolve=meaning.resolve_source,
+    emit=emit.emit, target=spec.target, check_version=meaning.version_stablehlo, capability=catalogue.capability,
+    version_example="stablehlo:1", engines={"jax": engine.run_jax}, artifacts=catalogue.ARTIFACTS,
+    rule_texts=catalogue.RULE_TEXTS, examples=catalogue.EXAMPLES,
     in_defaults=False)  # named targets only until the default-target golden tests take a fourth column

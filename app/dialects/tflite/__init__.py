@@ -10,14 +10,11 @@ it; never by core, kernels or another dialect.
 from __future__ import annotations
 
 from app.dialects.kit.base import Dialect
-from app.dialects.tflite.catalogue import ARTIFACTS, EXAMPLES, READINGS, RULE_TEXTS, capability
-from app.dialects.tflite.emit import emit
-from app.dialects.tflite.engine import litert_backend
-from app.dialects.tflite.meaning import resolve_source, version_tflite
-from app.dialects.tflite.spec import NAME, TfliteSpec, TfliteTarget, target
+# The modules, not their functions: a name such as `emit` stays the submodule (app.dialects.tflite.emit).
+from app.dialects.tflite import catalogue, emit, engine, meaning, spec
 
 DIALECT = Dialect(
-    name=NAME, spec_model=TfliteSpec, target_model=TfliteTarget, resolve=resolve_source, emit=emit,
-    target=target, check_version=version_tflite, capability=capability, version_example="tflite:2.18",
-    engines={"litert": litert_backend}, artifacts=ARTIFACTS, in_defaults=False, rule_texts=RULE_TEXTS,
-    examples=EXAMPLES, readings=READINGS)
+    name=spec.NAME, spec_model=spec.TfliteSpec, target_model=spec.TfliteTarget, resolve=meaning.resolve_source,
+    emit=emit.emit, target=spec.target, check_version=meaning.version_tflite, capability=catalogue.capability,
+    version_example="tflite:2.18", engines={"litert": engine.litert_backend}, artifacts=catalogue.ARTIFACTS,
+    in_defaults=False, rule_texts=catalogue.RULE_TEXTS, examples=catalogue.EXAMPLES, readings=catalogue.READINGS)

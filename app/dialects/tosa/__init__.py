@@ -9,13 +9,11 @@ never by core, kernels or another dialect.
 from __future__ import annotations
 
 from app.dialects.kit.base import Dialect
-from app.dialects.tosa.catalogue import ARTIFACTS, EXAMPLES, RULE_TEXTS, capability
-from app.dialects.tosa.emit import emit
-from app.dialects.tosa.engine import ENGINE, run_reference
-from app.dialects.tosa.meaning import resolve_source, version_tosa
-from app.dialects.tosa.spec import NAME, TosaSpec, TosaTarget, target
+# The modules, not their functions: a name such as `emit` stays the submodule (app.dialects.tosa.emit).
+from app.dialects.tosa import catalogue, emit, engine, meaning, spec
 
 DIALECT = Dialect(
-    name=NAME, spec_model=TosaSpec, target_model=TosaTarget, resolve=resolve_source, emit=emit, target=target,
-    check_version=version_tosa, capability=capability, version_example="tosa:1.0", engines={ENGINE: run_reference},
-    artifacts=ARTIFACTS, in_defaults=False, rule_texts=RULE_TEXTS, examples=EXAMPLES)
+    name=spec.NAME, spec_model=spec.TosaSpec, target_model=spec.TosaTarget, resolve=meaning.resolve_source,
+    emit=emit.emit, target=spec.target, check_version=meaning.version_tosa, capability=catalogue.capability,
+    version_example="tosa:1.0", engines={engine.ENGINE: engine.run_reference}, artifacts=catalogue.ARTIFACTS,
+    in_defaults=False, rule_texts=catalogue.RULE_TEXTS, examples=catalogue.EXAMPLES)
