@@ -25,7 +25,7 @@ from app.dialects.tosa.catalogue import ERROR_NAN, ERROR_ORDER, LATITUDE, SPEC_S
 from app.dialects.tosa.spec import (DTYPES, NAME, NAN_MODES, OP_VERSION, OUTSIDE_TYPESUPPORT, TOSA_SPELLING, UNMODELLED,
                                     VERSIONS, TosaSpec)
 
-INT32_MAX = 2**31 - 1
+INT32_MAX = 2**31 - 1  # tosa.fbs TosaTensor.shape is [int32]
 
 
 def version_tosa(text: str, loc: str = "version") -> str:
