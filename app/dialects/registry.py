@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import coreml, directml_port, onnx_port, openvino_port, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
+from app.dialects import directml_port, onnx_port, openvino_port
+from app.dialects import coreml, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
 from app.dialects.kit.base import Dialect
 from app.core.errors import UnsupportedTarget
 from app.core.suggest import one_of

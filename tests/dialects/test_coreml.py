@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.dialects import coreml as cml
+from app.dialects.coreml import meaning as cml_meaning, mil as cml_mil, spec as cml_spec
 from app.dialects import registry
 from app.dialects.kit.common import Mode
 from app.core.drift import critical_points
@@ -25,8 +26,8 @@ from app.service.translate import translate
 from tests import oracle
 
 
-def spec(opset: str, alpha, beta, dtype: str = "fp32", shape=None) -> cml.CoreMLSpec:
-    return cml.CoreMLSpec(dialect="coreml", opset=opset, dtype=dtype, alpha=alpha, beta=beta, shape=shape)
+def spec(opset: str, alpha, beta, dtype: str = "fp32", shape=None) -> cml_spec.CoreMLSpec:
+    return cml_spec.CoreMLSpec(dialect="coreml", opset=opset, dtype=dtype, alpha=alpha, beta=beta, shape=shape)
 
 
 @pytest.mark.parametrize("opset,definition", [
@@ -35,8 +36,8 @@ def spec(opset: str, alpha, beta, dtype: str = "fp32", shape=None) -> cml.CoreML
     pytest.param("iOS18", "iOS17", id="ios18-resolves-down"),
 ])
 def test_opset_resolution(opset, definition):
-    assert cml.definition_coreml(cml.opset_coreml(opset)) == definition
-    assert cml.resolve(spec(opset, 0, 1)).version == f"clip ({definition})"
+    assert cml_meaning.definition_coreml(cml_meaning.opset_coreml(opset)) == definition
+    assert cml_meaning.resolve(spec(opset, 0, 1)).version == f"clip ({definition})"
 
 
 @pytest.mark.parametrize("s,x,want", [
@@ -49,7 +50,7 @@ def test_opset_resolution(opset, definition):
                  id="fp16-beta-overflows-to-inf"),
 ])
 def test_meaning_on_named_cases(s, x, want):
-    m = cml.resolve(s)
+    m = cml_meaning.resolve(s)
     dt = m.dtype.np_dtype
     assert same_outputs(evaluate(m, np.asarray(x, dt)), np.asarray(want, dt)).all()
 
@@ -61,19 +62,19 @@ def test_meaning_on_named_cases(s, x, want):
     pytest.param(spec("iOS17", 1.0001, 1.0002, "fp16"), id="equal-after-fp16-rounding"),
 ])
 def test_ios17_rejects(s):
-    m = cml.resolve(s)
+    m = cml_meaning.resolve(s)
     assert m.state is State.REJECTED and "should be smaller than `beta` value" in m.reason
     with pytest.raises(RejectedSpec):
         evaluate(m, np.zeros(2, m.dtype.np_dtype))
 
 
 def test_variants():
-    m15, m17 = cml.resolve(spec("iOS15", 0, 6)), cml.resolve(spec("iOS17", 0, 6))
+    m15, m17 = cml_meaning.resolve(spec("iOS15", 0, 6)), cml_meaning.resolve(spec("iOS17", 0, 6))
     assert m15.order is Order.MAX_WINS and m17.order is Order.REJECTED and m17.state is State.DEFINED
     for m in (m15, m17):
         assert m.nan_input is NanInput.UNDOCUMENTED and m.nan_bound is NanBound.UNDOCUMENTED
         assert any("not documented" in r for r in m.rules)
-    assert cml.resolve(spec("iOS17", "nan", 6)).state is State.DEFINED  # NaN >= 6 is false: builds
+    assert cml_meaning.resolve(spec("iOS17", "nan", 6)).state is State.DEFINED  # NaN >= 6 is false: builds
 
 
 @pytest.mark.parametrize("s,field,msg", [
@@ -82,7 +83,7 @@ def test_variants():
 ])
 def test_spec_errors(s, field, msg):
     with pytest.raises(SpecError, match=msg) as exc:
-        cml.resolve(s)
+        cml_meaning.resolve(s)
     assert exc.value.loc == field
 
 
@@ -102,7 +103,7 @@ def _onnx(mn, mx, et="FLOAT"):
     pytest.param(_onnx(0, 70000, "FLOAT"), "iOS17", Mode.PRESERVE, "drift", Code.NAN_INPUT, id="fp32-70000"),
 ])
 def test_translate_into_coreml(source, version, mode, status, code):
-    tr = translate(source, [cml.target(version)], mode).translations[0]
+    tr = translate(source, [cml_spec.target(version)], mode).translations[0]
     assert tr.status == status, [f.to_json() for f in tr.findings]
     assert code in {f.code for f in tr.findings}
     if status == "drift":  # only the undocumented NaN: no bound or order finding
@@ -111,11 +112,11 @@ def test_translate_into_coreml(source, version, mode, status, code):
 
 def test_tflite_crossed_to_coreml_ios15():
     """TFLite's min-wins crossed clip: iOS15 clip gives beta, so preserve writes alpha = beta = min."""
-    from app.dialects.tflite import TfliteSpec
+    from app.dialects.tflite.spec import TfliteSpec
     src = TfliteSpec(dialect="tflite", op="MINIMUM_MAXIMUM", min=6, max=4)
-    tr = translate(src, [cml.target("iOS15")]).translations[0]
+    tr = translate(src, [cml_spec.target("iOS15")]).translations[0]
     assert tr.target["alpha"] == tr.target["beta"] == 6.0
-    lit = translate(src, [cml.target("iOS15")], Mode.LITERAL).translations[0]
+    lit = translate(src, [cml_spec.target("iOS15")], Mode.LITERAL).translations[0]
     f = next(f for f in lit.findings if f.code is Code.MIN_GREATER_THAN_MAX)
     assert f.witness.source_output == 6.0 and f.witness.target_output == 4.0  # TFLite -> min, Core ML -> beta
 
@@ -140,7 +141,7 @@ def test_registry_and_interface():
     assert d is cml.DIALECT and not d.in_defaults
     assert d.check_version("ios16") == "iOS16" and d.capability()["dialect"] == "coreml"
     for ex in d.examples.values():
-        cml.resolve(cml.CoreMLSpec.model_validate(ex))
+        cml_meaning.resolve(cml_spec.CoreMLSpec.model_validate(ex))
 
 
 # --- coremltools itself: the builder's iOS17 check, the MIL artifact, value_inference vs evaluate() -------------
@@ -164,20 +165,20 @@ def _ct():
 def test_builder_agrees_on_rejection(opset, alpha, beta, raises, dtype):
     _ct()
     s = spec(opset, alpha, beta, dtype)
-    m = cml.resolve(s)
+    m = cml_meaning.resolve(s)
     if raises:
         with pytest.raises(ValueError) as exc:
-            cml.build_program(s)
+            cml_mil.build_program(s)
         assert str(exc.value) == m.reason  # the quoted text is coremltools' own
     else:
-        cml.build_program(s)
+        cml_mil.build_program(s)
         assert m.state is State.DEFINED
 
 
 def test_mil_text_builds_on_linux():
     _ct()
     tr = translate(OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT16", min=0, max=6, shape=[2, "N"]),
-                   [cml.target("iOS17")]).translations[0]
+                   [cml_spec.target("iOS17")]).translations[0]
     text = tr.artifacts["coreml_mil"]
     assert "clip(x=%inp, alpha=0.0, beta=6.0" in text and "fp16" in text and "CoreML7" in text  # iOS17 = spec 7
 
@@ -193,9 +194,9 @@ def test_value_inference_agrees_with_the_meaning(opset, alpha, beta, dtype):
     """coremltools computes the clip of const inputs itself (value_inference): a differential test of the reading."""
     _ct()
     s = spec(opset, alpha, beta, dtype)
-    m = cml.resolve(s)
+    m = cml_meaning.resolve(s)
     x = critical_points(m.dtype, [m])
-    got = cml.value_inference_coreml(s, x)
+    got = cml_mil.value_inference_coreml(s, x)
     assert got.dtype == m.dtype.np_dtype
     bad = ~same_outputs(got, evaluate(m, x))
     assert not bad.any(), list(zip(x[bad], got[bad]))
@@ -212,13 +213,13 @@ def test_value_inference_nan_bound(opset, alpha, beta, dtype):
     says it does (every output NaN)."""
     _ct()
     s = spec(opset, alpha, beta, dtype)
-    m = cml.resolve(s)
-    assert m.nan_bound is NanBound.UNDOCUMENTED and cml.NOTE_FOLD_NAN_BOUND in m.engine_notes
+    m = cml_meaning.resolve(s)
+    assert m.nan_bound is NanBound.UNDOCUMENTED and cml_meaning.NOTE_FOLD_NAN_BOUND in m.engine_notes
     x = critical_points(m.dtype, [m])
     decided = oracle.clip_values(oracle.Clip(m.dtype.name, m.lo, m.hi, nan_bound="ignore"),
                                  oracle.widen(x, m.dtype.name))
     assert oracle.same(evaluate(m, x), decided).all()
-    assert np.isnan(cml.value_inference_coreml(s, x).astype(np.float64)).all()
+    assert np.isnan(cml_mil.value_inference_coreml(s, x).astype(np.float64)).all()
 
 
 @settings(derandomize=True, max_examples=25, deadline=None)
@@ -226,16 +227,16 @@ def test_value_inference_nan_bound(opset, alpha, beta, dtype):
 def test_value_inference_property_fp16(a, b):
     _ct()
     s = spec("iOS15", a, b, "fp16")
-    m = cml.resolve(s)
+    m = cml_meaning.resolve(s)
     x = FLOAT16.all_values()[::257]
-    assert same_outputs(cml.value_inference_coreml(s, x), evaluate(m, x)).all()
-    m17 = cml.resolve(spec("iOS17", a, b, "fp16"))
+    assert same_outputs(cml_mil.value_inference_coreml(s, x), evaluate(m, x)).all()
+    m17 = cml_meaning.resolve(spec("iOS17", a, b, "fp16"))
     assert (m17.state is State.REJECTED) == (a >= b)
 
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
-                   st.sampled_from(list(cml.OPSETS) + list(cml.DTYPES) + ["ios17", "iOS12", "macOS14", "nan",
-                                                                          "-inf", "inf", "0x1p-149", "float16", ""]),
+                   st.sampled_from(list(cml_spec.OPSETS) + list(cml_spec.DTYPES)
+                                   + ["ios17", "iOS12", "macOS14", "nan", "-inf", "inf", "0x1p-149", "float16", ""]),
                    st.text(max_size=6), st.lists(st.integers(-1, 3), max_size=3))
 
 
@@ -277,7 +278,7 @@ def test_translate_into_coreml_api(client):
 def test_program_converts_but_does_not_run_on_linux():
     """The emitted program converts to an ML Program (iOS17: specification version 8); predict needs macOS."""
     ct = _ct()
-    prog = cml.build_program(spec("iOS17", 0, 6, shape=[4]))
+    prog = cml_mil.build_program(spec("iOS17", 0, 6, shape=[4]))
     model = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS17, skip_model_load=True)
     assert model.get_spec().specificationVersion == 8
     with pytest.raises(Exception, match="only supported on macOS"):

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.dialects import stablehlo as shlo
+from app.dialects.stablehlo import emit as shlo_emit, engine as shlo_engine, meaning as shlo_meaning, spec as shlo_spec
 from app.dialects.kit.common import Mode
 from app.core.drift import critical_points
 from app.core.dtypes import FLOAT16, FLOAT32, INT8, UINT8
@@ -23,14 +23,14 @@ from app.service.specs import DirectMLSpec, OnnxSpec, OpenVinoSpec
 from app.service.translate import translate
 
 
-def spec(et: str, mn, mx, shape=None) -> shlo.StableHloSpec:
-    return shlo.StableHloSpec(dialect="stablehlo", element_type=et, min=mn, max=mx, shape=shape)
+def spec(et: str, mn, mx, shape=None) -> shlo_spec.StableHloSpec:
+    return shlo_spec.StableHloSpec(dialect="stablehlo", element_type=et, min=mn, max=mx, shape=shape)
 
 
-@pytest.mark.parametrize("et", list(shlo.ELEMENT_TYPES))
+@pytest.mark.parametrize("et", list(shlo_spec.ELEMENT_TYPES))
 def test_every_element_type(et):
-    m = shlo.resolve(spec(et, 0, 1))
-    assert m.dtype is shlo.ELEMENT_TYPES[et] and m.order is Order.MAX_WINS
+    m = shlo_meaning.resolve(spec(et, 0, 1))
+    assert m.dtype is shlo_spec.ELEMENT_TYPES[et] and m.order is Order.MAX_WINS
     assert m.nan_input is NanInput.PROPAGATE and m.nan_bound is NanBound.PROPAGATE
 
 
@@ -41,7 +41,7 @@ def test_every_element_type(et):
 ])
 def test_refused_element_types(et, why):
     with pytest.raises(SpecError, match=why) as exc:
-        shlo.resolve(spec(et, 0, 1))
+        shlo_meaning.resolve(spec(et, 0, 1))
     assert exc.value.loc == "element_type"
 
 
@@ -53,7 +53,7 @@ def test_refused_element_types(et, why):
     pytest.param("ui64", 0, 18446744073709551615, 0, 18446744073709551615, id="ui64-top-exact"),
 ])
 def test_typed_bounds(et, mn, mx, lo, hi):
-    m = shlo.resolve(spec(et, mn, mx))
+    m = shlo_meaning.resolve(spec(et, mn, mx))
     assert (math.isnan(m.lo) and math.isnan(lo)) or m.lo == lo
     assert m.hi == hi
 
@@ -65,7 +65,7 @@ def test_typed_bounds(et, mn, mx, lo, hi):
 ])
 def test_bound_not_of_the_type(et, mn, mx, msg):
     with pytest.raises(SpecError, match=msg):
-        shlo.resolve(spec(et, mn, mx))
+        shlo_meaning.resolve(spec(et, mn, mx))
 
 
 @pytest.mark.parametrize("et,mn,mx,x,want", [
@@ -75,7 +75,7 @@ def test_bound_not_of_the_type(et, mn, mx, msg):
     pytest.param("i32", 5, 10, [3, 13, 23], [5, 10, 10], id="spec-example-scalar"),
 ])
 def test_evaluate(et, mn, mx, x, want):
-    m = shlo.resolve(spec(et, mn, mx))
+    m = shlo_meaning.resolve(spec(et, mn, mx))
     got = evaluate(m, np.asarray(x, dtype=m.dtype.np_dtype))
     assert same_outputs(got, np.asarray(want, dtype=m.dtype.np_dtype)).all()
 
@@ -144,9 +144,9 @@ def test_nan_bound_to_openvino_is_unsupported_or_drift():
 
 
 def test_default_target_and_versions():
-    assert shlo.version_stablehlo("1") == "1" and shlo.version_stablehlo("v1.9") == "1"
+    assert shlo_meaning.version_stablehlo("1") == "1" and shlo_meaning.version_stablehlo("v1.9") == "1"
     with pytest.raises(SpecError, match="Unknown StableHLO version"):
-        shlo.version_stablehlo("2")
+        shlo_meaning.version_stablehlo("2")
 
 
 # --- jax (XLA CPU): the engine, against the meaning on the critical points ------------------------------------
@@ -186,9 +186,9 @@ def _jax_run(m, x):
 def test_jax_agrees_with_the_meaning(et, mn, mx):
     """Every critical point but the subnormals of the types NOTE_FTZ names (those: the strict xfail below)."""
     pytest.importorskip("jax")
-    m = shlo.resolve(spec(et, mn, mx))
+    m = shlo_meaning.resolve(spec(et, mn, mx))
     x = critical_points(m.dtype, [m])
-    if m.dtype in shlo.FTZ_TYPES:
+    if m.dtype in shlo_meaning.FTZ_TYPES:
         x = x[~_subnormal(m.dtype, x)]
     got = _jax_run(m, x)
     assert got.dtype == m.dtype.np_dtype
@@ -196,13 +196,13 @@ def test_jax_agrees_with_the_meaning(et, mn, mx):
     assert not bad.any(), list(zip(x[bad], got[bad], evaluate(m, x)[bad]))
 
 
-@pytest.mark.parametrize("et", [pytest.param(shlo.NAME_OF[d.name], id=d.name) for d in shlo.FTZ_TYPES])
+@pytest.mark.parametrize("et", [pytest.param(shlo_spec.NAME_OF[d.name], id=d.name) for d in shlo_meaning.FTZ_TYPES])
 @pytest.mark.xfail(strict=True, reason="recorded engine deviation (stablehlo NOTE_FTZ): XLA CPU flushes "
                                        "subnormals to zero")
 def test_jax_keeps_subnormals(et):
     pytest.importorskip("jax")
-    m = shlo.resolve(spec(et, -1, 1))
-    assert shlo.NOTE_FTZ in m.engine_notes
+    m = shlo_meaning.resolve(spec(et, -1, 1))
+    assert shlo_meaning.NOTE_FTZ in m.engine_notes
     x = critical_points(m.dtype, [m])
     x = x[_subnormal(m.dtype, x)]
     assert len(x)
@@ -211,8 +211,8 @@ def test_jax_keeps_subnormals(et):
 
 def test_float16_subnormals_are_kept():
     pytest.importorskip("jax")
-    m = shlo.resolve(spec("f16", -1, 1))
-    assert shlo.NOTE_FTZ not in m.engine_notes
+    m = shlo_meaning.resolve(spec("f16", -1, 1))
+    assert shlo_meaning.NOTE_FTZ not in m.engine_notes
     x = critical_points(m.dtype, [m])
     x = x[_subnormal(m.dtype, x)]
     assert len(x) and same_outputs(_jax_run(m, x), evaluate(m, x)).all()
@@ -225,8 +225,8 @@ def test_float16_subnormals_are_kept():
 def test_jax_orders_signed_zeros(et, x, mn, mx, want_bits):
     """-0 < +0 (IEEE-754 maximum/minimum, as the spec's `maximum` says): checked bitwise."""
     pytest.importorskip("jax")
-    m = shlo.resolve(spec(et, mn, mx))
-    got = shlo.run_jax(type("S", (), {"meaning": m})(), np.asarray([x], dtype=np.float32))
+    m = shlo_meaning.resolve(spec(et, mn, mx))
+    got = shlo_engine.run_jax(type("S", (), {"meaning": m})(), np.asarray([x], dtype=np.float32))
     assert int(got.view(np.uint32)[0]) == want_bits
 
 
@@ -234,7 +234,7 @@ def test_unknown_backend_for_other_semantics():
     pytest.importorskip("jax")
     from app.core.errors import BackendUnavailable
     from app.service.execute import Semantics, run
-    m = shlo.resolve(spec("f32", 0, 6))
+    m = shlo_meaning.resolve(spec("f32", 0, 6))
     with pytest.raises(BackendUnavailable, match="runs stablehlo semantics"):
         run(Semantics("onnx", m, {}), np.zeros(2, np.float32), "jax", None)
 
@@ -243,12 +243,13 @@ def test_unknown_backend_for_other_semantics():
 def test_emitted_mlir_runs_on_xla_and_agrees(et, mn, mx):
     """The artifact itself (MLIR text) compiled by XLA CPU computes the meaning (subnormals aside, NOTE_FTZ)."""
     pytest.importorskip("jax")
-    m = shlo.resolve(spec(et, mn, mx))
+    m = shlo_meaning.resolve(spec(et, mn, mx))
     x = critical_points(m.dtype, [m])
-    if m.dtype in shlo.FTZ_TYPES:
+    if m.dtype in shlo_meaning.FTZ_TYPES:
         x = x[~_subnormal(m.dtype, x)]
-    text = shlo.emit(m, shlo.StableHloTarget(dialect="stablehlo"), Mode.PRESERVE, [len(x)]).artifacts["stablehlo_mlir"]
-    got = shlo.run_mlir(text, x)
+    target = shlo_spec.StableHloTarget(dialect="stablehlo")
+    text = shlo_emit.emit(m, target, Mode.PRESERVE, [len(x)]).artifacts["stablehlo_mlir"]
+    got = shlo_engine.run_mlir(text, x)
     bad = ~same_outputs(got, evaluate(m, x))
     assert not bad.any(), list(zip(x[bad], got[bad], evaluate(m, x)[bad]))
 
@@ -281,8 +282,8 @@ def test_translate_api_names_stablehlo(client):
 
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
-                   st.sampled_from(list(shlo.ELEMENT_TYPES) + ["i1", "si8", "nan", "-inf", "inf", "0x1p-149",
-                                                               "18446744073709551615", "jax", "1", "v2", ""]),
+                   st.sampled_from(list(shlo_spec.ELEMENT_TYPES) + ["i1", "si8", "nan", "-inf", "inf", "0x1p-149",
+                                                                    "18446744073709551615", "jax", "1", "v2", ""]),
                    st.text(max_size=6), st.lists(st.integers(-1, 3), max_size=3))
 
 
@@ -326,7 +327,7 @@ TENSOR_CASES = [
 
 @pytest.mark.parametrize("et,mn,mx,shape,x,want", TENSOR_CASES)
 def test_tensor_bounds_evaluate(et, mn, mx, shape, x, want):
-    m = shlo.resolve(spec(et, mn, mx, shape))
+    m = shlo_meaning.resolve(spec(et, mn, mx, shape))
     assert m.has_tensor_bounds and "per-element" in m.describe()
     got = evaluate(m, np.asarray(x, dtype=m.dtype.np_dtype))
     assert same_outputs(got, np.asarray(want, dtype=m.dtype.np_dtype)).all(), got
@@ -336,22 +337,22 @@ def test_tensor_bounds_evaluate(et, mn, mx, shape, x, want):
 def test_tensor_bounds_on_jax_and_the_mlir_artifact(et, mn, mx, shape, x, want):
     """Differential: jax.lax.clamp and the emitted MLIR (dense tensor constants) compiled by XLA CPU."""
     pytest.importorskip("jax")
-    m = shlo.resolve(spec(et, mn, mx, shape))
+    m = shlo_meaning.resolve(spec(et, mn, mx, shape))
     xa = np.asarray(x, dtype=m.dtype.np_dtype)
     want_a = evaluate(m, xa)
-    assert same_outputs(shlo.run_jax(type("S", (), {"meaning": m})(), xa), want_a).all()
-    e = shlo.emit(m, shlo.StableHloTarget(dialect="stablehlo"), Mode.PRESERVE, shape)
+    assert same_outputs(shlo_engine.run_jax(type("S", (), {"meaning": m})(), xa), want_a).all()
+    e = shlo_emit.emit(m, shlo_spec.StableHloTarget(dialect="stablehlo"), Mode.PRESERVE, shape)
     text = e.artifacts["stablehlo_mlir"]
     assert "dense<[" in text and e.meaning == m
-    assert same_outputs(shlo.run_mlir(text, xa), want_a).all()
+    assert same_outputs(shlo_engine.run_mlir(text, xa), want_a).all()
 
 
 def test_tensor_bounds_on_jax_broadcast_probes():
     """The execute path probes a 1-D array: it is broadcast against the bounds (every probe at every position)."""
     pytest.importorskip("jax")
-    m = shlo.resolve(spec("f32", [0, 1, 2], [1, 2, 3], [3]))
+    m = shlo_meaning.resolve(spec("f32", [0, 1, 2], [1, 2, 3], [3]))
     x = np.array([[-1.0], [1.5], [math.nan], [9.0]], dtype=np.float32)
-    got = shlo.run_jax(type("S", (), {"meaning": m})(), x)
+    got = shlo_engine.run_jax(type("S", (), {"meaning": m})(), x)
     assert got.shape == (4, 3) and same_outputs(got, evaluate(m, x)).all()
 
 
@@ -365,7 +366,7 @@ def test_tensor_bounds_on_jax_broadcast_probes():
 ])
 def test_tensor_bound_errors_name_the_field(mn, mx, shape, loc, msg):
     with pytest.raises(SpecError, match=msg) as exc:
-        shlo.resolve(spec("i32", mn, mx, shape))
+        shlo_meaning.resolve(spec("i32", mn, mx, shape))
     assert exc.value.loc == loc
 
 
@@ -381,20 +382,21 @@ def test_tensor_bound_size_is_capped():
 
 
 def test_tensor_bound_rounds_each_element_once():
-    m = shlo.resolve(spec("f16", [0.1, 70000], 1e9, [2]))
+    m = shlo_meaning.resolve(spec("f16", [0.1, 70000], 1e9, [2]))
     assert m.lower_tensor.values == (float(np.float16(0.1)), math.inf)
     assert m.lower_tensor.given == (0.1, 70000) and m.lower_tensor.steps
 
 
 def test_tensor_bound_without_operand_shape_takes_its_own():
-    m = shlo.resolve(spec("i32", [1, 2, 3], 9))
-    text = shlo.emit(m, shlo.StableHloTarget(dialect="stablehlo"), Mode.PRESERVE, None).artifacts["stablehlo_mlir"]
+    m = shlo_meaning.resolve(spec("i32", [1, 2, 3], 9))
+    target = shlo_spec.StableHloTarget(dialect="stablehlo")
+    text = shlo_emit.emit(m, target, Mode.PRESERVE, None).artifacts["stablehlo_mlir"]
     assert "%operand: tensor<3xi32>" in text
 
 
 def test_tensor_spec_round_trips_as_json():
     s = spec("f32", [[0, "nan"], ["-inf", 1]], 2, [2, 2])
-    again = shlo.StableHloSpec.model_validate(json.loads(s.model_dump_json()))
+    again = shlo_spec.StableHloSpec.model_validate(json.loads(s.model_dump_json()))
     assert again.model_dump_json() == s.model_dump_json()
     assert json.loads(s.model_dump_json())["min"] == [[0, "nan"], ["-inf", 1]]
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from app.dialects import stablehlo as shlo
+from app.dialects.stablehlo import meaning as shlo_meaning, spec as shlo_spec
 from app.dialects.kit.tensor_bounds import as_scalar, check_bounds_fit, uniform_value
 from app.core.errors import SpecError
 from app.core.findings import Code
@@ -17,7 +17,7 @@ from app.service.translate import translate
 
 
 def spec(et, mn, mx, shape=None):
-    return shlo.StableHloSpec(dialect="stablehlo", element_type=et, min=mn, max=mx, shape=shape)
+    return shlo_spec.StableHloSpec(dialect="stablehlo", element_type=et, min=mn, max=mx, shape=shape)
 
 
 SOURCES = [
@@ -133,7 +133,7 @@ def test_uniform_value(values, want):
 
 
 def test_uniform_tensor_is_emitted_as_a_scalar():
-    m = shlo.resolve(spec("i16", [3, 3, 3], [9, 9, 9], [3]))
+    m = shlo_meaning.resolve(spec("i16", [3, 3, 3], [9, 9, 9], [3]))
     scalar, notes = as_scalar(m)
     assert scalar is not None and (scalar.lo, scalar.hi) == (3, 9) and not scalar.has_tensor_bounds
     assert [f.code for f in notes] == [Code.TENSOR_BOUNDS, Code.TENSOR_BOUNDS]
@@ -148,7 +148,7 @@ def test_uniform_tensor_is_emitted_as_a_scalar():
     pytest.param((2, 3), (3,), False, id="would-grow-the-output"),
 ])
 def test_bounds_must_broadcast_to_the_input(bound, shape, ok):
-    m = shlo.resolve(spec("i8", np.zeros(bound, int).tolist(), 5, list(bound)))
+    m = shlo_meaning.resolve(spec("i8", np.zeros(bound, int).tolist(), 5, list(bound)))
     if ok:
         check_bounds_fit(m, shape)
     else:

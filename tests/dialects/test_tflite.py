@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 
 from app.dialects import registry
 from app.dialects import tflite as tfl
+from app.dialects.tflite import (catalogue as tfl_catalogue, engine as tfl_engine, meaning as tfl_meaning,
+                                 quant as tfl_quant, spec as tfl_spec)
 from app.dialects.kit.common import Mode
 from app.core.drift import critical_points
+from app.core.dtypes import INT8
 from app.core.errors import RejectedSpec, SpecError
 from app.core.findings import Code
 from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
@@ -27,9 +30,9 @@ from tests import oracle
 from tests.dialects._readings import default_status, under
 
 
-def spec(op: str, dtype: str = "float32", mn=None, mx=None, q=None, shape=None) -> tfl.TfliteSpec:
-    return tfl.TfliteSpec(dialect="tflite", op=op, dtype=dtype, min=mn, max=mx, shape=shape,
-                          quantization=None if q is None else {"scale": q[0], "zero_point": q[1]})
+def spec(op: str, dtype: str = "float32", mn=None, mx=None, q=None, shape=None) -> tfl_spec.TfliteSpec:
+    return tfl_spec.TfliteSpec(dialect="tflite", op=op, dtype=dtype, min=mn, max=mx, shape=shape,
+                               quantization=None if q is None else {"scale": q[0], "zero_point": q[1]})
 
 
 def arr(m, values) -> np.ndarray:
@@ -57,7 +60,7 @@ def arr(m, values) -> np.ndarray:
                  id="5.3-int32-clip-is-minimum-maximum"),
 ])
 def test_meaning_on_named_cases(s, x, want):
-    m = tfl.resolve(s)
+    m = tfl_meaning.resolve(s)
     assert same_outputs(evaluate(m, arr(m, x)), arr(m, want)).all()
 
 
@@ -70,7 +73,8 @@ def test_meaning_on_named_cases(s, x, want):
 ])
 def test_quantized_bound_rule(act, scale, want):
     side = "min" if act < 0 else "max"
-    b = tfl.quantized_bound_tflite(act, tfl.scale_tflite(tfl.TfliteQuantization(scale=scale)), 0, tfl.INT8, side)
+    scale_f32 = tfl_quant.scale_tflite(tfl_spec.TfliteQuantization(scale=scale))
+    b = tfl_quant.quantized_bound_tflite(act, scale_f32, 0, INT8, side)
     assert b.value == want and b.steps
 
 
@@ -79,8 +83,8 @@ def test_quantized_bound_rule(act, scale, want):
 def test_round_half_away_matches_c_roundf(q):
     """roundf: floor(|q| + 1/2) with q's sign, computed exactly (float64 holds |q| + 0.5 for these q)."""
     want = int(math.copysign(math.floor(abs(q) + 0.5), q))
-    assert tfl.round_half_away_tflite(q) == want
-    assert abs(Fraction(q) - tfl.round_half_away_tflite(q)) <= Fraction(1, 2)
+    assert tfl_quant.round_half_away_tflite(q) == want
+    assert abs(Fraction(q) - tfl_quant.round_half_away_tflite(q)) <= Fraction(1, 2)
 
 
 def _quantized_relux_f32(act: float, scale: float, zp: int, lo: int, hi: int, side: str) -> int:
@@ -94,8 +98,8 @@ def _quantized_relux_f32(act: float, scale: float, zp: int, lo: int, hi: int, si
 @given(scale=st.floats(2**-13, 1e3, width=32), zp=st.integers(-128, 127), op=st.sampled_from(["RELU6", "RELU_N1_TO_1",
                                                                                              "RELU_0_TO_1"]))
 def test_quantized_bounds_match_a_float32_model(scale, zp, op):
-    m = tfl.resolve(spec(op, "int8", q=(scale, zp)))
-    lo, hi = tfl.FIXED[op]
+    m = tfl_meaning.resolve(spec(op, "int8", q=(scale, zp)))
+    lo, hi = tfl_spec.FIXED[op]
     assert m.lo == _quantized_relux_f32(lo, scale, zp, -128, 127, "min")
     assert m.hi == _quantized_relux_f32(hi, scale, zp, -128, 127, "max")
 
@@ -106,7 +110,7 @@ def test_quantized_bounds_match_a_float32_model(scale, zp, op):
 def test_litert_quantized_bounds_property(scale, zp, op):
     """Random scales and zero points on the engine: every uint8 value against evaluate()."""
     s = spec(op, "uint8", q=(scale, zp))
-    m = tfl.resolve(s)
+    m = tfl_meaning.resolve(s)
     x = m.dtype.all_values()
     assert same_outputs(_run(s, x), evaluate(m, x)).all()
 
@@ -129,17 +133,17 @@ def test_litert_quantized_bounds_property(scale, zp, op):
 ])
 def test_spec_errors(s, field, msg):
     with pytest.raises(SpecError, match=msg) as exc:
-        tfl.resolve(s)
+        tfl_meaning.resolve(s)
     assert exc.value.loc == field
 
 
 @pytest.mark.parametrize("s,text", [
-    pytest.param(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)), tfl.REJECT_INT16, id="int16-relu-n1-to-1"),
-    pytest.param(spec("RELU_0_TO_1", "int16", q=(0.1, 0)), tfl.REJECT_INT16, id="int16-relu-0-to-1"),
-    pytest.param(spec("RELU6", "int16", q=(0.1, 3)), tfl.REJECT_INT16_ZP, id="int16-zero-point-not-0"),
+    pytest.param(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)), tfl_meaning.REJECT_INT16, id="int16-relu-n1-to-1"),
+    pytest.param(spec("RELU_0_TO_1", "int16", q=(0.1, 0)), tfl_meaning.REJECT_INT16, id="int16-relu-0-to-1"),
+    pytest.param(spec("RELU6", "int16", q=(0.1, 3)), tfl_meaning.REJECT_INT16_ZP, id="int16-zero-point-not-0"),
 ])
 def test_rejected_like_the_kernel(s, text):
-    m = tfl.resolve(s)
+    m = tfl_meaning.resolve(s)
     assert m.state is State.REJECTED and text in m.reason
     with pytest.raises(RejectedSpec):
         evaluate(m, np.zeros(2, np.int16))
@@ -159,26 +163,28 @@ def test_rejected_like_the_kernel(s, text):
 ])
 def test_builtin_reading_meaning(s, nan_input, lo, hi, x, want):
     """The builtin reading (Meaning.alternates): maximum_minimum.cc's ternaries; the default stays xnnpack's."""
-    m = tfl.resolve(s)
-    b = m.under(tfl.READING_BUILTIN)
-    assert [name for name, _ in m.alternates] == [tfl.READING_BUILTIN] and m.nan_input is NanInput.PROPAGATE
-    assert b.nan_input is nan_input and tfl.NOTE_FTZ not in b.engine_notes
+    m = tfl_meaning.resolve(s)
+    b = m.under(tfl_catalogue.READING_BUILTIN)
+    assert [name for name, _ in m.alternates] == [tfl_catalogue.READING_BUILTIN] and m.nan_input is NanInput.PROPAGATE
+    assert b.nan_input is nan_input and tfl_meaning.NOTE_FTZ not in b.engine_notes
     assert (str(b.lo) if lo == "nan" else b.lo, b.hi) == (lo, hi)
     got = evaluate(b, np.asarray(x, np.float32))
     assert same_outputs(got, np.asarray(want, np.float32)).all(), got
 
 
 def test_rejected_meaning_has_no_readings():
-    m = tfl.resolve(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)))
-    assert m.state is State.REJECTED and m.alternates == () and m.under(tfl.READING_BUILTIN) is m
+    m = tfl_meaning.resolve(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)))
+    assert m.state is State.REJECTED and m.alternates == () and m.under(tfl_catalogue.READING_BUILTIN) is m
 
 
 def test_meaning_variants():
-    m = tfl.resolve(spec("MINIMUM_MAXIMUM", mn=0, mx=5))
+    m = tfl_meaning.resolve(spec("MINIMUM_MAXIMUM", mn=0, mx=5))
     assert m.order is Order.MIN_WINS and m.nan_input is NanInput.PROPAGATE and m.nan_bound is NanBound.UNDOCUMENTED
-    assert [r.split(":")[0] for r in m.readings] == list(tfl.READINGS) and tfl.NOTE_MM_NAN_BUILTIN in m.engine_notes
-    assert list(tfl.DIALECT.readings)[0] == tfl.READING_XNNPACK  # the default: what Interpreter() computes
-    assert tfl.NOTE_FTZ not in tfl.resolve(spec("RELU_0_TO_1")).engine_notes  # not delegated: subnormals kept
+    assert [r.split(":")[0] for r in m.readings] == list(tfl_catalogue.READINGS)
+    assert tfl_meaning.NOTE_MM_NAN_BUILTIN in m.engine_notes
+    assert list(tfl.DIALECT.readings)[0] == tfl_catalogue.READING_XNNPACK  # the default: what Interpreter() computes
+    # not delegated: subnormals kept
+    assert tfl_meaning.NOTE_FTZ not in tfl_meaning.resolve(spec("RELU_0_TO_1")).engine_notes
 
 
 # --- emit: the converter's matching, the artifact, translations --------------------------------------------------
@@ -199,7 +205,7 @@ def _onnx(mn, mx, et="FLOAT"):
 def test_converter_matching(mn, mx, version, op):
     """Exact under the default (xnnpack) reading; under the builtin reading MINIMUM(NaN, max) = max drifts from
     ONNX's NaN, with that witness, so a MINIMUM_MAXIMUM translation as a whole drifts."""
-    tr = translate(_onnx(mn, mx), [tfl.target(version)]).translations[0]
+    tr = translate(_onnx(mn, mx), [tfl_spec.target(version)]).translations[0]
     assert default_status(tr) == "exact" and tr.target["op"] == op, [f.to_json() for f in tr.findings]
     builtin = under(tr, "builtin")
     if op == "MINIMUM_MAXIMUM":
@@ -209,7 +215,7 @@ def test_converter_matching(mn, mx, version, op):
         assert math.isnan(w.input) and math.isnan(w.source_output) and w.target_output == tr.target["max"]
     else:
         assert tr.status == "exact" and builtin == []
-    from app.dialects.tflite_flatbuffer import OPCODES, read_back
+    from app.dialects.tflite.flatbuffer import OPCODES, read_back
     data = base64.b64decode(tr.artifacts["tflite_model"])
     assert data[4:8] == b"TFL3"
     want = [OPCODES["MINIMUM"], OPCODES["MAXIMUM"]] if op == "MINIMUM_MAXIMUM" else [OPCODES[op]]
@@ -270,7 +276,7 @@ def test_registry_and_interface():
     assert d is tfl.DIALECT and not d.in_defaults and "litert" in d.engines
     assert d.check_version("2.10") == "2.10" and d.capability()["dialect"] == "tflite"
     for ex in d.examples.values():
-        tfl.resolve(tfl.TfliteSpec.model_validate(ex))
+        tfl_meaning.resolve(tfl_spec.TfliteSpec.model_validate(ex))
     with pytest.raises(SpecError, match="Unknown TFLite runtime version"):
         d.check_version("3.1")
 
@@ -280,15 +286,14 @@ def test_registry_and_interface():
 def _engine():
     pytest.importorskip("ai_edge_litert.interpreter")
     pytest.importorskip("tflite")
-    from app.dialects import tflite_engine
-    return tflite_engine
+    return tfl_engine
 
 
 def _run(s, x, resolver="default"):
     from app.service.execute import Semantics
     _engine()  # skips without ai-edge-litert
-    m = tfl.resolve(s)
-    return tfl.run_litert(Semantics("tflite", m, tfl.normalize(s)), x, resolver)
+    m = tfl_meaning.resolve(s)
+    return tfl_engine.run_litert(Semantics("tflite", m, tfl_meaning.normalize(s)), x, resolver)
 
 
 def _subnormal(x: np.ndarray) -> np.ndarray:
@@ -307,11 +312,11 @@ def _inputs(m) -> np.ndarray:
     return np.concatenate([x, dt.array(extra)]) if extra else x
 
 
-SWEEP = [pytest.param(op, "float32", None, None, None, id=f"{op}-float32") for op in tfl.FIXED] + [
+SWEEP = [pytest.param(op, "float32", None, None, None, id=f"{op}-float32") for op in tfl_spec.FIXED] + [
     pytest.param(op, dt, None, None, q, id=f"{op}-{dt}-s{q[0]}-z{q[1]}")
-    for op in tfl.FIXED for dt in ("uint8", "int8", "int16")
+    for op in tfl_spec.FIXED for dt in ("uint8", "int8", "int16")
     for q in ((0.1, 0), (0.07, 0), (0.4, 0), (0.4, 3), (0.5, 5), (1e-3, 0), (100.0, 0), (0.023529412, 128))
-    if dt in tfl.OP_DTYPES[op] and (dt != "int16" or q[1] == 0) and (dt == "uint8" or q[1] != 128)] + [
+    if dt in tfl_spec.OP_DTYPES[op] and (dt != "int16" or q[1] == 0) and (dt == "uint8" or q[1] != 128)] + [
     pytest.param("MINIMUM_MAXIMUM", "float32", mn, mx, None, id=f"minmax-f32-{mn}-{mx}")
     for mn, mx in ((0, 5), (6, 4), (-0.0, 0.0), (-math.inf, 3), (0.1, 0.2), (-3e38, 3e38))] + [
     pytest.param("MINIMUM_MAXIMUM", "float32", 1e-45, 1e-40, None, id="minmax-f32-subnormal-bounds",
@@ -327,9 +332,9 @@ SWEEP = [pytest.param(op, "float32", None, None, None, id=f"{op}-float32") for o
 def test_litert_agrees_with_the_meaning(op, dt, mn, mx, q):
     """Every input (8/16-bit types: all values; float32: critical points) but the subnormals NOTE_FTZ names."""
     s = spec(op, dt, mn, mx, q)
-    m = tfl.resolve(s)
+    m = tfl_meaning.resolve(s)
     x = _inputs(m)
-    if tfl.NOTE_FTZ in m.engine_notes or (dt == "float32" and op == "MINIMUM_MAXIMUM"):
+    if tfl_meaning.NOTE_FTZ in m.engine_notes or (dt == "float32" and op == "MINIMUM_MAXIMUM"):
         x = x[~_subnormal(x)]
     got = _run(s, x)
     want = evaluate(m, x)
@@ -351,32 +356,33 @@ def test_litert_builtin_agrees_with_the_builtin_reading(op, dt, mn, mx, q):
     from app.service.execute import Semantics
     _engine()  # skips without ai-edge-litert
     s = spec(op, dt, mn, mx, q)
-    m = tfl.resolve(s).under(tfl.READING_BUILTIN)
-    x = _inputs(tfl.resolve(s))
-    got = tfl.run_litert(Semantics("tflite", m, tfl.normalize(s), tfl.READING_BUILTIN), x)
+    m = tfl_meaning.resolve(s).under(tfl_catalogue.READING_BUILTIN)
+    x = _inputs(tfl_meaning.resolve(s))
+    got = tfl_engine.run_litert(Semantics("tflite", m, tfl_meaning.normalize(s), tfl_catalogue.READING_BUILTIN), x)
     want = evaluate(m, x)
     bad = ~same_outputs(got, want)
     assert got.dtype == want.dtype and not bad.any(), list(zip(x[bad][:5], got[bad][:5], want[bad][:5]))
 
 
-@pytest.mark.parametrize("reading,resolver", [pytest.param(None, "default", id="none-default"),
-                                              pytest.param(tfl.READING_XNNPACK, "default", id="xnnpack-default"),
-                                              pytest.param(tfl.READING_BUILTIN, "builtin", id="builtin")])
+@pytest.mark.parametrize("reading,resolver", [
+    pytest.param(None, "default", id="none-default"),
+    pytest.param(tfl_catalogue.READING_XNNPACK, "default", id="xnnpack-default"),
+    pytest.param(tfl_catalogue.READING_BUILTIN, "builtin", id="builtin")])
 def test_reading_picks_the_op_resolver(reading, resolver):
-    assert tfl.resolver_of(reading) == resolver
+    assert tfl_engine.resolver_of(reading) == resolver
 
 
 @pytest.mark.parametrize("op", ["RELU6", "RELU_N1_TO_1", "RELU", "MINIMUM_MAXIMUM"])
 @pytest.mark.xfail(strict=True, reason="recorded engine deviation (tflite NOTE_FTZ): XNNPACK flushes subnormals")
 def test_litert_keeps_subnormals(op):
     s = spec(op, mn=-1 if op == "MINIMUM_MAXIMUM" else None, mx=1 if op == "MINIMUM_MAXIMUM" else None)
-    m = tfl.resolve(s)
-    assert tfl.NOTE_FTZ in m.engine_notes
+    m = tfl_meaning.resolve(s)
+    assert tfl_meaning.NOTE_FTZ in m.engine_notes
     x = np.array([1e-45, 1e-40, -1e-45, -1e-40], np.float32)
     assert same_outputs(_run(s, x), evaluate(m, x)).all()
 
 
-@pytest.mark.parametrize("op", list(tfl.FIXED))
+@pytest.mark.parametrize("op", list(tfl_spec.FIXED))
 @pytest.mark.parametrize("resolver", ["default", "builtin", "reference"])
 def test_nan_input_propagates_on_every_path(op, resolver):
     """The reference's [inferred] `max(0.f, NaN) = 0` for RELU6's loop is not what ai-edge-litert 2.3.0 does."""
@@ -389,7 +395,7 @@ def test_nan_input_propagates_on_every_path(op, resolver):
                                        "delegate, MINIMUM(NaN, max) = max")
 def test_builtin_minmax_propagates_nan_input():
     s = spec("MINIMUM_MAXIMUM", mn=0, mx=6)
-    assert tfl.NOTE_MM_NAN_BUILTIN in tfl.resolve(s).engine_notes
+    assert tfl_meaning.NOTE_MM_NAN_BUILTIN in tfl_meaning.resolve(s).engine_notes
     got = _run(s, np.array([math.nan], np.float32), "builtin")
     assert np.isnan(got).all()
 
@@ -410,7 +416,7 @@ def test_builtin_minmax_nan_input_gives_max():
 def test_nan_constant_measured(mn, mx, resolver, want):
     """NOTE_MM_NAN_BOUND: what a NaN constant does on each path (the meaning says undocumented)."""
     s = spec("MINIMUM_MAXIMUM", mn=mn, mx=mx)
-    assert tfl.NOTE_MM_NAN_BOUND in tfl.resolve(s).engine_notes
+    assert tfl_meaning.NOTE_MM_NAN_BOUND in tfl_meaning.resolve(s).engine_notes
     got = _run(s, np.array([-1.0, 3.0, 7.0], np.float32), resolver)
     assert same_outputs(got, np.asarray(want, np.float32)).all()
 
@@ -421,8 +427,8 @@ def test_xnnpack_nan_min_matches_the_meaning():
     evaluate() computes the independent oracle's "ignore" rule, and XNNPACK computes what NOTE_MM_NAN_BOUND says
     (x unclipped on both sides)."""
     s = spec("MINIMUM_MAXIMUM", mn="nan", mx=6)
-    m = tfl.resolve(s)
-    assert m.nan_bound is NanBound.UNDOCUMENTED and tfl.NOTE_MM_NAN_BOUND in m.engine_notes
+    m = tfl_meaning.resolve(s)
+    assert m.nan_bound is NanBound.UNDOCUMENTED and tfl_meaning.NOTE_MM_NAN_BOUND in m.engine_notes
     x = np.array([-1.0, 3.0, 7.0], np.float32)
     decided = oracle.clip_values(oracle.Clip("float32", m.lo, m.hi, nan_bound="ignore"), oracle.widen(x, "float32"))
     assert oracle.same(evaluate(m, x), decided).all()
@@ -430,13 +436,13 @@ def test_xnnpack_nan_min_matches_the_meaning():
 
 
 @pytest.mark.parametrize("s,text", [
-    pytest.param(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)), tfl.REJECT_INT16, id="int16-relu-n1-to-1"),
-    pytest.param(spec("RELU6", "int16", q=(0.1, 3)), tfl.REJECT_INT16_ZP, id="int16-zero-point"),
+    pytest.param(spec("RELU_N1_TO_1", "int16", q=(0.1, 0)), tfl_meaning.REJECT_INT16, id="int16-relu-n1-to-1"),
+    pytest.param(spec("RELU6", "int16", q=(0.1, 3)), tfl_meaning.REJECT_INT16_ZP, id="int16-zero-point"),
 ])
 def test_engine_refuses_what_the_meaning_rejects(s, text):
     eng = _engine()
-    from app.dialects.tflite_flatbuffer import Graph, build_model
-    data = build_model(Graph(s.op, s.dtype, (2,), quantization=(tfl.scale_tflite(s.quantization),
+    from app.dialects.tflite.flatbuffer import Graph, build_model
+    data = build_model(Graph(s.op, s.dtype, (2,), quantization=(tfl_quant.scale_tflite(s.quantization),
                                                                   s.quantization.zero_point)))
     with pytest.raises(RejectedSpec, match=text.split(" (")[0].replace(".", r"\.")):
         eng.invoke(data, np.zeros(2, np.int16))
@@ -464,8 +470,9 @@ def test_execute_api_on_litert(client):
 
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
-                   st.sampled_from(list(tfl.OPS) + list(tfl.DTYPES) + ["relu6", "nan", "-inf", "inf", "0x1p-149",
-                                                                       "2.10", "v2", "3", "", "1e-45", "float16"]),
+                   st.sampled_from(list(tfl_spec.OPS) + list(tfl_spec.DTYPES)
+                                   + ["relu6", "nan", "-inf", "inf", "0x1p-149", "2.10", "v2", "3", "", "1e-45",
+                                      "float16"]),
                    st.text(max_size=6), st.lists(st.integers(-1, 3), max_size=3),
                    st.fixed_dictionaries({"scale": st.one_of(st.floats(), st.sampled_from(["1e-300", "nan", 0.07])),
                                           "zero_point": st.integers(-300, 300)}))
@@ -518,7 +525,7 @@ def test_execute_api_rejected_and_compare(client):
                                    pytest.param([2**31], id="beyond-int32"), pytest.param([1] * 64, id="rank-64"),
                                    pytest.param(["N", None], id="unknown")])
 def test_emit_any_shape(shape):
-    from app.dialects.tflite_flatbuffer import read_back
+    from app.dialects.tflite.flatbuffer import read_back
     tr = translate(OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", min=0, max=5, shape=shape),
                    ["tflite", "coreml"]).translations
     assert read_back(base64.b64decode(tr[0].artifacts["tflite_model"]))["opcodes"]

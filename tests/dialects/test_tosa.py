@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.dialects import tosa
+from app.dialects.tosa import (catalogue as tosa_catalogue, engine as tosa_engine, flatbuffer as tosa_flatbuffer,
+                               meaning as tosa_meaning, mlir as tosa_mlir, spec as tosa_spec)
 from app.dialects.kit.common import Mode
 from app.core.drift import critical_points
 from app.core.errors import SpecError
@@ -28,9 +30,9 @@ from app.service.translate import translate
 from tests.dialects._readings import default_status, under
 
 
-def spec(dtype: str, mn, mx, nan_mode: str = "PROPAGATE", shape=None, version: str = "1.0") -> tosa.TosaSpec:
-    return tosa.TosaSpec(dialect="tosa", version=version, dtype=dtype, min_val=mn, max_val=mx, nan_mode=nan_mode,
-                         shape=shape)
+def spec(dtype: str, mn, mx, nan_mode: str = "PROPAGATE", shape=None, version: str = "1.0") -> tosa_spec.TosaSpec:
+    return tosa_spec.TosaSpec(dialect="tosa", version=version, dtype=dtype, min_val=mn, max_val=mx, nan_mode=nan_mode,
+                              shape=shape)
 
 
 def _codes(tr) -> set[Code]:
@@ -85,16 +87,16 @@ def oracle(m, x: np.ndarray, nan_mode: str) -> np.ndarray:
 
 # --- resolve ----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", list(tosa.DTYPES))
+@pytest.mark.parametrize("name", list(tosa_spec.DTYPES))
 def test_every_clamp_type(name):
-    m = tosa.resolve(spec(name, 0, 1))
-    assert m.state is State.DEFINED and m.dtype is tosa.DTYPES[name]
+    m = tosa_meaning.resolve(spec(name, 0, 1))
+    assert m.state is State.DEFINED and m.dtype is tosa_spec.DTYPES[name]
     assert m.order is Order.REJECTED and m.nan_bound is NanBound.REJECTED
 
 
 @pytest.mark.parametrize("name", ["int32", "int64", "fp64"])
 def test_types_outside_typesupport_are_rejected(name):
-    m = tosa.resolve(spec(name, 0, 1))
+    m = tosa_meaning.resolve(spec(name, 0, 1))
     assert m.state is State.REJECTED and "i8_t, i16_t, fp16_t, bf16_t, fp32_t" in m.reason
 
 
@@ -105,7 +107,7 @@ def test_types_outside_typesupport_are_rejected(name):
 ])
 def test_unknown_types(name, msg):
     with pytest.raises(SpecError, match=msg) as exc:
-        tosa.resolve(spec(name, 0, 1))
+        tosa_meaning.resolve(spec(name, 0, 1))
     assert exc.value.loc == "dtype"
 
 
@@ -120,7 +122,7 @@ def test_unknown_types(name, msg):
 ])
 def test_attribute_must_be_a_value_of_in_out_t(dtype, mn, mx, field, msg):
     with pytest.raises(SpecError, match=msg) as exc:
-        tosa.resolve(spec(dtype, mn, mx))
+        tosa_meaning.resolve(spec(dtype, mn, mx))
     assert exc.value.loc == field
 
 
@@ -131,7 +133,7 @@ def test_attribute_must_be_a_value_of_in_out_t(dtype, mn, mx, field, msg):
     pytest.param("int16", -32768, 32767, -32768, 32767, id="int16-range"),
 ])
 def test_typed_bounds(dtype, mn, mx, lo, hi):
-    m = tosa.resolve(spec(dtype, mn, mx))
+    m = tosa_meaning.resolve(spec(dtype, mn, mx))
     assert (m.lo, m.hi) == (lo, hi)
 
 
@@ -142,15 +144,15 @@ def test_typed_bounds(dtype, mn, mx, lo, hi):
     pytest.param("bf16", 0, "nan", False, True, id="nan-max"),
 ])
 def test_error_if_rejections(dtype, mn, mx, order, nan):
-    m = tosa.resolve(spec(dtype, mn, mx))
+    m = tosa_meaning.resolve(spec(dtype, mn, mx))
     assert m.state is State.REJECTED and m.order is Order.REJECTED and m.nan_bound is NanBound.REJECTED
-    assert (tosa.ERROR_ORDER in m.reason) is order and (tosa.ERROR_NAN in m.reason) is nan
+    assert (tosa_catalogue.ERROR_ORDER in m.reason) is order and (tosa_catalogue.ERROR_NAN in m.reason) is nan
     assert m.describe().startswith("rejected: ERROR_IF(")
 
 
 def test_signed_zero_bounds_are_not_crossed():
     """'The sign of a zero is ignored': max_val = -0.0 < min_val = +0.0 is false, so no ERROR_IF."""
-    m = tosa.resolve(spec("fp32", 0.0, -0.0))
+    m = tosa_meaning.resolve(spec("fp32", 0.0, -0.0))
     assert m.state is State.DEFINED
 
 
@@ -160,7 +162,7 @@ def test_signed_zero_bounds_are_not_crossed():
     pytest.param("int8", "IGNORE", NanInput.PROPAGATE, id="ignored-by-integers"),
 ])
 def test_nan_mode(dtype, mode, want):
-    assert tosa.resolve(spec(dtype, 0, 6, mode)).nan_input is want
+    assert tosa_meaning.resolve(spec(dtype, 0, 6, mode)).nan_input is want
 
 
 @pytest.mark.parametrize("text,loc,msg", [
@@ -171,12 +173,12 @@ def test_nan_mode(dtype, mode, want):
 def test_bad_nan_mode_and_version(text, loc, msg):
     s = spec("fp32", 0, 6, text) if loc == "nan_mode" else spec("fp32", 0, 6, version=text)
     with pytest.raises(SpecError, match=msg) as exc:
-        tosa.resolve(s)
+        tosa_meaning.resolve(s)
     assert exc.value.loc == loc
 
 
 def test_versions():
-    assert [tosa.version_tosa(v) for v in ("1", "1.0", "v1.0", "1.0.0")] == ["1.0"] * 4
+    assert [tosa_meaning.version_tosa(v) for v in ("1", "1.0", "v1.0", "1.0.0")] == ["1.0"] * 4
 
 
 # --- section 4.5 of the reference: TOSA drift vs ONNX Clip-13, one witness each ---------------------------------
@@ -224,14 +226,14 @@ def test_onnx_into_tosa(source, mode, status, code):
     pytest.param("fp32", 0, 6, "IGNORE", [math.inf, -math.inf, 7.0], [6.0, 0.0, 6.0], id="infinities"),
 ])
 def test_evaluate_witnesses(dtype, mn, mx, mode, x, want):
-    m = tosa.resolve(spec(dtype, mn, mx, mode))
+    m = tosa_meaning.resolve(spec(dtype, mn, mx, mode))
     got = evaluate(m, np.asarray(x, dtype=m.dtype.np_dtype))
     assert same_outputs(got, np.asarray(want, dtype=m.dtype.np_dtype)).all()
 
 
 def test_latitude_is_a_rule_not_drift():
     """Signed zero and subnormal flushing are modelled as rules; ONNX -> TOSA stays exact."""
-    m = tosa.resolve(spec("fp32", 0, 6))
+    m = tosa_meaning.resolve(spec("fp32", 0, 6))
     assert any("either sign permitted" in r for r in m.rules) and any("flushed to zero" in r for r in m.rules)
     tr = translate(OnnxSpec(**ONNX, min=0.0, max=6), ["tosa"]).translations[0]
     assert tr.status == "exact" and not tr.findings
@@ -240,22 +242,22 @@ def test_latitude_is_a_rule_not_drift():
 @settings(derandomize=True, max_examples=300, deadline=None)
 @given(x=st.floats(width=32) | st.sampled_from([math.nan, -0.0, 1e-40, -1e-45]),
        lo=st.floats(-10, 10, width=32), width=st.floats(0, 10, width=32),
-       mode=st.sampled_from(tosa.NAN_MODES))
+       mode=st.sampled_from(tosa_spec.NAN_MODES))
 def test_to_lower_is_apply_clip_s_with_compare_nan(x, lo, width, mode):
     """NanInput.TO_LOWER (IGNORE) and propagate equal the pseudocode's apply_clip_s on fp32, NaN included."""
     hi = float(np.float32(lo + width))
     if hi < lo:
         hi = lo
-    m = tosa.resolve(spec("fp32", lo, hi, mode))
+    m = tosa_meaning.resolve(spec("fp32", lo, hi, mode))
     xs = np.asarray([x], dtype=np.float32)
     assert same_outputs(evaluate(m, xs), oracle(m, xs, mode)).all()
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "fp16", "bf16"])
-@pytest.mark.parametrize("mode", tosa.NAN_MODES)
+@pytest.mark.parametrize("mode", tosa_spec.NAN_MODES)
 def test_every_8_and_16_bit_value_matches_the_oracle(dtype, mode):
-    dt = tosa.DTYPES[dtype]
-    m = tosa.resolve(spec(dtype, -3, 5, mode))
+    dt = tosa_spec.DTYPES[dtype]
+    m = tosa_meaning.resolve(spec(dtype, -3, 5, mode))
     x = dt.all_values()
     assert same_outputs(evaluate(m, x), oracle(m, x, mode)).all()
 
@@ -304,10 +306,10 @@ def test_rejected_source_is_refused():
 ])
 def test_mlir_text(dtype, mn, mx, mode, want):
     if dtype == "bf16":
-        mn = tosa.DTYPES["bf16"].round(1e38)
+        mn = tosa_spec.DTYPES["bf16"].round(1e38)
     s = spec(dtype, mn, mx, mode, shape=[2, "N"])
-    text = tosa.mlir_text(s, tosa.resolve(s))
-    assert want in text and f"tensor<2x?x{tosa.MLIR_TYPE[dtype]}>" in text
+    text = tosa_mlir.mlir_text(s, tosa_meaning.resolve(s))
+    assert want in text and f"tensor<2x?x{tosa_mlir.MLIR_TYPE[dtype]}>" in text
 
 
 def _tosa_bin(name: str) -> Path:
@@ -327,13 +329,12 @@ def _tosa_bin(name: str) -> Path:
 def test_mlir_parses_with_shipped_tosa_opt_and_runs(dtype, mn, mx, mode):
     """The MLIR artifact parses with the wheel's tosa-opt, serializes to a flatbuffer, and that graph computes the
     meaning on the reference model."""
-    from app.dialects import tosa_engine
     opt = _tosa_bin("tosa-opt")
-    m = tosa.resolve(spec(dtype, mn, mx, mode))
+    m = tosa_meaning.resolve(spec(dtype, mn, mx, mode))
     x = critical_points(m.dtype, [m])
     s = spec(dtype, mn, mx, mode, shape=[len(x)])
     with tempfile.TemporaryDirectory() as d:
-        Path(d, "a.mlir").write_text(tosa.mlir_text(s, m))
+        Path(d, "a.mlir").write_text(tosa_mlir.mlir_text(s, m))
         p = subprocess.run([str(opt), f"--tosa-serialize=tosa-flatbuffer-filename={d}/a.tosa", f"{d}/a.mlir"],
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
@@ -347,7 +348,7 @@ def test_quoted_nan_mode_is_not_the_1_0_syntax():
     dropped, so the emitter writes the bare keyword."""
     opt = _tosa_bin("tosa-opt")
     s = spec("fp32", 0, 6, "IGNORE", shape=[2])
-    text = tosa.mlir_text(s, tosa.resolve(s))
+    text = tosa_mlir.mlir_text(s, tosa_meaning.resolve(s))
     with tempfile.TemporaryDirectory() as d:
         for name, body in (("enum", text), ("quoted", text.replace("nan_mode = IGNORE", 'nan_mode = "IGNORE"'))):
             Path(d, name).write_text(body)
@@ -360,7 +361,6 @@ def test_quoted_nan_mode_is_not_the_1_0_syntax():
 
 def _engine():
     pytest.importorskip("tosa_serializer")
-    from app.dialects import tosa_engine
     if tosa_engine.reference_model_path() is None:
         pytest.skip("tosa_reference_model not found")
     return tosa_engine
@@ -383,18 +383,18 @@ SWEEP = [
 ]
 
 
-@pytest.mark.parametrize("mode", tosa.NAN_MODES)
+@pytest.mark.parametrize("mode", tosa_spec.NAN_MODES)
 @pytest.mark.parametrize("dtype,mn,mx", SWEEP)
 def test_reference_model_agrees_with_the_meaning(dtype, mn, mx, mode):
     """Critical points (NaN, +-inf, +-0, subnormals, the bounds and their neighbours) through the reference model:
     its outputs equal evaluate() (+-0 compared equal: either sign is permitted)."""
     engine = _engine()
-    m = tosa.resolve(spec(dtype, mn, mx, mode))
+    m = tosa_meaning.resolve(spec(dtype, mn, mx, mode))
     x = critical_points(m.dtype, [m])
     if m.dtype.is_float:
         x = np.concatenate([x, np.asarray([math.nan, -0.0, 0.0], dtype=m.dtype.np_dtype)])
     from app.service.execute import Semantics, run
-    got = run(Semantics("tosa", m, tosa.normalize(spec(dtype, mn, mx, mode))), x, tosa.ENGINE, None)
+    got = run(Semantics("tosa", m, tosa_meaning.normalize(spec(dtype, mn, mx, mode))), x, tosa_engine.ENGINE, None)
     want = evaluate(m, x)
     assert got.dtype == m.dtype.np_dtype
     bad = ~same_outputs(got, want)
@@ -411,11 +411,12 @@ def test_reference_model_agrees_with_the_meaning(dtype, mn, mx, mode):
 def test_reference_model_refuses_what_the_meaning_rejects(dtype, mn, mx, condition):
     """ERROR_IF: the reference model refuses the graph, as resolve() rejects the spec."""
     engine = _engine()
-    assert tosa.resolve(spec(dtype, mn if not isinstance(mn, float) or not math.isnan(mn) else "nan",
-                             mx if not isinstance(mx, float) or not math.isnan(mx) else "nan")).state is State.REJECTED
-    graph = engine.flatbuffer(dtype, [3], mn, mx, "PROPAGATE")
+    m = tosa_meaning.resolve(spec(dtype, mn if not isinstance(mn, float) or not math.isnan(mn) else "nan",
+                                  mx if not isinstance(mx, float) or not math.isnan(mx) else "nan"))
+    assert m.state is State.REJECTED
+    graph = tosa_flatbuffer.flatbuffer(dtype, [3], mn, mx, "PROPAGATE")
     with pytest.raises(engine.TosaRefused) as exc:
-        engine.run_flatbuffer(graph, np.zeros(3, dtype=tosa.DTYPES[dtype].np_dtype), dtype)
+        engine.run_flatbuffer(graph, np.zeros(3, dtype=tosa_spec.DTYPES[dtype].np_dtype), dtype)
     assert condition in exc.value.condition
 
 
@@ -457,15 +458,16 @@ def test_dialects_lists_tosa_and_tensorrt(client):
     r = client.get("/v1/dialects")
     assert r.status_code == 200, r.text
     rows = {d["dialect"]: d for d in r.json()["dialects"]}
-    assert rows["tosa"]["versions"][0]["dtypes"] == list(tosa.DTYPES)
+    assert rows["tosa"]["versions"][0]["dtypes"] == list(tosa_spec.DTYPES)
     assert any("ERROR_IF(max_val < min_val)" in rule for rule in rows["tosa"]["versions"][0]["rules"])
     assert any(rule.startswith("reading observed") for rule in rows["tensorrt"]["versions"][0]["rules"])
 
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
-                   st.sampled_from(list(tosa.DTYPES) + ["int32", "fp64", "int48", "float32", "kHALF", "int8",
-                                                        "IGNORE", "PROPAGATE", "ignore", "observed", "header", "nan",
-                                                        "-inf", "inf", "0x1p-149", "1.0", "0.80", "10", ""]),
+                   st.sampled_from(list(tosa_spec.DTYPES) + ["int32", "fp64", "int48", "float32", "kHALF", "int8",
+                                                             "IGNORE", "PROPAGATE", "ignore", "observed", "header",
+                                                             "nan", "-inf", "inf", "0x1p-149", "1.0", "0.80", "10",
+                                                             ""]),
                    st.text(max_size=6), st.lists(st.integers(-1, 2**32), max_size=3))
 
 
@@ -501,7 +503,7 @@ def test_dimension_beyond_int32_is_unsupported(source):
     tr = translate(source, ["tosa"]).translations[0]
     assert tr.status == "unsupported" and Code.RANK_UNSUPPORTED in _codes(tr)
     with pytest.raises(SpecError, match="int32") as exc:
-        tosa.resolve(spec("fp32", 0, 6, shape=[2**31]))
+        tosa_meaning.resolve(spec("fp32", 0, 6, shape=[2**31]))
     assert exc.value.loc == "shape"
 
 
@@ -515,21 +517,21 @@ def test_reference_model_signed_zeros_follow_the_pseudocode(lo, hi, x, bits):
     """'either sign permitted': the reference model picks the sign apply_clip_s's comparisons give, bit for bit;
     evaluate() may give the other sign, which same_outputs (and the spec) accept."""
     engine = _engine()
-    m = tosa.resolve(spec("fp32", lo, hi))
+    m = tosa_meaning.resolve(spec("fp32", lo, hi))
     xs = np.asarray([x], dtype=np.float32)
-    got = engine.run_flatbuffer(engine.flatbuffer("fp32", [1], lo, hi, "PROPAGATE"), xs, "fp32")
+    got = engine.run_flatbuffer(tosa_flatbuffer.flatbuffer("fp32", [1], lo, hi, "PROPAGATE"), xs, "fp32")
     assert int(got.view(np.uint32)[0]) == bits == int(oracle(m, xs, "PROPAGATE").view(np.uint32)[0])
     assert same_outputs(got, evaluate(m, xs)).all()
 
 
-@pytest.mark.parametrize("name", list(tosa.EXAMPLES))
+@pytest.mark.parametrize("name", list(tosa_catalogue.EXAMPLES))
 def test_examples_and_rule_texts(name):
-    m = tosa.resolve(tosa.TosaSpec.model_validate(tosa.EXAMPLES[name]))
+    m = tosa_meaning.resolve(tosa_spec.TosaSpec.model_validate(tosa_catalogue.EXAMPLES[name]))
     assert (m.state is State.REJECTED) is (name == "crossed-rejected")
     assert set(tosa.DIALECT.rule_texts) <= {c.value for c in Code}
 
 
-@pytest.mark.parametrize("mode", tosa.NAN_MODES)
+@pytest.mark.parametrize("mode", tosa_spec.NAN_MODES)
 @pytest.mark.parametrize("dtype,mn,mx", [
     pytest.param("int8", -100, 5, id="int8"),
     pytest.param("int16", -7, 30000, id="int16"),
@@ -540,8 +542,8 @@ def test_reference_model_on_every_value(dtype, mn, mx, mode):
     """Every bit pattern of the 8- and 16-bit CLAMP types (NaNs, infinities, subnormals, both zeros) through the
     reference model: equal to evaluate() everywhere."""
     engine = _engine()
-    m = tosa.resolve(spec(dtype, mn, mx, mode))
+    m = tosa_meaning.resolve(spec(dtype, mn, mx, mode))
     x = m.dtype.all_values()
-    got = engine.run_flatbuffer(engine.flatbuffer(dtype, [len(x)], m.lo, m.hi, mode), x, dtype)
+    got = engine.run_flatbuffer(tosa_flatbuffer.flatbuffer(dtype, [len(x)], m.lo, m.hi, mode), x, dtype)
     bad = ~same_outputs(got, evaluate(m, x))
     assert not bad.any(), list(zip(x[bad][:5], got[bad][:5]))

@@ -1,6 +1,5 @@
-"""The TOSA reference model as clipbridge's TOSA engine: a one-operator CLAMP flatbuffer written with the
-`tosa-tools` wheel's own serialization library (`tosa_serializer`, Arm's C++ serialization_lib bindings), run by
-the wheel's `tosa_reference_model` executable on a .npy input.
+"""The TOSA reference model as clipbridge's TOSA engine ("tosa-reference"): a one-operator CLAMP flatbuffer
+(flatbuffer.py) run by the `tosa-tools` wheel's `tosa_reference_model` executable on a .npy input.
 
 The executable runs in a subprocess, not through the in-process `tosa_reference_model.run` binding: on an
 ERROR_IF the model aborts a graph and (without TOSA_MODEL_NO_BACKTRACE) attaches gdb to its own process, which a
@@ -19,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from app.engines import extras as engines
 from app.core.errors import BackendUnavailable, RejectedSpec
-from app.core.numbers import Number
+from app.dialects.tosa.flatbuffer import SERIALIZER_DTYPE, flatbuffer, install_hint, serializer
+from app.dialects.tosa.meaning import nan_mode_of
+from app.dialects.tosa.spec import NAME_OF
 
+ENGINE = "tosa-reference"
 TIMEOUT_S = 60
-# TOSA type names (the serializer's DType members) for the names the TOSA dialect takes.
-SERIALIZER_DTYPE = {"int8": "INT8", "int16": "INT16", "fp16": "FP16", "bf16": "BF16", "fp32": "FP32"}
-INPUT, OUTPUT_FILE = "input", "output.npy"
+OUTPUT_FILE = "output.npy"
 
 
 class TosaRefused(RejectedSpec):
@@ -35,18 +34,6 @@ class TosaRefused(RejectedSpec):
     def __init__(self, message: str, condition: str) -> None:
         super().__init__(message, "spec")
         self.condition = condition
-
-
-def _install_hint() -> str:
-    return str(engines.missing("tosa-reference", "the tosa-tools wheel"))
-
-
-def _serializer() -> Any:
-    try:
-        import tosa_serializer
-    except ImportError:
-        raise BackendUnavailable(_install_hint(), "backend") from None
-    return tosa_serializer
 
 
 @lru_cache(maxsize=1)
@@ -70,43 +57,13 @@ def available() -> bool:
     return reference_model_path() is not None
 
 
-def attribute_bytes(ts: Any, dtype: str, value: Number) -> list[int]:
-    """An in_out_t attribute as the serializer stores it: the value's little-endian bytes, padded to 8 (as the
-    wheel's own test generator does)."""
-    import ml_dtypes
-    np_type = {"int8": np.int8, "int16": np.int16, "fp16": np.float16, "bf16": ml_dtypes.bfloat16,
-               "fp32": np.float32}[dtype]
-    # The value is already exactly a value of the type (the dialect checked it): no rounding happens here.
-    data = np.asarray([float(value) if dtype.startswith(("fp", "bf")) else int(value)], dtype=np.float64)
-    raw = list(ts.TosaSerializer.convertDataToUint8Vec(getattr(ts.DType, SERIALIZER_DTYPE[dtype]),
-                                                       data.astype(np_type)))
-    return raw + [0] * (-len(raw) % 8)
-
-
-def flatbuffer(dtype: str, shape: list, min_val: Number, max_val: Number, nan_mode: str) -> bytes:
-    """A TOSA 1.0 graph: input -> CLAMP(min_val, max_val, nan_mode) -> output, serialized by the wheel's library.
-
-    Unknown sizes (None or a name) are written as the serializer's UNKNOWN_DIM (-1)."""
-    ts = _serializer()
-    dt = getattr(ts.DType, SERIALIZER_DTYPE[dtype])
-    dims = [d if isinstance(d, int) else ts.UNKNOWN_DIM for d in shape]
-    ser = ts.TosaSerializer("", targetMajor=1, targetMinor=0, targetPatch=0, targetDraft=False)
-    ser.addInputTensor(ts.TosaSerializerTensor(INPUT, dims, dt))
-    out = ser.addOutput(dims, dt)
-    attr = ts.TosaSerializerAttribute()
-    attr.ClampAttribute(attribute_bytes(ts, dtype, min_val), attribute_bytes(ts, dtype, max_val),
-                        getattr(ts.NanPropagationMode, nan_mode))
-    ser.addOperator(ts.Op.CLAMP, [INPUT], [out.name], attr)
-    return bytes(ser.serialize())
-
-
 def run_flatbuffer(graph: bytes, x: np.ndarray, dtype: str) -> np.ndarray:
     """The reference model's output for `x` on a one-input, one-output graph (TosaRefused on an ERROR_IF)."""
-    ts = _serializer()
+    ts = serializer()
     from tosa_serializer.numpy_utils import load_npy, save_npy
     exe = reference_model_path()
     if exe is None:
-        raise BackendUnavailable(_install_hint(), "backend")
+        raise BackendUnavailable(install_hint(), "backend")
     dt = getattr(ts.DType, SERIALIZER_DTYPE[dtype])
     in_name, out_name = _io_names(graph)
     with tempfile.TemporaryDirectory(prefix="clipbridge-tosa-") as d:
@@ -159,3 +116,14 @@ def refused_condition(text: str) -> str | None:
             msg = lines[i + 1].strip() if i + 1 < len(lines) else ""
             return f"{cond} ({msg})" if msg else cond
     return None
+
+
+def run_reference(sem: Any, x: Any) -> Any:
+    """Backend 'tosa-reference': the meaning's CLAMP on the reference model."""
+    m = sem.meaning
+    dtype = NAME_OF.get(m.dtype.name)
+    if dtype is None:
+        raise RejectedSpec(f"TOSA CLAMP has no {m.dtype.name} tensor", "spec")
+    mode = nan_mode_of(m)
+    graph = flatbuffer(dtype, list(np.shape(x)), m.lo, m.hi, mode)
+    return run_flatbuffer(graph, np.asarray(x, dtype=m.dtype.np_dtype), dtype)

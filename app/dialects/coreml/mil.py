@@ -1,0 +1,71 @@
+"""The Core ML artifact: the MIL program coremltools builds (mb.program / mb.clip), printed as MIL text.
+
+coremltools (optional: imported inside functions) builds it on Linux but cannot run it there (libcoremlpython is
+macOS only); const inputs fold through value_inference, which the tests compare with evaluate().
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from app.core.dtypes import FLOAT16
+from app.dialects.coreml.meaning import dtype_coreml, opset_coreml
+from app.dialects.coreml.spec import CoreMLSpec
+
+
+def _import_coremltools() -> Any:
+    """coremltools, imported with its logger at ERROR: on Linux its import warns about every macOS-only proxy it
+    cannot load (and an untested torch), which is noise for a translation that only builds the program."""
+    import logging
+    log = logging.getLogger("coremltools")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        import coremltools
+    finally:
+        log.setLevel(level)
+    return coremltools
+
+
+def build_program(spec: CoreMLSpec, x: np.ndarray | None = None) -> Any:
+    """mb.program with one mb.clip. With `x`, the clip's input is that const array (coremltools folds it: the
+    clip's output .val is value_inference's); else a tensor input of `shape` (unknown sizes as symbols)."""
+    ct = _import_coremltools()
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import get_new_symbol, types
+    dt = dtype_coreml(spec.dtype)
+    np_t = dt.np_dtype
+    mil_t = types.fp16 if dt is FLOAT16 else types.fp32
+    target = getattr(ct.target, opset_coreml(spec.opset))
+    alpha, beta = np_t.type(dt.round(spec.alpha)), np_t.type(dt.round(spec.beta))
+    if x is not None:
+        @mb.program(input_specs=[mb.TensorSpec(shape=(1,), dtype=mil_t)], opset_version=target)
+        def folded(inp: Any) -> Any:
+            y = mb.clip(x=mb.const(val=np.asarray(x, dtype=np_t)), alpha=alpha, beta=beta, name="clip")
+            return mb.add(x=inp, y=mb.reduce_sum(x=y, axes=[0]))
+        return folded
+    dims = spec.shape if spec.shape is not None else [None]
+    shape = tuple(d if isinstance(d, int) else get_new_symbol() for d in dims)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=shape, dtype=mil_t)], opset_version=target)
+    def prog(inp: Any) -> Any:
+        return mb.clip(x=inp, alpha=alpha, beta=beta, name="clip")
+    return prog
+
+
+def mil_text(spec: CoreMLSpec) -> str | None:
+    """The MIL program's text as coremltools prints it; None when coremltools is not installed."""
+    try:
+        _import_coremltools()
+    except ImportError:
+        return None
+    return str(build_program(spec)).strip() + "\n"
+
+
+def value_inference_coreml(spec: CoreMLSpec, x: np.ndarray) -> np.ndarray:
+    """coremltools' own evaluation of the clip on a const input (its value_inference, run while building)."""
+    prog = build_program(spec, np.asarray(x).reshape(-1))
+    op = next(o for o in prog.functions["main"].operations if o.op_type == "clip")
+    return np.asarray(op.outputs[0].val).reshape(np.shape(x))
