@@ -116,6 +116,7 @@ def resolve(spec: OpenVinoSpec | Parsed) -> Meaning:
 
 
 def normalize(spec: OpenVinoSpec | Parsed) -> dict:
+    """The spec as wire JSON in the compact form, version and element_type written as OpenVINO does (lower case)."""
     parsed = spec if isinstance(spec, Parsed) else parse(spec)
     out = spec_json(parsed.spec)
     out["version"] = version_openvino(parsed.spec.version)
