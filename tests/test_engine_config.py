@@ -222,7 +222,7 @@ def test_non_x86_host_is_no_measured_variant(monkeypatch):
     monkeypatch.setattr(ec, "_cpu_flags", lambda: tuple((f, False) for f in ec.CPU_FLAGS))
     monkeypatch.setattr(ec.platform, "machine", lambda: "aarch64")
     assert (ec.cpu_isa(), ec.openvino_bf16_variant()) == (None, ec.BF16_UNKNOWN)
-    from app.dialects import openvino as d_ov
+    from app.dialects.openvino import notes as d_ov
     from app.core.dtypes import BFLOAT16
     assert set(d_ov.cpu_notes_openvino(BFLOAT16, -1.25, 2.7)) == {d_ov.NOTE_BF16_FLUSH, d_ov.NOTE_BF16_TRUNC}
 

@@ -44,7 +44,8 @@ import ml_dtypes  # noqa: E402
 import onnx  # noqa: E402
 
 from app.dialects import onnx as d_onnx  # noqa: E402
-from app.dialects import openvino as d_ov  # noqa: E402
+from app.dialects.openvino import ir as ov_ir, meaning as d_ov, notes as ov_notes  # noqa: E402
+from app.dialects.openvino.dtypes import element_type_name as ov_element_type  # noqa: E402
 from app.dialects.kit.common import Mode, same_value  # noqa: E402
 from app.core.drift import critical_points  # noqa: E402
 from app.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
@@ -242,7 +243,7 @@ def expected_ort(m: Meaning, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _bf16_truncated_bounds(m: Meaning) -> Meaning:
     """`m` with each given bound converted the way openvino's reference bf16 conversion does (truncation)."""
     def tr(b):
-        return b if b is None or b.given is None else replace(b, value=d_ov.bf16_truncated_openvino(float(b.given)))
+        return b if b is None or b.given is None else replace(b, value=ov_notes.bf16_truncated_openvino(float(b.given)))
     return replace(m, lower=tr(m.lower), upper=tr(m.upper))
 
 
@@ -267,7 +268,7 @@ def expected_ov(m: Meaning, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             sub = (xf != 0) & (np.abs(xf) < tiny)
             flushed = evaluate(m, np.where(sub, np.copysign(0.0, xf), xf).astype(dt.np_dtype))
             excused = sub & ~same_outputs(y, flushed)
-            if d_ov.NOTE_BF16_TRUNC in m.engine_notes:  # OV-BF16-TRUNC: also host-dependent
+            if ov_notes.NOTE_BF16_TRUNC in m.engine_notes:  # OV-BF16-TRUNC: also host-dependent
                 excused |= ~same_outputs(y, evaluate(_bf16_truncated_bounds(m), x))
         if dt.is_float:
             nan_in = _is_nan(x)
@@ -308,11 +309,11 @@ def with_documented_cpu_notes(m: Meaning, shape) -> Meaning:
     """The meaning the CPU plugin computes where clipbridge documents it (EngineNotes), so the grid predicts it:
     NOTE_STATIC_TRUNC (static i8/u8 shape: a fractional min truncated toward zero instead of ceil) and NOTE_FMA
     (the emitted Multiply+Add fused into one rounding)."""
-    if d_ov.NOTE_STATIC_TRUNC in m.engine_notes and shape.is_static and m.lower.given is not None:
+    if ov_notes.NOTE_STATIC_TRUNC in m.engine_notes and shape.is_static and m.lower.given is not None:
         given = float(m.lower.given)
         if math.isfinite(given) and given != math.floor(given):
             m = replace(m, lower=replace(m.lower, value=m.dtype.saturate(math.trunc(given))))
-    if d_ov.NOTE_FMA in m.engine_notes and m.scale_bias is not None:
+    if ov_notes.NOTE_FMA in m.engine_notes and m.scale_bias is not None:
         m = replace(m, scale_bias=replace(m.scale_bias, fused=True))
     return m
 
@@ -353,7 +354,7 @@ def onnx_spec(dt: str, lo, hi, opset: int = 13) -> OnnxSpec:
 
 
 def ov_spec(dt: str, lo, hi, shape=None) -> OpenVinoSpec:
-    return OpenVinoSpec(dialect="openvino", element_type=BY_NAME[dt].openvino, min=lo, max=hi, shape=shape)
+    return OpenVinoSpec(dialect="openvino", element_type=ov_element_type(BY_NAME[dt]), min=lo, max=hi, shape=shape)
 
 
 def dml_spec(dt: str, lo, hi, operator: str = "ELEMENT_WISE_CLIP", level: str = "6_4", scale_bias=None,
@@ -607,7 +608,7 @@ def evaluated(case_id: str) -> Evaluated:
     if isinstance(case.spec, OnnxSpec):
         ev.source = _onnx_side(case.spec, src_m, d_onnx.build_model(case.spec))
     elif isinstance(case.spec, OpenVinoSpec):
-        xml, w = d_ov.build_ir(case.spec)
+        xml, w = ov_ir.build_ir(case.spec)
         ev.source = Side("openvino", src_m, xml=xml, weights=w)
     meanings = [src_m]
     for t in ev.result.translations:
@@ -723,7 +724,7 @@ def _artifact_check(t, side: Side) -> None:
                                             else np.zeros(0, np.uint8)))
         ov_compiled(side.xml, side.weights)
         # The IR reads back into clipbridge as the same Clamp.
-        back = d_ov.resolve(d_ov.parse_ir(side.xml, "clamp"))
+        back = d_ov.resolve(ov_ir.parse_ir(side.xml, "clamp"))
         assert back.dtype == side.meaning.dtype
         assert same_value(back.lo, side.meaning.lo) and same_value(back.hi, side.meaning.hi), \
             f"IR reads back as {back.describe()}, emitted meaning {side.meaning.describe()}"
@@ -753,7 +754,7 @@ def test_engines(case_id: str, check: str) -> None:
     if check == "rejected":
         assert isinstance(ev.error, RejectedSpec), f"translate raised {type(ev.error).__name__}: {ev.error}"
         if isinstance(case.spec, OpenVinoSpec):
-            xml, w = d_ov.build_ir(case.spec)
+            xml, w = ov_ir.build_ir(case.spec)
             with pytest.raises(Exception, match=r"m_min <= m_max"):
                 ov_compiled(xml, w)
         return
@@ -839,7 +840,7 @@ def ov_reference(dt: DType, lo: float, hi: float, x: np.ndarray) -> np.ndarray:
     manager.run_passes(model)
     node = model.get_results()[0].input_value(0).get_node()
     if node.get_type_name() != "Constant":
-        pytest.skip(f"openvino's ConstantFolding leaves a {dt.openvino} Clamp unfolded (no reference kernel)")
+        pytest.skip(f"openvino's ConstantFolding leaves a {ov_element_type(dt)} Clamp unfolded (no reference kernel)")
     data = np.asarray(node.get_data()).reshape(-1)
     if dt is BFLOAT16:
         data = data.view(np.uint16).view(ml_dtypes.bfloat16)
@@ -910,7 +911,7 @@ def test_openvino_reference_crossed_integer_bounds(dt_name: str, lo, hi) -> None
     reference_reading = np.where(x < lo_t, lo_t, np.where(x > hi_t, hi_t, x)).astype(m.dtype.np_dtype)
     assert same_outputs(got, reference_reading).all()
     # The CPU plugin follows the meaning (max everywhere).
-    xml, w = d_ov.build_ir(ov_spec(dt_name, lo, hi))
+    xml, w = ov_ir.build_ir(ov_spec(dt_name, lo, hi))
     cpu = run_ov(xml, w, x)
     want, excused = expected_ov(m, x)
     assert (same_outputs(cpu, want) | excused).all()
@@ -935,7 +936,7 @@ def _documented(m: Meaning, engine: str, *patterns: str) -> bool:
 
 
 def _ov_source(spec: OpenVinoSpec) -> tuple[Meaning, str, bytes]:
-    xml, w = d_ov.build_ir(spec)
+    xml, w = ov_ir.build_ir(spec)
     return d_ov.resolve(spec), xml, w
 
 
@@ -975,7 +976,7 @@ def test_undocumented_engine_deviation(spec, target, values, patterns) -> None:
     if target is None:
         m = translate(spec, ["directml"], Mode.PRESERVE).meaning
         if isinstance(spec, OpenVinoSpec):
-            xml, w = d_ov.build_ir(spec)
+            xml, w = ov_ir.build_ir(spec)
             side = Side("openvino", m, xml=xml, weights=w)
         else:
             side = Side("onnxruntime", m, model_bytes=d_onnx.build_model(spec).SerializeToString())

@@ -30,6 +30,7 @@ from app.dialects.kit.common import Mode
 from app.core.dtypes import BFLOAT16, BY_NAME, FLOAT16, INT8, INT16, UINT8, UINT16, DType
 from app.core.errors import RejectedSpec, SpecError
 from app.core.meaning import READING_2022, READING_CURRENT, Meaning, State, evaluate
+from app.dialects.openvino.dtypes import element_type_name
 from app.service.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget, spec_json
 from app.service.translate import translate
 from tests import oracle
@@ -89,7 +90,7 @@ def make_source(family: str, dt: DType, lo, hi):
     if lo is None or hi is None:
         return None
     if family == "openvino":
-        return OpenVinoSpec(dialect="openvino", element_type=dt.openvino, shape=SHAPE, min=lo, max=hi)
+        return OpenVinoSpec(dialect="openvino", element_type=element_type_name(dt), shape=SHAPE, min=lo, max=hi)
     if dt.directml is None:
         return None
     t = {"DataType": dt.directml, "Sizes": [1, 1, 2, 3]}

@@ -210,7 +210,6 @@ def test_bfloat16_max_is_the_documented_value():
 def test_dialect_names_and_lookups(dt):
     assert D.BY_NAME[dt.name] is dt
     assert D.BY_ONNX[dt.onnx] is dt
-    assert D.BY_OPENVINO[dt.openvino] is dt
     if dt.directml:
         assert D.BY_DIRECTML[dt.directml] is dt
     assert D.from_onnx_elem_type(D.onnx_elem_type(dt)) is dt

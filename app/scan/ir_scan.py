@@ -9,10 +9,12 @@ from xml.etree.ElementTree import Element
 
 import numpy as np
 
-from app.dialects import openvino as ov
-from app.core.dtypes import BY_OPENVINO, DType
+from app.core.dtypes import DType
 from app.core.errors import ArtifactError, ClipBridgeError
 from app.core.meaning import same_outputs
+from app.dialects.openvino.dtypes import BY_ELEMENT_TYPE, FROM_PRECISION
+from app.dialects.openvino.ir import clamp_layer_openvino, read_ir, share
+from app.dialects.openvino.meaning import CLAMP_VERSION, normalize, resolve
 from app.scan.graph import Const, Graph, Node, OneSided, check_acyclic, min_max_pairs, one_sided
 from app.scan.sites import (NOTE_MINMAX_NAN_OPENVINO, NOTE_ONE_SIDED_NAN_OPENVINO, Site, attach_scale_bias,
                             minmax_resolved, one_sided_resolved)
@@ -28,7 +30,7 @@ def _port_type(port: Element, memo: dict[str, str]) -> str:
     thousands of ports share a few such texts, where a tuple and a list each would cost per port."""
     dims = _dims(port)
     text = "?" if dims is None else ",".join("-" if d is None else str(d) for d in dims)
-    return ov.share(memo, f"{(port.get('precision') or '').upper()}|{text}")
+    return share(memo, f"{(port.get('precision') or '').upper()}|{text}")
 
 
 def _read_port_type(text: str) -> tuple[str, list | None]:
@@ -74,7 +76,7 @@ class IrScan:
         if data is None:
             return Const(None, f"Const {name!r} has no <data>")
         et = data.get("element_type", "")
-        dt = BY_OPENVINO.get(et)
+        dt = BY_ELEMENT_TYPE.get(et)
         if dt is None:
             return Const(None, f"Const {name!r} has element type {et[:16]!r}, which the scan does not read")
         shape_text = (data.get("shape") or "").strip()
@@ -105,7 +107,7 @@ class IrScan:
         source: dict[tuple[str, str], str] = {}
         edges = holder.find("edges")
         for e in (edges.findall("edge") if edges is not None else []):
-            # Not interned (ov.share says why), nor shared with the outputs' names: a memo of every port name
+            # Not interned (share says why), nor shared with the outputs' names: a memo of every port name
             # would cost more than the one string per edge it saves.
             source[(e.get("to-layer", ""), e.get("to-port", ""))] = f"{e.get('from-layer')}:{e.get('from-port')}"
         if edges is not None:
@@ -136,8 +138,8 @@ class IrScan:
 
         def dtype_of(name: str) -> tuple[DType | None, list | None]:
             prec, dims = _read_port_type(port_types.get(name, "|?"))
-            et = ov.FROM_PRECISION.get(prec)
-            return (BY_OPENVINO.get(et) if et else None), dims
+            et = FROM_PRECISION.get(prec)
+            return (BY_ELEMENT_TYPE.get(et) if et else None), dims
 
         g = Graph(path, nodes, const, dtype_of)
         check_acyclic(g)
@@ -185,12 +187,12 @@ class IrScan:
 
     def _clamp(self, g: Graph, n: Node) -> Site:
         x = n.inputs[0] if n.inputs else ""
-        site = Site(g.path, n.name, ov.CLAMP_VERSION, (n.name,), x, n.outputs[0] if n.outputs else "")
+        site = Site(g.path, n.name, CLAMP_VERSION, (n.name,), x, n.outputs[0] if n.outputs else "")
         try:
-            parsed = ov.clamp_layer_openvino(n.attrs)
-            site.dtype = BY_OPENVINO[parsed.spec.element_type]
+            parsed = clamp_layer_openvino(n.attrs)
+            site.dtype = BY_ELEMENT_TYPE[parsed.spec.element_type]
             site.shape = parsed.spec.shape
-            site.resolved = Resolved("openvino", ov.resolve(parsed), ov.normalize(parsed), parsed.spec.shape)
+            site.resolved = Resolved("openvino", resolve(parsed), normalize(parsed), parsed.spec.shape)
         except ClipBridgeError as exc:
             site.error = exc.message
         attach_scale_bias(g, site, "Multiply", "Add")
@@ -205,7 +207,7 @@ def _converted(c: Const, n: Node) -> Const:
             return Const(None, f"{c.why} (through Convert {n.name!r})", unread_scalar=True)
         return Const(None, f"{n.outputs[0]} is computed at run time")
     data = n.attrs.find("data")
-    dst = BY_OPENVINO.get(data.get("destination_type", "") if data is not None else "")
+    dst = BY_ELEMENT_TYPE.get(data.get("destination_type", "") if data is not None else "")
     if dst is None:
         return Const(None, f"Convert {n.name!r} has an element type the scan does not read")
     with np.errstate(all="ignore"):
@@ -232,7 +234,7 @@ def _check_utf8(xml: bytes) -> None:
 def scan_ir(xml: bytes, weights) -> list[Site]:
     """The clip sites of an IR (XML parsed by defusedxml; DTDs and entities refused)."""
     _check_utf8(xml)
-    root = ov.read_ir(xml, "model")  # bytes: no str copy of the upload
+    root = read_ir(xml, "model")  # bytes: no str copy of the upload
     if root.get("version") not in ("10", "11"):
         raise ArtifactError(f"IR version {str(root.get('version'))[:8]!r} is not supported; expected 11 (or 10)",
                             "model")

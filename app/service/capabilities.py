@@ -13,8 +13,9 @@ from pydantic import ValidationError
 
 from app.engines import config as engine_config, extras as engines
 from app.dialects.kit import runtime_support
-from app.dialects import openvino, registry
+from app.dialects import registry
 from app.dialects.kit.base import Dialect
+from app.dialects.openvino.notes import BF16_NOTES
 from app.core.errors import ClipBridgeError
 from app.core.findings import CODE_DOCS
 from app.core.meaning import EngineNote
@@ -33,14 +34,14 @@ def host() -> dict[str, Any]:
     facts = engine_config.host_facts()
     here = facts["openvino_bf16_variant"]
     notes: dict[EngineNote, list[str]] = {}
-    for variant, attached in openvino.BF16_NOTES.items():
+    for variant, attached in BF16_NOTES.items():
         for n in attached:
             notes.setdefault(n, [])
             if variant != engine_config.BF16_UNKNOWN:
                 notes[n].append(variant)
     return {**facts, "host_dependent_notes": [
         {"engine": n.engine, "text": n.text, "variants": variants,
-         "applies_here": n in openvino.BF16_NOTES[here]} for n, variants in notes.items()]}
+         "applies_here": n in BF16_NOTES[here]} for n, variants in notes.items()]}
 
 
 @lru_cache(maxsize=4)  # keyed on the registry's contents (dialects hash by identity)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.dialects import openvino
+from app.dialects.openvino import emit as openvino_emit
 from app.server.observability import finding_codes
 
 ALL = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
@@ -37,7 +37,7 @@ def test_artifacts_are_not_built_when_left_out(client, monkeypatch: pytest.Monke
     def boom(*_a: object, **_k: object) -> None:
         raise AssertionError("build_ir ran for a response without artifacts")
 
-    monkeypatch.setattr(openvino, "build_ir", boom)
+    monkeypatch.setattr(openvino_emit, "build_ir", boom)
     r = client.post("/v1/translate", json={"source": {**SOURCE, "max": 6.75}, "targets": ["openvino"],
                                            "include": []})
     assert r.status_code == 200, r.text

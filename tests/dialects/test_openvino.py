@@ -9,9 +9,12 @@ import struct
 import numpy as np
 import pytest
 
-from app.dialects import openvino as ov
 from app.dialects.kit.common import Mode
-from app.core.dtypes import BY_OPENVINO, FLOAT16, FLOAT32, INT8, INT64, UINT8
+from app.dialects.openvino.dtypes import BY_ELEMENT_TYPE, FROM_PRECISION, PRECISION, by_element_type, element_type_name
+from app.dialects.openvino.emit import emit
+from app.dialects.openvino.ir import ir_double, parse_ir
+from app.dialects.openvino.meaning import LATEST_OPSET, normalize, resolve
+from app.core.dtypes import ALL, FLOAT16, FLOAT32, INT8, INT64, UINT8
 from app.core.errors import ArtifactError, RejectedSpec, SpecError
 from app.core.findings import Code, Severity
 from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate
@@ -34,28 +37,34 @@ def same(a, b) -> bool:
 
 # --- resolve: element types and versions -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("et", [pytest.param(et, id=et) for et in BY_OPENVINO])
+@pytest.mark.parametrize("dt", [pytest.param(d, id=d.name) for d in ALL])
+def test_element_type_names_round_trip(dt):
+    assert by_element_type(element_type_name(dt)) is dt and BY_ELEMENT_TYPE[element_type_name(dt)] is dt
+    assert FROM_PRECISION[PRECISION[element_type_name(dt)]] == element_type_name(dt)
+
+
+@pytest.mark.parametrize("et", [pytest.param(et, id=et) for et in BY_ELEMENT_TYPE])
 def test_every_numeric_type_is_accepted(et):
-    m = ov.resolve(spec(et, 0, 1))
-    assert m.dtype is BY_OPENVINO[et] and m.version == "Clamp-1" and m.state is State.DEFINED
+    m = resolve(spec(et, 0, 1))
+    assert m.dtype is BY_ELEMENT_TYPE[et] and m.version == "Clamp-1" and m.state is State.DEFINED
 
 
 @pytest.mark.parametrize("version", [pytest.param(v, id=v) for v in ("opset1", "opset13", "opset16", " OPSET5 ")])
 def test_every_opset_is_clamp1(version):
-    assert ov.resolve(spec("f32", 0, 1, version)).version == "Clamp-1"
+    assert resolve(spec("f32", 0, 1, version)).version == "Clamp-1"
 
 
 @pytest.mark.parametrize("version", [pytest.param(v, id=v) for v in ("opset0", "opset17", "opset", "v1", "1")])
 def test_unknown_version(version):
     with pytest.raises(SpecError) as exc:
-        ov.resolve(spec("f32", 0, 1, version))
+        resolve(spec("f32", 0, 1, version))
     assert exc.value.loc == "version"
 
 
 @pytest.mark.parametrize("et", [pytest.param(et, id=et) for et in ("f8", "boolean", "string", "FP32x")])
 def test_unknown_element_type(et):
     with pytest.raises(SpecError) as exc:
-        ov.resolve(spec(et, 0, 1))
+        resolve(spec(et, 0, 1))
     assert exc.value.loc == "element_type"
 
 
@@ -90,7 +99,7 @@ def test_unknown_element_type(et):
                  id="i64-extremes"),
 ])
 def test_bounds(et, mn, mx, lo, hi, flags):
-    m = ov.resolve(spec(et, mn, mx))
+    m = resolve(spec(et, mn, mx))
     assert m.state is State.DEFINED
     assert same(m.lo, lo), m.lower
     assert same(m.hi, hi), m.upper
@@ -106,7 +115,7 @@ def test_bounds(et, mn, mx, lo, hi, flags):
     pytest.param("u16", -3.5, -1.5, 0, id="u16-both-saturate-low"),
 ])
 def test_ceil_min_above_floor_max_gives_max_everywhere(et, mn, mx, every):
-    m = ov.resolve(spec(et, mn, mx))
+    m = resolve(spec(et, mn, mx))
     assert m.state is State.DEFINED and m.order is Order.MAX_WINS
     y = evaluate(m, m.dtype.all_values())
     assert np.all(y == every)
@@ -127,7 +136,7 @@ def test_ceil_min_above_floor_max_gives_max_everywhere(et, mn, mx, every):
     pytest.param("f32", "inf", "-inf", id="inf-crossed"),
 ])
 def test_rejected(et, mn, mx):
-    m = ov.resolve(spec(et, mn, mx))
+    m = resolve(spec(et, mn, mx))
     assert m.state is State.REJECTED
     assert m.reason == "Check 'm_min <= m_max' failed: Attribute 'min' must be less or equal than 'max'"
     assert m.describe().startswith("rejected: ")
@@ -141,7 +150,7 @@ def test_rejected(et, mn, mx):
 @pytest.mark.parametrize("et, v", [pytest.param("f32", 1.5, id="f32"), pytest.param("i8", 3, id="i8"),
                                    pytest.param("f32", "inf", id="inf-inf")])
 def test_min_equal_max_is_allowed(et, v):
-    m = ov.resolve(spec(et, v, v))
+    m = resolve(spec(et, v, v))
     assert m.state is State.DEFINED and m.lo == m.hi
 
 
@@ -152,23 +161,23 @@ def test_min_equal_max_is_allowed(et, v):
 ])
 def test_huge_integer_attribute(et, mn, mx, expected):
     """Clamp attributes are doubles: a huge integer is the nearest double (inf beyond the range), then the rule."""
-    m = ov.resolve(spec(et, mn, mx))
+    m = resolve(spec(et, mn, mx))
     assert m.hi == expected
 
 
 def test_nan_and_engine_notes():
-    f = ov.resolve(spec("f32", 0, 6))
+    f = resolve(spec("f32", 0, 6))
     assert f.nan_input is NanInput.PROPAGATE and f.nan_bound is NanBound.REJECTED
     assert np.isnan(evaluate(f, FLOAT32.array([math.nan]))).all()
     assert any("NaN input is clamped to min" in n.text for n in f.engine_notes)
-    i64 = ov.resolve(spec("i64", 0, 6))
+    i64 = resolve(spec("i64", 0, 6))
     assert any("32-bit" in n.text for n in i64.engine_notes)
-    i8 = ov.resolve(spec("i8", 0, 6)).engine_notes
+    i8 = resolve(spec("i8", 0, 6)).engine_notes
     assert not any("NaN input" in n.text or "32-bit" in n.text for n in i8)
 
 
 def test_normalize():
-    n = ov.normalize(spec(" I8 ", 0, 6, " OpSet3 "))
+    n = normalize(spec(" I8 ", 0, 6, " OpSet3 "))
     assert n["element_type"] == "i8" and n["version"] == "opset3"
 
 
@@ -207,11 +216,11 @@ TGT = OpenVinoTarget(dialect="openvino")
                  id="literal-out-of-range-saturates-in-target"),
 ])
 def test_emit(src, mode, exp_min, exp_max, exp_codes):
-    e = ov.emit(src, TGT, mode, None)
+    e = emit(src, TGT, mode, None)
     assert not e.unsupported
     assert same(wire(e, "min"), exp_min) and same(wire(e, "max"), exp_max), e.spec
     assert [(f.code, f.severity) for f in e.notes] == exp_codes
-    assert e.spec["version"] == f"opset{ov.LATEST_OPSET}"
+    assert e.spec["version"] == f"opset{LATEST_OPSET}"
 
 
 @pytest.mark.parametrize("src, mode, code", [
@@ -222,13 +231,13 @@ def test_emit(src, mode, exp_min, exp_max, exp_codes):
                  Code.SCALE_BIAS, id="int8-scale-bias"),
 ])
 def test_emit_unsupported(src, mode, code):
-    e = ov.emit(src, TGT, mode, None)
+    e = emit(src, TGT, mode, None)
     assert e.unsupported
     assert e.notes[-1].code is code and e.notes[-1].severity is Severity.ERROR
 
 
 def test_emit_named_version():
-    e = ov.emit(meaning(INT8, 0, 1), OpenVinoTarget(dialect="openvino", version="opset3"), Mode.PRESERVE, None)
+    e = emit(meaning(INT8, 0, 1), OpenVinoTarget(dialect="openvino", version="opset3"), Mode.PRESERVE, None)
     assert e.spec["version"] == "opset3"
 
 
@@ -245,14 +254,14 @@ def test_emit_named_version():
     pytest.param(meaning(FLOAT32, 0.0, 6.0, scale_bias=ScaleBias(0.5, 1.25)), [4], id="f32-scale-bias"),
 ])
 def test_ir_parses_back_to_the_same_spec(src, shape):
-    e = ov.emit(src, TGT, Mode.PRESERVE, shape)
+    e = emit(src, TGT, Mode.PRESERVE, shape)
     xml = e.artifacts["ir_xml"]
-    back = ov.parse_ir(xml, None).spec
+    back = parse_ir(xml, None).spec
     assert back.element_type == e.spec["element_type"]
     assert same(float(back.min), float(wire(e, "min"))) and same(float(back.max), float(wire(e, "max")))
     assert back.shape == shape
     assert back.version == "opset1"
-    r = ov.resolve(back)
+    r = resolve(back)
     assert same(r.lo, e.meaning.lo) and same(r.hi, e.meaning.hi)
     if src.scale_bias is not None:
         w = base64.b64decode(e.artifacts["ir_bin"])
@@ -263,15 +272,15 @@ def test_ir_parses_back_to_the_same_spec(src, shape):
 
 
 def test_ir_attribute_text():
-    e = ov.emit(meaning(FLOAT32, float(np.float32(0.1)), math.inf), TGT, Mode.PRESERVE, [4])
+    e = emit(meaning(FLOAT32, float(np.float32(0.1)), math.inf), TGT, Mode.PRESERVE, [4])
     assert '<data min="0.10000000149011612" max="inf" />' in e.artifacts["ir_xml"]
-    assert ov.ir_double(-math.inf) == "-inf" and ov.ir_double(math.nan) == "nan"
-    assert ov.ir_double(1 / 3) == "%.17g" % (1 / 3) and float(ov.ir_double(1 / 3)) == 1 / 3
+    assert ir_double(-math.inf) == "-inf" and ir_double(math.nan) == "nan"
+    assert ir_double(1 / 3) == "%.17g" % (1 / 3) and float(ir_double(1 / 3)) == 1 / 3
 
 
 def test_ir_loads_in_openvino():
     ovrt = pytest.importorskip("openvino")
-    e = ov.emit(meaning(FLOAT32, -1.0, 6.0), TGT, Mode.PRESERVE, [4])
+    e = emit(meaning(FLOAT32, -1.0, 6.0), TGT, Mode.PRESERVE, [4])
     model = ovrt.Core().read_model(e.artifacts["ir_xml"].encode(), b"")
     assert any(op.get_type_name() == "Clamp" for op in model.get_ops())
 
@@ -312,7 +321,7 @@ def ir(*clamps, version="11") -> str:
     pytest.param(ir({}, version="10"), None, "f16", 0.0, 6.0, [2, None], id="ir-v10"),
 ])
 def test_parse_ir(xml, layer, et, mn, mx, shape):
-    p = ov.parse_ir(xml, layer)
+    p = parse_ir(xml, layer)
     assert (p.spec.element_type, p.spec.min, p.spec.max, p.spec.shape) == (et, mn, mx, shape)
 
 
@@ -362,7 +371,7 @@ PARAM_ENTITY = """<?xml version="1.0"?>
 ])
 def test_parse_ir_artifact_errors(xml, fragment):
     with pytest.raises(ArtifactError) as exc:
-        ov.parse_ir(xml, None)
+        parse_ir(xml, None)
     assert fragment in exc.value.message
     assert exc.value.loc == "ir_xml"
 
@@ -374,10 +383,10 @@ def test_parse_ir_artifact_errors(xml, fragment):
 ])
 def test_parse_ir_layer_errors(layer, fragment):
     with pytest.raises(SpecError) as exc:
-        ov.parse_ir(ir({"name": "a"}, {"name": "b"}), layer)
+        parse_ir(ir({"name": "a"}, {"name": "b"}), layer)
     assert fragment in exc.value.message and exc.value.loc == "layer"
 
 
 def test_parse_ir_of_rejected_clamp_resolves_rejected():
-    m = ov.resolve(ov.parse_ir(ir({"mn": "7", "mx": "6"}), None))
+    m = resolve(parse_ir(ir({"mn": "7", "mx": "6"}), None))
     assert m.state is State.REJECTED

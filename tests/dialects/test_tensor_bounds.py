@@ -47,7 +47,7 @@ def _run(target, r, x):
     sem = type("Sem", (), {"meaning": t.meaning, "spec": t.target, "dialect": target})()
     if target == "openvino":
         pytest.importorskip("openvino")
-        from app.dialects.openvino_port import run_openvino
+        from app.dialects.openvino.engine import run_openvino
         return run_openvino(sem, x)
     pytest.importorskip("onnxruntime")
     from app.dialects.onnx_port import run_onnxruntime
@@ -69,7 +69,7 @@ def test_max_min_artifacts_run_and_agree(source, target):
         assert same_outputs(got, want).all(), (x, got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="recorded engine deviation (openvino_minmax.NOTE_NAN_OPENVINO): the CPU "
+@pytest.mark.xfail(strict=True, reason="recorded engine deviation (openvino.minmax.NOTE_NAN_OPENVINO): the CPU "
                                        "plugin turns a NaN input into the lower bound")
 def test_openvino_max_min_propagates_nan_input():
     r = translate(spec("f32", [0, 1, 2], [1, 2, 3], [3]), ["openvino"])
@@ -78,7 +78,7 @@ def test_openvino_max_min_propagates_nan_input():
     assert np.isnan(_run("openvino", r, x)).all()
 
 
-@pytest.mark.xfail(strict=True, reason="recorded engine deviation (openvino_minmax.NOTE_NAN_OPENVINO): a NaN min "
+@pytest.mark.xfail(strict=True, reason="recorded engine deviation (openvino.minmax.NOTE_NAN_OPENVINO): a NaN min "
                                        "element gives the max")
 def test_openvino_max_min_propagates_nan_bound_element():
     r = translate(spec("f32", [0, "nan", 2], [1, 2, 3], [3]), ["openvino"])

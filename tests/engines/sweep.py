@@ -30,7 +30,8 @@ import numpy as np
 from app.engines import config as engine_config
 from app.dialects.kit import runtime_support
 from app.dialects import onnx as d_onnx
-from app.dialects import openvino as d_ov
+from app.dialects.openvino import ir as ov_ir, meaning as d_ov
+from app.dialects.openvino.dtypes import element_type_name as ov_element_type
 from app.core.drift import critical_points
 from app.core.dtypes import ALL, DType
 from app.core.meaning import Meaning, State, evaluate, same_outputs
@@ -74,7 +75,7 @@ def run_onnx(spec: OnnxSpec, x: np.ndarray | None) -> np.ndarray | None:
 def run_openvino(spec: OpenVinoSpec, x: np.ndarray | None) -> np.ndarray | None:
     """Compile the emitted IR on the CPU plugin (raises what the engine raises); run it on x when given."""
     import openvino as ov
-    xml, weights = d_ov.build_ir(spec)
+    xml, weights = ov_ir.build_ir(spec)
     compiled = _ov_compiled(xml, weights)
     if x is None:
         return None
@@ -136,8 +137,8 @@ def support_artifacts(full: bool = False) -> Iterator[Artifact]:
     for dt in ALL:
         lo, hi = _small_bounds(dt)
         for shape in (None, [4]):
-            spec = OpenVinoSpec(dialect="openvino", version=f"opset{d_ov.LATEST_OPSET}", element_type=dt.openvino,
-                                min=lo, max=hi, shape=shape)
+            spec = OpenVinoSpec(dialect="openvino", version=f"opset{d_ov.LATEST_OPSET}",
+                                element_type=ov_element_type(dt), min=lo, max=hi, shape=shape)
             yield Artifact("openvino", d_ov.CLAMP_VERSION, dt, "both", spec)
 
 
@@ -180,8 +181,8 @@ def value_artifacts(full: bool = False) -> Iterator[Artifact]:
                 yield Artifact("onnxruntime", schema.name, dt, cls, spec, opset, cls)
     for dt in ALL:
         for cls, (lo, hi) in NON_FINITE.items():
-            spec = OpenVinoSpec(dialect="openvino", version=f"opset{d_ov.LATEST_OPSET}", element_type=dt.openvino,
-                                min=lo, max=hi)
+            spec = OpenVinoSpec(dialect="openvino", version=f"opset{d_ov.LATEST_OPSET}",
+                                element_type=ov_element_type(dt), min=lo, max=hi)
             try:
                 if d_ov.resolve(spec).state is State.REJECTED:
                     continue
@@ -319,8 +320,8 @@ def miner_artifacts(full: bool = False) -> Iterator[tuple[Artifact, Meaning]]:
     for dt in ALL:
         for case, (lo, hi) in _bounds_cases(dt).items():
             for shape in (None, [1]):
-                spec = OpenVinoSpec(dialect="openvino", version=f"opset{d_ov.LATEST_OPSET}", element_type=dt.openvino,
-                                    min=lo, max=hi, shape=shape)
+                spec = OpenVinoSpec(dialect="openvino", version=f"opset{d_ov.LATEST_OPSET}",
+                                    element_type=ov_element_type(dt), min=lo, max=hi, shape=shape)
                 m = d_ov.resolve(spec)
                 if m.state is State.REJECTED:
                     continue

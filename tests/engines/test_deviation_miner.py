@@ -25,7 +25,7 @@ pytest.importorskip("openvino")
 from app.engines import config as engine_config
 from app.core import exact  # noqa: E402
 from app.dialects import onnx as d_onnx  # noqa: E402
-from app.dialects import openvino as d_ov  # noqa: E402
+from app.dialects.openvino import meaning as ov_meaning, notes as d_ov  # noqa: E402
 from app.core.dtypes import FLOAT32, DType  # noqa: E402
 from app.core.meaning import EngineNote, Meaning, evaluate, same_outputs  # noqa: E402
 from app.service.specs import OnnxSpec, OpenVinoSpec  # noqa: E402
@@ -288,7 +288,7 @@ def _on_host(hosts: frozenset | None) -> bool:
 
 
 def _resolve(spec: OnnxSpec | OpenVinoSpec) -> Meaning:
-    return d_onnx.resolve(spec) if isinstance(spec, OnnxSpec) else d_ov.resolve(spec)
+    return d_onnx.resolve(spec) if isinstance(spec, OnnxSpec) else ov_meaning.resolve(spec)
 
 
 def _case(spec: OnnxSpec | OpenVinoSpec, inputs: list) -> tuple[Meaning, sweep.Artifact, np.ndarray, np.ndarray,

@@ -9,7 +9,7 @@ pytest.importorskip("openvino")
 
 from app.dialects.kit import runtime_support  # noqa: E402
 from app.dialects import onnx as d_onnx  # noqa: E402
-from app.dialects import openvino as d_ov  # noqa: E402
+from app.dialects.openvino import meaning as d_ov  # noqa: E402
 from app.dialects.kit.common import Mode  # noqa: E402
 from app.service.specs import OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget  # noqa: E402
 from app.service.translate import translate  # noqa: E402

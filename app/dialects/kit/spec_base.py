@@ -1,5 +1,5 @@
 """The pydantic pieces every dialect's wire spec is built from (numbers, shapes, the strict base model) and the
-spec models of ONNX, OpenVINO and DirectML.
+spec models of ONNX and DirectML (OpenVINO's are in app/dialects/openvino/spec.py).
 
 Dialect modules import from here, never from app/service/specs.py: app/service/specs.py builds the unions over the registry, and
 the registry imports the dialects. Anything in app/ may import this module; it imports only app.core.errors and
@@ -94,34 +94,6 @@ class OnnxSpec(_Strict):
         return self
 
 
-class OpenVinoSpec(_Strict):
-    """OpenVINO Clamp-1: compact (`element_type`, `min`, `max`) or IR v11 XML (`ir_xml`, `layer`)."""
-
-    dialect: Literal["openvino"]
-    version: Annotated[str, StringConstraints(max_length=16)] = "opset1"
-    element_type: Annotated[str, StringConstraints(max_length=16)] | None = None
-    shape: Shape | None = None
-    min: WireNumber | None = None
-    max: WireNumber | None = None
-    ir_xml: XmlText | None = None
-    layer: Annotated[str, StringConstraints(max_length=1024)] | Annotated[StrictInt, Field(ge=0)] | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> "OpenVinoSpec":
-        if self.ir_xml is not None:
-            extra = [k for k in ("element_type", "shape", "min", "max") if getattr(self, k) is not None]
-            if extra:
-                raise _field_rule(extra[0], "the IR form takes only 'ir_xml' and 'layer'; remove " + ", ".join(extra))
-        else:
-            missing = [k for k in ("element_type", "min", "max") if getattr(self, k) is None]
-            if missing:
-                raise _field_rule(missing[0], f"Clamp-1 requires {' and '.join(missing)} "
-                                               "(attributes with no default)")
-            if self.layer is not None:
-                raise _field_rule("layer", "'layer' goes with 'ir_xml'")
-        return self
-
-
 def _strip(prefix: str) -> AfterValidator:
     def strip(value: str) -> str:
         value = value.strip()
@@ -177,11 +149,6 @@ class DirectMLSpec(_Strict):
 class OnnxTarget(_Strict):
     dialect: Literal["onnx"]
     opset: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
-
-
-class OpenVinoTarget(_Strict):
-    dialect: Literal["openvino"]
-    version: Annotated[str, StringConstraints(max_length=16)] | None = None
 
 
 class DirectMLTarget(_Strict):

@@ -11,18 +11,20 @@ import base64
 
 import numpy as np
 
-from app.dialects import openvino
-from app.dialects.kit.common import Emitted, Mode
-from app.dialects.kit.spec_base import OpenVinoTarget
-from app.dialects.kit.tensor_bounds import bound_array, scalar_of, tensor_of
 from app.core.findings import Code, Finding, Notes, Severity
 from app.core.meaning import EngineNote, Meaning, NanBound, NanInput, Order
+from app.dialects.kit.common import Emitted, Mode
+from app.dialects.kit.tensor_bounds import bound_array, scalar_of, tensor_of
+from app.dialects.openvino.dtypes import PRECISION, element_type_name
+from app.dialects.openvino.meaning import LATEST_OPSET, version_openvino
+from app.dialects.openvino.notes import CPU
+from app.dialects.openvino.spec import NAME, OpenVinoTarget
 
 # Observed with openvino 2026.4 on the CPU plugin, which fuses the pair into a clamp (as for the scan's
 # Minimum/Maximum pairs): tests/dialects/test_tensor_bounds.py shows both as strict xfails.
-NOTE_NAN_OPENVINO = EngineNote(openvino.CPU, "A NaN input of the emitted Maximum/Minimum becomes the lower bound at "
-                                             "its position, and a NaN min element gives the max there, where "
-                                             "maximum/minimum propagate NaN (observed with openvino 2026.4)")
+NOTE_NAN_OPENVINO = EngineNote(CPU, "A NaN input of the emitted Maximum/Minimum becomes the lower bound at "
+                                    "its position, and a NaN min element gives the max there, where "
+                                    "maximum/minimum propagate NaN (observed with openvino 2026.4)")
 
 
 def _out_dims(shape: list, *bounds: tuple[int, ...]) -> list[int]:
@@ -39,8 +41,8 @@ def _out_dims(shape: list, *bounds: tuple[int, ...]) -> list[int]:
 
 def build_minmax_ir(m: Meaning, shape: list | None) -> tuple[str, bytes]:
     """IR v11 XML: Parameter -> Maximum/Minimum with Const bounds (m's order) -> Result, and the weights."""
-    et = m.out_dtype.openvino
-    prec = openvino.PRECISION[et]
+    et = element_type_name(m.out_dtype)
+    prec = PRECISION[et]
     lo = m.lower_tensor.array(m.out_dtype) if m.lower_tensor else (
         None if m.lower is None else np.asarray(m.out_dtype.array([m.lower.value])[0]))
     hi = m.upper_tensor.array(m.out_dtype) if m.upper_tensor else (
@@ -87,7 +89,7 @@ def build_minmax_ir(m: Meaning, shape: list | None) -> tuple[str, bytes]:
 
 def emit_minmax_openvino(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -> Emitted:
     """The per-element clip as Maximum-1/Minimum-1 layers with Const bounds (an IR), and what it computes."""
-    openvino.version_openvino(target.version or f"opset{openvino.LATEST_OPSET}")
+    version_openvino(target.version or f"opset{LATEST_OPSET}")
     dt = src.out_dtype
     if src.scale_bias is not None:
         return Emitted(None, None, [Finding(Code.TENSOR_BOUNDS, Severity.ERROR, "Per-element bounds with ScaleBias "
@@ -100,7 +102,7 @@ def emit_minmax_openvino(src: Meaning, target: OpenVinoTarget, mode: Mode, shape
     words = ("Maximum(x, min) then Minimum(., max): max wins" if order is Order.MAX_WINS else
              "Minimum(x, max) then Maximum(., min): min wins")
     meaning = Meaning(
-        "openvino", "Maximum-1/Minimum-1", dt, scalar_of(src, "min", lo), scalar_of(src, "max", hi), order=order,
+        NAME, "Maximum-1/Minimum-1", dt, scalar_of(src, "min", lo), scalar_of(src, "max", hi), order=order,
         nan_input=NanInput.PROPAGATE, nan_bound=NanBound.PROPAGATE,
         rules=(f"{words}; Const bounds of the element type broadcast to the input (numpy rules)",
                "NaN propagates from the input and from a bound (IEEE maximum/minimum)"),
@@ -113,5 +115,5 @@ def emit_minmax_openvino(src: Meaning, target: OpenVinoTarget, mode: Mode, shape
                                             f"the input's shape {shape}: {exc}")], unsupported=True)
     notes.add(Code.TENSOR_BOUNDS, Severity.INFO, f"OpenVINO Clamp-1 takes scalar attributes: the per-element clip is "
               f"written as {words}")
-    spec = {"dialect": "openvino", "ir_xml": xml}
+    spec = {"dialect": NAME, "ir_xml": xml}
     return Emitted(spec, meaning, notes.items, {"ir_xml": xml, "ir_bin": base64.b64encode(weights).decode()})
