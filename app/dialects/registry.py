@@ -6,14 +6,14 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import coreml, directml_port, onnx_port, openvino_port, pytorch, stablehlo, tensorrt, tflite, tosa, webnn_port
+from app.dialects import coreml, directml_port, onnx, openvino_port, pytorch, stablehlo, tensorrt, tflite, tosa, webnn_port
 from app.dialects.kit.base import Dialect
 from app.core.errors import UnsupportedTarget
 from app.core.suggest import one_of
 
 # Explicit on purpose (no scanning of modules): the order is the order of /v1/dialects, defaults and unions.
 DIALECTS: dict[str, Dialect] = {
-    "onnx": onnx_port.DIALECT,
+    "onnx": onnx.DIALECT,
     "openvino": openvino_port.DIALECT,
     "directml": directml_port.DIALECT,
     "stablehlo": stablehlo.DIALECT,
