@@ -11,19 +11,21 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from app.dialects.onnx import DIALECT, dtypes as onnx_dtypes
 from app.dialects.onnx.dtypes import BY_ONNX_NAME, onnx_name
 from app.dialects.onnx.emit import emit
 from app.dialects.onnx.meaning import normalize, resolve
 from app.dialects.onnx.model import ir_version_for, parse_model
 from app.dialects.onnx.versions import NEWEST_OPSET, schema_for_opset
 from app.dialects.kit.common import Mode
-from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
+from app.core.dtypes import ALL, BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
 from app.core.errors import ArtifactError, ClipBridgeError, SpecError
 from app.core.findings import Code, Severity
 from app.core.meaning import (Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate,
                          same_outputs)
 from app.core.numbers import parse_number
 from app.service.specs import OnnxSpec, OnnxTarget
+from app.lint.rules import RULES
 from app.service.translate import translate
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -571,3 +573,47 @@ def test_model_form_through_translate():
     assert r.source["elem_type"] == "FLOAT" and r.source["min"] == 0.0 and r.source["max"] == 6.0
     assert r.translations[0].status == "exact"
 
+
+
+# --- ONNX's type names and elem_type codes (app/dialects/onnx/dtypes.py) ----------------------------------------
+
+@pytest.mark.parametrize("dt", [pytest.param(d, id=d.name) for d in ALL])
+def test_onnx_names_and_elem_types_round_trip(dt):
+    """Every dtype has its TensorProto.DataType name, and the elem_type code of that name reads back as it."""
+    assert onnx_dtypes.by_onnx_name(onnx_name(dt)) is dt and BY_ONNX_NAME[onnx_name(dt)] is dt
+    assert TensorProto.DataType.Name(onnx_dtypes.elem_type(dt)) == onnx_name(dt)
+    assert onnx_dtypes.from_elem_type(onnx_dtypes.elem_type(dt)) is dt
+    assert helper.tensor_dtype_to_np_dtype(onnx_dtypes.elem_type(dt)) == dt.np_dtype
+
+
+@pytest.mark.parametrize("code", [pytest.param(8, id="STRING"), pytest.param(9, id="BOOL"),
+                                  pytest.param(14, id="COMPLEX64"), pytest.param(999, id="unknown-code")])
+def test_from_elem_type_rejects_non_numeric(code):
+    with pytest.raises(SpecError) as exc:
+        onnx_dtypes.from_elem_type(code, "model")
+    assert exc.value.loc == "model"
+
+
+def test_onnx_names_keep_the_order_of_the_dtype_table():
+    """Unknown elem_type errors list the names in this order."""
+    assert list(BY_ONNX_NAME) == ["FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "INT16", "INT32", "INT64",
+                                  "UINT8", "UINT16", "UINT32", "UINT64"]
+    assert onnx_dtypes.by_onnx_name("STRING") is None
+
+
+# --- the catalogue: examples and rule texts (app/dialects/onnx/catalogue.py) ------------------------------------
+
+def test_examples_are_the_inspector_s_with_the_starting_spec_first():
+    """The specs of app/static/examples.js (TEMPLATES.onnx first, as "start"); each resolves."""
+    assert list(DIALECT.examples) == ["start", "relu6-f16", "min-gt-max", "int64-big", "clip6-defaults"]
+    assert DIALECT.examples["start"] == {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
+    for ex in DIALECT.examples.values():
+        assert DIALECT.resolve(OnnxSpec.model_validate(ex)).meaning.state is State.DEFINED
+
+
+def test_rule_texts_cover_every_code_and_the_unresolved_clip():
+    """ONNX's catalogue rows (once the `builtin` table of app/lint/rules.py): one per finding code, plus the
+    scan's unresolved-clip, each citing its source."""
+    assert set(DIALECT.rule_texts) == {c.value for c in Code} | {"unresolved-clip"}
+    assert all(rule and src for rule, src in DIALECT.rule_texts.values())
+    assert RULES["unresolved-clip"].dialects["onnx"] == DIALECT.rule_texts["unresolved-clip"]
