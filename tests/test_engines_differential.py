@@ -2,7 +2,7 @@
 
 For every named case a source spec is translated (app.service.translate.translate) and
 
-* the source artifact runs on its own engine (ONNX: onnxruntime on dialects.onnx.build_model; OpenVINO:
+* the source artifact runs on its own engine (ONNX: onnxruntime on dialects.onnx.model.build_model; OpenVINO:
   Core().read_model(xml, weights) + compile_model(..., "CPU")); DirectML has no engine here;
 * every emitted target artifact (onnx_model / ir_xml + ir_bin) runs on its engine;
 * the probe is app.core.drift.critical_points(dtype, [all meanings of the case]) (NaN included for floats).
@@ -43,7 +43,10 @@ ov = pytest.importorskip("openvino")
 import ml_dtypes  # noqa: E402
 import onnx  # noqa: E402
 
-from app.dialects import onnx as d_onnx  # noqa: E402
+from app.dialects.onnx.dtypes import onnx_name  # noqa: E402
+from app.dialects.onnx.meaning import resolve  # noqa: E402
+from app.dialects.onnx.model import build_model  # noqa: E402
+from app.dialects.onnx.versions import schema_for_opset  # noqa: E402
 from app.dialects.openvino import ir as ov_ir, meaning as d_ov, notes as ov_notes  # noqa: E402
 from app.dialects.openvino.dtypes import element_type_name as ov_element_type  # noqa: E402
 from app.dialects.kit.common import Mode, same_value  # noqa: E402
@@ -51,7 +54,7 @@ from app.core.drift import critical_points  # noqa: E402
 from app.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
                         DType)
 from app.core.errors import ClipBridgeError, RejectedSpec  # noqa: E402
-from app.core.meaning import Meaning, NanBound, State, evaluate, same_outputs  # noqa: E402
+from app.core.meaning import Meaning, NanBound, ScaleBias, State, evaluate, same_outputs  # noqa: E402
 from app.service.specs import DirectMLSpec, OnnxSpec, OnnxTarget, OpenVinoSpec  # noqa: E402
 from app.service.translate import translate  # noqa: E402
 from tests import oracle  # noqa: E402
@@ -163,7 +166,7 @@ OV_VERSION = ov.__version__.split("-")[0]
 
 def ort_cannot_load(opset: int, dt: DType) -> str | None:
     """Why the installed onnxruntime cannot build this Clip (the artifacts check asserts that it really fails)."""
-    since = d_onnx.schema_for_opset(opset).since
+    since = schema_for_opset(opset).since
     if since == 1:
         return f"{ORT} has no Clip-1 kernel (NOT_IMPLEMENTED)"
     if since in (6, 11) and dt is FLOAT64:
@@ -187,7 +190,7 @@ def ov_onnx_cannot_load(m: Meaning) -> str | None:
 
 def ort_refuses(spec: OnnxSpec) -> str | None:
     """Value-dependent refusals at session creation (not modelled by clipbridge)."""
-    if d_onnx.schema_for_opset(spec.opset).since == 6:
+    if schema_for_opset(spec.opset).since == 6:
         lo = -FLT_MAX if spec.min is None else float(np.float32(spec.min))
         hi = FLT_MAX if spec.max is None else float(np.float32(spec.max))
         if not lo <= hi:
@@ -350,7 +353,7 @@ class Case:
 
 
 def onnx_spec(dt: str, lo, hi, opset: int = 13) -> OnnxSpec:
-    return OnnxSpec(dialect="onnx", opset=opset, elem_type=BY_NAME[dt].onnx, min=lo, max=hi)
+    return OnnxSpec(dialect="onnx", opset=opset, elem_type=onnx_name(BY_NAME[dt]), min=lo, max=hi)
 
 
 def ov_spec(dt: str, lo, hi, shape=None) -> OpenVinoSpec:
@@ -606,7 +609,7 @@ def evaluated(case_id: str) -> Evaluated:
         return ev
     src_m = ev.result.meaning
     if isinstance(case.spec, OnnxSpec):
-        ev.source = _onnx_side(case.spec, src_m, d_onnx.build_model(case.spec))
+        ev.source = _onnx_side(case.spec, src_m, build_model(case.spec))
     elif isinstance(case.spec, OpenVinoSpec):
         xml, w = ov_ir.build_ir(case.spec)
         ev.source = Side("openvino", src_m, xml=xml, weights=w)
@@ -979,7 +982,7 @@ def test_undocumented_engine_deviation(spec, target, values, patterns) -> None:
             xml, w = ov_ir.build_ir(spec)
             side = Side("openvino", m, xml=xml, weights=w)
         else:
-            side = Side("onnxruntime", m, model_bytes=d_onnx.build_model(spec).SerializeToString())
+            side = Side("onnxruntime", m, model_bytes=build_model(spec).SerializeToString())
     else:
         m, side = _translated(spec, target)
     x = m.dtype.array(values)
@@ -997,9 +1000,9 @@ def test_undocumented_engine_deviation(spec, target, values, patterns) -> None:
 def test_undocumented_engine_deviation_onnxruntime_clip6_refuses() -> None:
     """onnxruntime refuses a Clip-6 with min > max at session creation; clipbridge says onnxruntime computes max."""
     spec = onnx_spec("float32", 5.0, 1.0, opset=6)
-    m = d_onnx.resolve(spec)
+    m = resolve(spec)
     with pytest.raises(Exception, match=r"min_ <= max_"):
-        ort_session(d_onnx.build_model(spec).SerializeToString())
+        ort_session(build_model(spec).SerializeToString())
     assert _documented(m, "onnxruntime", r"refus|reject|min_ <= max_"), (
         f"clipbridge's Clip-6 meaning says {list(m.rules)} and notes {[n.text for n in m.engine_notes]}, but "
         "onnxruntime refuses to load it")
@@ -1026,8 +1029,8 @@ def test_regression_huge_integer_bound(spec) -> None:
 def test_regression_integer_bound_just_above_2_pow_1023() -> None:
     """2^1023 + 1 is a finite double (8.98846567431158e+307); clipbridge reads it as inf (cut-off 2^1023)."""
     spec = onnx_spec("float64", 2**1023 + 1, None)
-    m = d_onnx.resolve(spec)
-    y = run_ort(d_onnx.build_model(spec).SerializeToString(), np.array([0.0]))
+    m = resolve(spec)
+    y = run_ort(build_model(spec).SerializeToString(), np.array([0.0]))
     assert y[0] == float(2**1023 + 1)  # the engine holds the finite double
     assert m.lo == float(2**1023 + 1), f"clipbridge's lower bound is {m.lo}"
 
@@ -1040,9 +1043,8 @@ def test_regression_integer_scale_bias_is_not_translated() -> None:
         assert t.status == "unsupported", t
         assert any(f.code.value == "scale-bias" and f.severity.value == "error" for f in t.findings)
     # the reason is real: the emitted Cast wraps where the reading saturates
-    from app.dialects.onnx import build_model
     model = build_model(OnnxSpec(dialect="onnx", opset=13, elem_type="INT8", shape=[1], min=-100, max=100),
-                        d_onnx.ScaleBias(3.7, 0.5))
+                        ScaleBias(3.7, 0.5))
     assert int(run_ort(model.SerializeToString(), np.array([-128], np.int8))[0]) == 39
 
 

@@ -216,11 +216,12 @@ def test_round_table(dt, x, want):
 
 def test_issue13_onnx_clip1_int_bound_rounds_once_to_float32():
     """-1152921573326323713 as a Clip-1 FLOAT attribute: the float32 nearest it, not the one of its double."""
-    from app.dialects import onnx as D
+    from app.dialects.onnx.meaning import resolve
+    from app.dialects.onnx.model import build_model
     from app.service.specs import OnnxSpec
-    m = D.resolve(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
+    m = resolve(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
     assert m.lo == -1.1529216420458004e18
-    model = D.build_model(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
+    model = build_model(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
     assert next(a.f for a in model.graph.node[-1].attribute if a.name == "min") == np.float32(-1.1529216420458004e18)
 
 
@@ -238,9 +239,9 @@ def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
 
 
 def test_issue13_bfloat16_bound_below_the_overflow_midpoint_is_max_not_inf():
-    from app.dialects import onnx as D
+    from app.dialects.onnx.meaning import resolve
     from app.service.specs import OnnxSpec
-    m = D.resolve(OnnxSpec(dialect="onnx", opset=13, elem_type="BFLOAT16", min=0, max=3.3961775292304597e38))
+    m = resolve(OnnxSpec(dialect="onnx", opset=13, elem_type="BFLOAT16", min=0, max=3.3961775292304597e38))
     assert m.hi == BF16_MAX and not m.upper.overflow
 
 

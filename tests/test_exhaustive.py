@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.dialects.kit.common import Mode
+from app.dialects.onnx.dtypes import onnx_name
 from app.core.dtypes import BFLOAT16, BY_NAME, FLOAT16, INT8, INT16, UINT8, UINT16, DType
 from app.core.errors import RejectedSpec, SpecError
 from app.core.meaning import READING_2022, READING_CURRENT, Meaning, State, evaluate
@@ -86,7 +87,7 @@ SHAPE = [2, 3]
 def make_source(family: str, dt: DType, lo, hi):
     """A source spec of `family` with bounds lo/hi; None when that family cannot express the pair."""
     if family.startswith("onnx"):
-        return OnnxSpec(dialect="onnx", opset=int(family[4:]), elem_type=dt.onnx, shape=SHAPE, min=lo, max=hi)
+        return OnnxSpec(dialect="onnx", opset=int(family[4:]), elem_type=onnx_name(dt), shape=SHAPE, min=lo, max=hi)
     if lo is None or hi is None:
         return None
     if family == "openvino":

@@ -209,23 +209,13 @@ def test_bfloat16_max_is_the_documented_value():
 @pytest.mark.parametrize("dt", [pytest.param(d, id=d.name) for d in D.ALL])
 def test_dialect_names_and_lookups(dt):
     assert D.BY_NAME[dt.name] is dt
-    assert D.BY_ONNX[dt.onnx] is dt
     if dt.directml:
         assert D.BY_DIRECTML[dt.directml] is dt
-    assert D.from_onnx_elem_type(D.onnx_elem_type(dt)) is dt
     assert dt.itemsize * 8 == dt.bits == np.dtype(dt.np_dtype).itemsize * 8
 
 
 def test_bfloat16_has_no_directml_name():
     assert D.BFLOAT16.directml is None
-
-
-@pytest.mark.parametrize("code", [pytest.param(8, id="STRING"), pytest.param(9, id="BOOL"),
-                                  pytest.param(14, id="COMPLEX64"), pytest.param(999, id="unknown-code")])
-def test_from_onnx_elem_type_rejects_non_numeric(code):
-    with pytest.raises(SpecError) as exc:
-        D.from_onnx_elem_type(code, "model")
-    assert exc.value.loc == "model"
 
 
 def test_by_name_rejects_unknown():

@@ -18,8 +18,10 @@ import numpy as np
 import onnx
 import pytest
 
-from app.dialects import onnx as d_onnx
-from app.core.dtypes import BY_ONNX
+from app.dialects.onnx.dtypes import BY_ONNX_NAME
+from app.dialects.onnx.meaning import resolve
+from app.dialects.onnx.model import parse_model
+from app.dialects.onnx.versions import CLIP_VERSIONS
 from app.core.errors import ArtifactError
 from app.core.meaning import evaluate, same_outputs
 from app.service.specs import OnnxSpec
@@ -52,7 +54,7 @@ def _b64(model: onnx.ModelProto) -> str:
 def _spec_and_input(case, model: onnx.ModelProto | None = None) -> tuple[OnnxSpec, np.ndarray, np.ndarray]:
     """Parse the (Clip) model with clipbridge; its dynamic bounds get the case's input values."""
     model = model if model is not None else case.model
-    parsed = d_onnx.parse_model(_b64(model), None)
+    parsed = parse_model(_b64(model), None)
     clip = next(n for n in model.graph.node if n.op_type == "Clip")
     inputs, outputs = case.data_sets[0]
     by_name = {vi.name: arr for vi, arr in zip(model.graph.input, inputs)}
@@ -62,7 +64,7 @@ def _spec_and_input(case, model: onnx.ModelProto | None = None) -> tuple[OnnxSpe
         bounds[side] = None
         if name:
             assert side in parsed.dynamic, f"{side} is a graph input, so clipbridge must call it dynamic"
-            bounds[side] = BY_ONNX[parsed.spec.elem_type].to_python(by_name[name].reshape(())[()])
+            bounds[side] = BY_ONNX_NAME[parsed.spec.elem_type].to_python(by_name[name].reshape(())[()])
     assert set(parsed.dynamic) == {s for s, v in bounds.items() if v is not None}
     assert parsed.spec.opset == model.opset_import[0].version
     spec = OnnxSpec(dialect="onnx", opset=parsed.spec.opset, elem_type=parsed.spec.elem_type,
@@ -75,7 +77,7 @@ def _spec_and_input(case, model: onnx.ModelProto | None = None) -> tuple[OnnxSpe
 def test_clip_backend_case(name: str) -> None:
     case = clip_cases()[name]
     spec, x, expected = _spec_and_input(case)
-    meaning = d_onnx.resolve(spec)
+    meaning = resolve(spec)
     assert meaning.dtype.np_dtype == x.dtype
     got = evaluate(meaning, x)
     assert got.dtype == expected.dtype and got.shape == expected.shape
@@ -90,15 +92,15 @@ def test_clip_backend_case_expanded(name: str) -> None:
     case = clip_cases()[name]
     assert not any(n.op_type == "Clip" for n in case.model.graph.node)
     with pytest.raises(ArtifactError, match="no Clip node"):
-        d_onnx.parse_model(_b64(case.model), None)
+        parse_model(_b64(case.model), None)
     base = clip_cases()[name[: -len("_expanded")]]
     assert [i.name for i in case.model.graph.input] == [i.name for i in base.model.graph.input]
     spec, x, expected = _spec_and_input(case, base.model)  # the expanded case's data, the Clip model's node
-    got = evaluate(d_onnx.resolve(spec), x)
+    got = evaluate(resolve(spec), x)
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
 
 
 def test_registered_clip_versions_match_onnx_schemas() -> None:
     shipped = {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == "Clip"}
-    assert {s.since for s in d_onnx.CLIP_VERSIONS} == shipped
+    assert {s.since for s in CLIP_VERSIONS} == shipped

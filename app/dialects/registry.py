@@ -6,14 +6,14 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import coreml, directml_port, onnx_port, openvino, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
+from app.dialects import coreml, directml_port, onnx, openvino, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
 from app.dialects.kit.base import Dialect
 from app.core.errors import UnsupportedTarget
 from app.core.suggest import one_of
 
 # Explicit on purpose (no scanning of modules): the order is the order of /v1/dialects, defaults and unions.
 DIALECTS: dict[str, Dialect] = {
-    "onnx": onnx_port.DIALECT,
+    "onnx": onnx.DIALECT,
     "openvino": openvino.DIALECT,
     "directml": directml_port.DIALECT,
     "stablehlo": stablehlo.DIALECT,

@@ -10,9 +10,12 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from app.dialects import onnx as onnx_dialect
-from app.dialects.onnx_tensor import constant_attribute, readable, tensor_values, type_name
-from app.core.dtypes import DType, from_onnx_elem_type
+from app.core.dtypes import DType
+from app.dialects.onnx.dtypes import from_elem_type, onnx_name
+from app.dialects.onnx.meaning import normalize, resolve
+from app.dialects.onnx.model import Parsed
+from app.dialects.onnx.tensor import constant_attribute, readable, tensor_values, type_name
+from app.dialects.onnx.versions import schema_for_opset
 from app.core.errors import ClipBridgeError
 from app.core.findings import Code, Finding, Severity
 from app.engines.native import infer_shapes
@@ -79,7 +82,7 @@ class OnnxScan:
             if name in s.types:
                 elem, shape = s.types[name]
                 try:
-                    return from_onnx_elem_type(elem, "model"), shape
+                    return from_elem_type(elem, "model"), shape
                 except ClipBridgeError:
                     return None, shape
             s = s.parent
@@ -221,14 +224,14 @@ class OnnxScan:
                      if len(c) > pos and c[pos] is not None}
             if len(found) == 1:
                 try:
-                    dt = from_onnx_elem_type(found.pop(), "model")
+                    dt = from_elem_type(found.pop(), "model")
                 except ClipBridgeError:
                     dt = None
         if dt is None:
             typed = {b.value.dtype for b in bounds if b.value is not None}
             if len(typed) == 1:
                 try:
-                    dt = from_onnx_elem_type(helper.np_dtype_to_tensor_dtype(typed.pop()), "model")
+                    dt = from_elem_type(helper.np_dtype_to_tensor_dtype(typed.pop()), "model")
                 except (ClipBridgeError, KeyError, TypeError):
                     dt = None
         return dt, shape
@@ -243,7 +246,7 @@ class OnnxScan:
                 site.pattern = "Clip"
                 raise ClipBridgeError("the model (or function) imports no ai.onnx opset, so this Clip is not "
                                       "the standard operator")
-            schema = onnx_dialect.schema_for_opset(opset)
+            schema = schema_for_opset(opset)
         except ClipBridgeError as exc:
             site.error = exc.message
             return site
@@ -280,10 +283,10 @@ class OnnxScan:
                                                   "takes a scalar")
                         else:
                             bounds[side] = bound_value(c, site.dtype, side)
-            spec = onnx_spec(opset=opset, elem_type=site.dtype.onnx, shape=site.shape, min=bounds["min"],
+            spec = onnx_spec(opset=opset, elem_type=onnx_name(site.dtype), shape=site.shape, min=bounds["min"],
                              max=bounds["max"])
-            parsed = onnx_dialect.Parsed(spec, tuple(dynamic), site.node)
-            site.resolved = Resolved("onnx", onnx_dialect.resolve(parsed), onnx_dialect.normalize(parsed),
+            parsed = Parsed(spec, tuple(dynamic), site.node)
+            site.resolved = Resolved("onnx", resolve(parsed), normalize(parsed),
                                      site.shape)
         except ClipBridgeError as exc:
             site.error = exc.message

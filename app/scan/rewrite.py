@@ -21,7 +21,10 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from app.dialects import onnx as onnx_dialect
+from app.dialects.onnx.dtypes import onnx_name
+from app.dialects.onnx.meaning import resolve
+from app.dialects.onnx.model import Parsed, default_opset, ir_version_for
+from app.dialects.onnx.versions import newest_known_opset
 from app.dialects.kit.common import Mode
 from app.core.errors import ArtifactError, UnsupportedTarget
 from app.core.meaning import Bound, Meaning, Order
@@ -49,8 +52,8 @@ class Rewritten:
 
 def explicit_bounds_onnx(m: Meaning, opset: int) -> Meaning:
     """The meaning of a Clip-`opset` (>= 11) whose min/max inputs are m's effective bounds, typed as T."""
-    spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=m.dtype.onnx, min=m.lo, max=m.hi)
-    return onnx_dialect.resolve(onnx_dialect.Parsed(spec))
+    spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=onnx_name(m.dtype), min=m.lo, max=m.hi)
+    return resolve(Parsed(spec))
 
 
 def _same(a: Meaning, b: Meaning) -> bool:
@@ -76,13 +79,13 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
     except Exception:
         raise ArtifactError("the model is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
     valid_before = check_model(model) is None
-    current = onnx_dialect.default_opset(model)
+    current = default_opset(model)
     want = opset if opset is not None else max(current, 11)
     if want < 11:
         raise UnsupportedTarget("rewrite writes Clip-11+ (typed bound inputs); choose opset >= 11", "opset")
-    if want > onnx_dialect.newest_known_opset():
+    if want > newest_known_opset():
         raise UnsupportedTarget(f"opset {want} is newer than this onnx package knows "
-                                f"({onnx_dialect.newest_known_opset()}); the rewritten model could not be checked",
+                                f"({newest_known_opset()}); the rewritten model could not be checked",
                                 "opset")
     # What each Clip computes is read before conversion: onnx.version_converter turns Clip-6's FLT_MAX
     # defaults into Clip-11's lowest()/max(), which differ for float16 (inf vs 65504) and double.
@@ -93,7 +96,7 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
         except ConversionRefused as exc:
             raise UnsupportedTarget(f"onnx.version_converter cannot take this model from opset {current} to "
                                     f"{want}: {exc.text}", "opset") from None
-    model.ir_version = max(model.ir_version, onnx_dialect.ir_version_for(want))  # IR 3 would need inits as inputs
+    model.ir_version = max(model.ir_version, ir_version_for(want))  # IR 3 would need inits as inputs
     sites, scanned = scan_onnx_model(Light(model))
     sites = [s for s in sites if s.pattern.startswith("Clip")]
     if scanned is not model:  # the sites point into a shape-inferred copy: edit that, with the value_info back

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from app.dialects import onnx as onnx_dialect
+from app.dialects.onnx.dtypes import onnx_name
+from app.dialects.onnx.meaning import normalize, resolve
+from app.dialects.onnx.model import Parsed
 from app.dialects.kit.tensor_bounds import open_bound
 from app.core.dtypes import DType
 from app.core.errors import ClipBridgeError
@@ -74,15 +76,15 @@ def minmax_resolved(mm: MinMax, dt: DType, shape: list | None,
                                   f"{c.why}")
     lo = bound_value(mm.lo, dt, "lower")
     hi = bound_value(mm.hi, dt, "upper")
-    spec = onnx_spec(opset=13, elem_type=dt.onnx, shape=shape, min=lo, max=hi)
-    parsed = onnx_dialect.Parsed(spec)
-    m = onnx_dialect.resolve(parsed)
+    spec = onnx_spec(opset=13, elem_type=onnx_name(dt), shape=shape, min=lo, max=hi)
+    parsed = Parsed(spec)
+    m = resolve(parsed)
     rule = (f"{mm.pattern} with constant scalars a = {format_number(lo)}, b = {format_number(hi)}: element-wise "
             f"Min/Max of one type T, so the bounds are exact values of T; NaN propagates")
     order = Order.MAX_WINS if mm.max_wins else Order.MIN_WINS
     order_rule = "a > b gives b (the outer Min wins)" if mm.max_wins else "a > b gives a (the outer Max wins)"
     m = replace(m, version=mm.pattern, order=order, rules=(rule, order_rule), engine_notes=notes)
-    return Resolved("onnx", m, onnx_dialect.normalize(parsed), shape), []
+    return Resolved("onnx", m, normalize(parsed), shape), []
 
 
 def one_sided_resolved(o: OneSided, dt: DType, shape: list | None,
@@ -150,7 +152,7 @@ def elementwise_resolved(pattern: str, dt: DType, shape: list | None, lo: Const 
     m = Meaning("onnx", pattern, dt, scalars["min"], scalars["max"],
                 order=Order.MAX_WINS if max_wins else Order.MIN_WINS, dynamic=bool(dynamic),
                 rules=tuple(rules), engine_notes=notes, lower_tensor=tensors["min"], upper_tensor=tensors["max"])
-    spec: dict = {"dialect": "onnx", "pattern": pattern, "elem_type": dt.onnx, "shape": shape}
+    spec: dict = {"dialect": "onnx", "pattern": pattern, "elem_type": onnx_name(dt), "shape": shape}
     for side in ("min", "max"):
         t, b = tensors[side], scalars[side]
         spec[side] = (np.asarray([wire_number(v) for v in t.values], dtype=object).reshape(t.shape).tolist()

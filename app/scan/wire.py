@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from app.dialects.onnx_tensor import check_strings
+from app.dialects.onnx.tensor import check_strings
 from app.core.errors import ArtifactError
 
 STUB_OVER = 1024  # bytes: a tensor field larger than this is kept as a header-only stub

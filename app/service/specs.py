@@ -12,8 +12,9 @@ from typing import Any
 
 from app.dialects import registry
 from app.dialects.kit.spec_base import (B64, MAX_ELEMENTS, Dim, DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlEnum,
-                                    DmlScaleBias, DmlTensorDesc, OnnxSpec, OnnxTarget, Shape, WireNumber, XmlText,
-                                    _parse_wire, _Strict, spec_json)
+                                    DmlScaleBias, DmlTensorDesc, Shape, WireNumber, XmlText, _parse_wire, _Strict,
+                                    spec_json)
+from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
 from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
 
 __all__ = ["B64", "MAX_ELEMENTS", "AnySpec", "AnyTarget", "DialectName", "Dim", "DirectMLSpec", "DirectMLTarget",

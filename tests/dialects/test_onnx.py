@@ -11,15 +11,21 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from app.dialects import onnx as ox
+from app.dialects.onnx import DIALECT, dtypes as onnx_dtypes
+from app.dialects.onnx.dtypes import BY_ONNX_NAME, onnx_name
+from app.dialects.onnx.emit import emit
+from app.dialects.onnx.meaning import normalize, resolve
+from app.dialects.onnx.model import ir_version_for, parse_model
+from app.dialects.onnx.versions import NEWEST_OPSET, schema_for_opset
 from app.dialects.kit.common import Mode
-from app.core.dtypes import BFLOAT16, BY_ONNX, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
+from app.core.dtypes import ALL, BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
 from app.core.errors import ArtifactError, ClipBridgeError, SpecError
 from app.core.findings import Code, Severity
 from app.core.meaning import (Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate,
                          same_outputs)
 from app.core.numbers import parse_number
 from app.service.specs import OnnxSpec, OnnxTarget
+from app.lint.rules import RULES
 from app.service.translate import translate
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -61,10 +67,10 @@ def same(a, b) -> bool:
     pytest.param(13, "TensorProto.FLOAT", "Clip-13", id="tensorproto-prefix"),
 ])
 def test_resolve_accepts(opset, elem_type, schema):
-    m = ox.resolve(spec(opset, elem_type))
+    m = resolve(spec(opset, elem_type))
     assert m.version == schema
     assert m.state is State.DEFINED
-    assert m.dtype is BY_ONNX[elem_type.upper().replace("TENSORPROTO.", "")]
+    assert m.dtype is BY_ONNX_NAME[elem_type.upper().replace("TENSORPROTO.", "")]
 
 
 @pytest.mark.parametrize("opset, elem_type, fragment", [
@@ -81,7 +87,7 @@ def test_resolve_accepts(opset, elem_type, schema):
 ])
 def test_resolve_rejects_dtype(opset, elem_type, fragment):
     with pytest.raises(SpecError) as exc:
-        ox.resolve(spec(opset, elem_type))
+        resolve(spec(opset, elem_type))
     assert fragment in exc.value.message
     assert exc.value.loc == "elem_type"
 
@@ -102,7 +108,7 @@ def test_resolve_rejects_dtype(opset, elem_type, fragment):
     pytest.param(13, "BFLOAT16", -BF16_MAX, BF16_MAX, False, id="clip13-bfloat16"),
 ])
 def test_defaults(opset, elem_type, lo, hi, overflow):
-    m = ox.resolve(spec(opset, elem_type))
+    m = resolve(spec(opset, elem_type))
     assert same(m.lo, lo) and same(m.hi, hi)
     assert m.lower.default and m.upper.default
     assert m.lower.given is None and m.upper.given is None
@@ -110,15 +116,15 @@ def test_defaults(opset, elem_type, lo, hi, overflow):
 
 
 def test_clip6_float16_default_lets_infinities_through():
-    m = ox.resolve(spec(6, "FLOAT16"))
+    m = resolve(spec(6, "FLOAT16"))
     x = FLOAT16.array([-math.inf, -65504.0, 0.0, 65504.0, math.inf])
     assert np.array_equal(evaluate(m, x), x)
-    m13 = ox.resolve(spec(13, "FLOAT16"))
+    m13 = resolve(spec(13, "FLOAT16"))
     assert evaluate(m13, x).tolist() == [-65504.0, -65504.0, 0.0, 65504.0, 65504.0]
 
 
 def test_one_bound_given_other_defaults():
-    m = ox.resolve(spec(13, "INT8", mn=-3))
+    m = resolve(spec(13, "INT8", mn=-3))
     assert (m.lo, m.hi) == (-3, 127)
     assert not m.lower.default and m.upper.default
 
@@ -131,7 +137,7 @@ def test_one_bound_given_other_defaults():
     pytest.param(spec(6, "FLOAT"), False, id="clip6-attribute-default"),
 ])
 def test_default_engine_note_only_for_clip11_plus_float_defaults(s, noted):
-    assert any(n.engine == "onnx.reference" for n in ox.resolve(s).engine_notes) is noted
+    assert any(n.engine == "onnx.reference" for n in resolve(s).engine_notes) is noted
 
 
 # --- resolve: attribute and typed bounds -----------------------------------------------------------------------
@@ -154,7 +160,7 @@ def test_default_engine_note_only_for_clip11_plus_float_defaults(s, noted):
     pytest.param(13, "FLOAT", "-inf", "inf", -math.inf, math.inf, {}, id="clip13-float-infinite"),
 ])
 def test_bounds(opset, elem_type, mn, mx, lo, hi, flags):
-    m = ox.resolve(spec(opset, elem_type, mn, mx))
+    m = resolve(spec(opset, elem_type, mn, mx))
     assert same(m.lo, lo), m.lower
     assert same(m.hi, hi), m.upper
     for flag, value in flags.items():
@@ -173,7 +179,7 @@ def test_bounds(opset, elem_type, mn, mx, lo, hi, flags):
 ])
 def test_typed_bound_errors(opset, elem_type, mn, mx, loc, fragment):
     with pytest.raises(SpecError) as exc:
-        ox.resolve(spec(opset, elem_type, mn, mx))
+        resolve(spec(opset, elem_type, mn, mx))
     assert fragment in exc.value.message
     assert exc.value.loc == loc
 
@@ -186,7 +192,7 @@ def test_typed_bound_errors(opset, elem_type, mn, mx, loc, fragment):
 ])
 def test_huge_integer_bound_on_float_tensor(opset, elem_type, value, expected):
     """A 400-digit integer is a valid wire number; as a float bound it rounds (to inf beyond the range)."""
-    m = ox.resolve(spec(opset, elem_type, None, value))
+    m = resolve(spec(opset, elem_type, None, value))
     assert m.hi == expected
 
 
@@ -200,7 +206,7 @@ def test_huge_integer_bound_on_float_tensor(opset, elem_type, value, expected):
     pytest.param(6, "FLOAT", 3.0, 2.0, id="clip6-read-as-clip13"),
 ])
 def test_min_greater_than_max_gives_max(opset, elem_type, mn, mx):
-    m = ox.resolve(spec(opset, elem_type, mn, mx))
+    m = resolve(spec(opset, elem_type, mn, mx))
     assert m.crossed and m.order is Order.MAX_WINS and m.state is State.DEFINED
     x = m.dtype.all_values() if m.dtype.bits <= 16 else m.dtype.array([-1e30, -1, 0, 1, 1e30])
     y = evaluate(m, x).astype(np.float64)
@@ -210,27 +216,27 @@ def test_min_greater_than_max_gives_max(opset, elem_type, mn, mx):
 
 
 def test_nan_input_propagates_and_nan_bound_gives_all_nan():
-    m = ox.resolve(spec(13, "FLOAT", "nan", 6))
+    m = resolve(spec(13, "FLOAT", "nan", 6))
     assert m.nan_input is NanInput.PROPAGATE and m.nan_bound is NanBound.PROPAGATE
     assert np.isnan(evaluate(m, FLOAT32.array([-1.0, 0.0, 7.0]))).all()
     assert any(n.engine == "onnxruntime" for n in m.engine_notes)
-    ok = ox.resolve(spec(13, "FLOAT", 0, 6))
+    ok = resolve(spec(13, "FLOAT", 0, 6))
     assert np.isnan(evaluate(ok, FLOAT32.array([math.nan]))).all()
 
 
 def test_rules_cite_the_schema():
-    m = ox.resolve(spec(13, "INT8", 0, 1))
+    m = resolve(spec(13, "INT8", 0, 1))
     assert m.rules[0].startswith("Clip-13")
     assert "min > max gives max" in m.rules[1]
 
 
 def test_normalize_uppercases_elem_type():
-    assert ox.normalize(spec(13, "float16", 0, 1))["elem_type"] == "FLOAT16"
+    assert normalize(spec(13, "float16", 0, 1))["elem_type"] == "FLOAT16"
 
 
 def test_opset_zero_is_rejected():
     with pytest.raises(SpecError):
-        ox.schema_for_opset(0)
+        schema_for_opset(0)
 
 
 # --- emit ----------------------------------------------------------------------------------------------------
@@ -270,19 +276,19 @@ def codes(findings):
     pytest.param(meaning(FLOAT32, 5.0, 1.0), 13, Mode.LITERAL, 5.0, 1.0, [], id="literal-crossed-kept"),
 ])
 def test_emit(src, opset, mode, exp_min, exp_max, exp_codes):
-    e = ox.emit(src, OnnxTarget(dialect="onnx", opset=opset), mode, None)
+    e = emit(src, OnnxTarget(dialect="onnx", opset=opset), mode, None)
     assert not e.unsupported
     assert same(wire(e, "min"), exp_min) and same(wire(e, "max"), exp_max), e.spec
     assert codes(e.notes) == exp_codes
-    assert e.meaning.version == ox.schema_for_opset(opset).name
+    assert e.meaning.version == schema_for_opset(opset).name
 
 
 def test_emit_literal_leaves_defaults_absent():
-    src = ox.resolve(spec(6, "FLOAT16"))
-    e = ox.emit(src, OnnxTarget(dialect="onnx", opset=13), Mode.LITERAL, None)
+    src = resolve(spec(6, "FLOAT16"))
+    e = emit(src, OnnxTarget(dialect="onnx", opset=13), Mode.LITERAL, None)
     assert "min" not in e.spec and "max" not in e.spec
     assert (e.meaning.lo, e.meaning.hi) == (-65504.0, 65504.0)
-    p = ox.emit(src, OnnxTarget(dialect="onnx", opset=13), Mode.PRESERVE, None)
+    p = emit(src, OnnxTarget(dialect="onnx", opset=13), Mode.PRESERVE, None)
     assert (p.meaning.lo, p.meaning.hi) == (-math.inf, math.inf)
 
 
@@ -292,7 +298,7 @@ def test_emit_literal_leaves_defaults_absent():
     pytest.param(UINT64, 6, "Clip-6 (opset 6) does not take UINT64", id="uint64-opset6"),
 ])
 def test_emit_unsupported_dtype(dt, opset, fragment):
-    e = ox.emit(meaning(dt, 0, 1), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, None)
+    e = emit(meaning(dt, 0, 1), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, None)
     assert e.unsupported and e.meaning is None and e.spec is None
     assert e.notes[0].code is Code.DTYPE_UNSUPPORTED and fragment in e.notes[0].message
 
@@ -300,7 +306,7 @@ def test_emit_unsupported_dtype(dt, opset, fragment):
 @pytest.mark.parametrize("opset", [pytest.param(o, id=f"opset{o}") for o in (2, 3, 4)])
 def test_emit_to_legacy_opsets_builds_a_valid_model(opset):
     """'opset: any integer >= 1; resolved to the Clip schema in force': opsets 2-4 are Clip-1."""
-    e = ox.emit(meaning(FLOAT32, 0.0, 6.0), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
+    e = emit(meaning(FLOAT32, 0.0, 6.0), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
     assert e.meaning.version == "Clip-1"
     onnx.checker.check_model(model_of(e), full_check=True)
 
@@ -308,7 +314,7 @@ def test_emit_to_legacy_opsets_builds_a_valid_model(opset):
 @pytest.mark.parametrize("opset", [pytest.param(o, id=f"opset{o}") for o in (29, 1000)])
 def test_emit_to_a_future_opset_fails_only_with_a_domain_error(opset):
     try:
-        e = ox.emit(meaning(FLOAT32, 0.0, 6.0), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
+        e = emit(meaning(FLOAT32, 0.0, 6.0), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
     except ClipBridgeError:
         return
     if e.unsupported:  # an opset the installed onnx cannot check: a status with its reason, not a crash
@@ -318,8 +324,8 @@ def test_emit_to_a_future_opset_fails_only_with_a_domain_error(opset):
 
 
 def test_emit_default_opset_is_newest():
-    e = ox.emit(meaning(INT8, 0, 1), OnnxTarget(dialect="onnx"), Mode.PRESERVE, None)
-    assert e.spec["opset"] == ox.NEWEST_OPSET == 13
+    e = emit(meaning(INT8, 0, 1), OnnxTarget(dialect="onnx"), Mode.PRESERVE, None)
+    assert e.spec["opset"] == NEWEST_OPSET == 13
 
 
 # --- artifacts ------------------------------------------------------------------------------------------------
@@ -329,24 +335,24 @@ def model_of(e) -> onnx.ModelProto:
 
 
 ARTIFACT_CASES = [
-    pytest.param(dt, opset, id=f"{dt.onnx}-opset{opset}")
+    pytest.param(dt, opset, id=f"{onnx_name(dt)}-opset{opset}")
     for opset in (1, 5, 6, 7, 8, 9, 10, 11, 12, 13)
     for dt in (FLOAT32, FLOAT16, FLOAT64, INT8, UINT8, INT64, UINT64, BFLOAT16)
-    if dt in ox.schema_for_opset(opset).dtypes
+    if dt in schema_for_opset(opset).dtypes
 ]
 
 
 @pytest.mark.parametrize("dt, opset", ARTIFACT_CASES)
 def test_model_artifact_passes_full_check(dt, opset):
     lo, hi = (dt.lowest(), dt.highest()) if not dt.is_float else (-1.5, 6.0)
-    e = ox.emit(meaning(dt, lo, hi), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [2, "N", None])
+    e = emit(meaning(dt, lo, hi), OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [2, "N", None])
     m = model_of(e)
     onnx.checker.check_model(m, full_check=True)
-    assert m.ir_version == ox.ir_version_for(opset)
+    assert m.ir_version == ir_version_for(opset)
     assert [(i.domain, i.version) for i in m.opset_import] == [("", opset)]
     # and the model reads back as the spec it was built from
-    back = ox.parse_model(e.artifacts["onnx_model"], None).spec
-    assert (back.opset, back.elem_type) == (opset, dt.onnx)
+    back = parse_model(e.artifacts["onnx_model"], None).spec
+    assert (back.opset, back.elem_type) == (opset, onnx_name(dt))
     assert same(back.min, wire(e, "min")) and same(back.max, wire(e, "max"))
     assert back.shape == [2, "N", None]
 
@@ -358,7 +364,7 @@ SB = ScaleBias(2.0, 1.0, FLOAT32, False)
 def test_scale_bias_model_passes_full_check_and_computes_it(opset):
     """The emitted meaning says x*Scale+Bias then clip: the model contains that arithmetic and passes the checker."""
     src = meaning(FLOAT32, 0.0, 6.0, scale_bias=SB)
-    e = ox.emit(src, OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
+    e = emit(src, OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
     assert not e.unsupported and e.meaning.scale_bias is not None
     assert [(f.code, f.severity) for f in e.notes] == [(Code.SCALE_BIAS, Severity.INFO)]
     m = model_of(e)
@@ -374,7 +380,7 @@ def test_scale_bias_model_passes_full_check_and_computes_it(opset):
     pytest.param(meaning(INT8, 0, 6, scale_bias=SB, state=State.AMBIGUOUS), 13, id="int8-opset13"),
 ])
 def test_scale_bias_that_cannot_be_expressed_is_unsupported(src, opset):
-    e = ox.emit(src, OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
+    e = emit(src, OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [4])
     assert e.unsupported and e.meaning is None and "onnx_model" not in e.artifacts
     assert e.notes[-1].code is Code.SCALE_BIAS and e.notes[-1].severity is Severity.ERROR
 
@@ -390,7 +396,7 @@ def test_scale_bias_that_cannot_be_expressed_is_unsupported(src, opset):
 ])
 def test_reference_evaluator_runs_the_model_as_the_meaning_says(src, opset):
     from onnx.reference import ReferenceEvaluator
-    e = ox.emit(src, OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [8])
+    e = emit(src, OnnxTarget(dialect="onnx", opset=opset), Mode.PRESERVE, [8])
     dt = src.dtype
     if dt.is_float:
         x = dt.array([-1e4, -2.0, -1.0, -0.0, 0.5, 3.0, 7.0, 1e4])
@@ -413,7 +419,7 @@ def make(nodes, inputs, inits=(), opset=13, elem=TensorProto.FLOAT, extra_inputs
     y = outputs or [helper.make_tensor_value_info(nodes[-1].output[0], elem, [2, 3])]
     g = helper.make_graph(nodes, "g", x, y, list(inits), value_info=list(value_info))
     return b64(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                                 ir_version=ox.ir_version_for(opset)))
+                                 ir_version=ir_version_for(opset)))
 
 
 def scalar(name, value, np_dtype=np.float32):
@@ -423,17 +429,17 @@ def scalar(name, value, np_dtype=np.float32):
 def test_parse_model_initializer_bounds():
     m = make([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="c")], ["x"],
              [scalar("lo", 0.0), scalar("hi", 6.0)])
-    p = ox.parse_model(m, None)
+    p = parse_model(m, None)
     assert (p.spec.opset, p.spec.elem_type, p.spec.min, p.spec.max) == (13, "FLOAT", 0.0, 6.0)
     assert p.spec.shape == [2, 3] and p.dynamic == () and p.node_name == "c"
-    r = ox.resolve(p)
+    r = resolve(p)
     assert (r.lo, r.hi, r.dynamic) == (0.0, 6.0, False)
 
 
 def test_parse_model_int8_initializers_are_read_typed():
     m = make([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], ["x"],
              [scalar("lo", -128, np.int8), scalar("hi", 5, np.int8)], elem=TensorProto.INT8)
-    p = ox.parse_model(m, None)
+    p = parse_model(m, None)
     assert (p.spec.elem_type, p.spec.min, p.spec.max) == ("INT8", -128, 5)
     assert type(p.spec.min) is int
     assert p.node_name == "#0"
@@ -443,23 +449,23 @@ def test_parse_model_constant_node_bounds():
     nodes = [helper.make_node("Constant", [], ["lo"], value=numpy_helper.from_array(np.array(-1.5, np.float32))),
              helper.make_node("Constant", [], ["hi"], value_float=2.5),
              helper.make_node("Clip", ["x", "lo", "hi"], ["y"])]
-    p = ox.parse_model(make(nodes, ["x"]), None)
+    p = parse_model(make(nodes, ["x"]), None)
     assert (p.spec.min, p.spec.max, p.dynamic) == (-1.5, 2.5, ())
 
 
 def test_parse_model_max_only():
     m = make([helper.make_node("Clip", ["x", "", "hi"], ["y"])], ["x"], [scalar("hi", 6.0)])
-    p = ox.parse_model(m, None)
+    p = parse_model(m, None)
     assert (p.spec.min, p.spec.max) == (None, 6.0)
-    assert ox.resolve(p).lo == -FLT_MAX
+    assert resolve(p).lo == -FLT_MAX
 
 
 def test_parse_model_graph_input_bound_is_dynamic():
     lo = helper.make_tensor_value_info("lo", TensorProto.FLOAT, [])
     m = make([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], ["x"], [scalar("hi", 6.0)], extra_inputs=[lo])
-    p = ox.parse_model(m, None)
+    p = parse_model(m, None)
     assert p.dynamic == ("min",)
-    assert ox.resolve(p).dynamic
+    assert resolve(p).dynamic
     r = translate(OnnxSpec(dialect="onnx", model=m), ["openvino"])
     t = r.translations[0]
     assert t.status == "unsupported" and t.findings[0].code is Code.DYNAMIC_BOUNDS
@@ -468,14 +474,14 @@ def test_parse_model_graph_input_bound_is_dynamic():
 def test_parse_model_computed_bound_is_dynamic():
     nodes = [helper.make_node("Neg", ["a"], ["lo"]), helper.make_node("Clip", ["x", "lo"], ["y"])]
     m = make(nodes, ["x"], [scalar("a", 1.0)])
-    assert ox.parse_model(m, None).dynamic == ("min",)
+    assert parse_model(m, None).dynamic == ("min",)
 
 
 def test_parse_model_initializer_that_is_also_a_graph_input_is_dynamic():
     """An initializer named like a graph input is only a default: the caller may feed another value (IR >= 4)."""
     lo = helper.make_tensor_value_info("lo", TensorProto.FLOAT, [])
     m = make([helper.make_node("Clip", ["x", "lo"], ["y"])], ["x"], [scalar("lo", 0.0)], extra_inputs=[lo])
-    assert ox.parse_model(m, None).dynamic == ("min",)
+    assert parse_model(m, None).dynamic == ("min",)
 
 
 def test_parse_model_external_data_is_never_followed():
@@ -485,20 +491,20 @@ def test_parse_model_external_data_is_never_followed():
     t.external_data.add(key="location", value="/etc/passwd")
     m = make([helper.make_node("Clip", ["x", "lo"], ["y"])], ["x"], [t])
     with pytest.raises(ArtifactError, match="external file"):  # refused (4xx), never opened
-        ox.parse_model(m, None)
+        parse_model(m, None)
 
 
 def test_parse_model_clip6_attributes():
     m = make([helper.make_node("Clip", ["x"], ["y"], min=-1.0, max=0.5)], ["x"], opset=6)
-    p = ox.parse_model(m, None)
+    p = parse_model(m, None)
     assert (p.spec.opset, p.spec.min, p.spec.max) == (6, -1.0, 0.5)
-    assert ox.resolve(p).version == "Clip-6"
+    assert resolve(p).version == "Clip-6"
 
 
 def test_parse_model_infers_the_type_of_an_intermediate():
     nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Clip", ["r", "lo", "hi"], ["y"])]
     m = make(nodes, ["x"], [scalar("lo", 0, np.float16), scalar("hi", 6, np.float16)], elem=TensorProto.FLOAT16)
-    p = ox.parse_model(m, None)
+    p = parse_model(m, None)
     assert (p.spec.elem_type, p.spec.min, p.spec.max) == ("FLOAT16", 0.0, 6.0)
 
 
@@ -516,7 +522,7 @@ def _two_clips() -> str:
     pytest.param(2, None, 2.0, "second", id="by-graph-index-2"),
 ])
 def test_parse_model_picks_the_named_node(node, exp_min, exp_max, name):
-    p = ox.parse_model(_two_clips(), node)
+    p = parse_model(_two_clips(), node)
     assert (p.spec.min, p.spec.max, p.node_name) == (exp_min, exp_max, name)
 
 
@@ -528,7 +534,7 @@ def test_parse_model_picks_the_named_node(node, exp_min, exp_max, name):
 ])
 def test_parse_model_node_errors(node, fragment):
     with pytest.raises(SpecError) as exc:
-        ox.parse_model(_two_clips(), node)
+        parse_model(_two_clips(), node)
     assert fragment in exc.value.message and exc.value.loc == "node"
 
 
@@ -547,7 +553,7 @@ def test_parse_model_node_errors(node, fragment):
 ])
 def test_parse_model_artifact_errors(payload, fragment):
     with pytest.raises(ArtifactError) as exc:
-        ox.parse_model(payload, None)
+        parse_model(payload, None)
     assert fragment in exc.value.message
     assert exc.value.loc == "model"
 
@@ -557,7 +563,7 @@ def test_parse_model_string_tensor_has_no_clip_meaning():
                           [helper.make_tensor_value_info("x", TensorProto.STRING, [1])],
                           [helper.make_tensor_value_info("y", TensorProto.STRING, [1])])
     with pytest.raises(SpecError) as exc:
-        ox.parse_model(b64(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])), None)
+        parse_model(b64(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])), None)
     assert "no meaning for element type STRING" in exc.value.message and exc.value.loc == "model"
 
 
@@ -567,3 +573,47 @@ def test_model_form_through_translate():
     assert r.source["elem_type"] == "FLOAT" and r.source["min"] == 0.0 and r.source["max"] == 6.0
     assert r.translations[0].status == "exact"
 
+
+
+# --- ONNX's type names and elem_type codes (app/dialects/onnx/dtypes.py) ----------------------------------------
+
+@pytest.mark.parametrize("dt", [pytest.param(d, id=d.name) for d in ALL])
+def test_onnx_names_and_elem_types_round_trip(dt):
+    """Every dtype has its TensorProto.DataType name, and the elem_type code of that name reads back as it."""
+    assert onnx_dtypes.by_onnx_name(onnx_name(dt)) is dt and BY_ONNX_NAME[onnx_name(dt)] is dt
+    assert TensorProto.DataType.Name(onnx_dtypes.elem_type(dt)) == onnx_name(dt)
+    assert onnx_dtypes.from_elem_type(onnx_dtypes.elem_type(dt)) is dt
+    assert helper.tensor_dtype_to_np_dtype(onnx_dtypes.elem_type(dt)) == dt.np_dtype
+
+
+@pytest.mark.parametrize("code", [pytest.param(8, id="STRING"), pytest.param(9, id="BOOL"),
+                                  pytest.param(14, id="COMPLEX64"), pytest.param(999, id="unknown-code")])
+def test_from_elem_type_rejects_non_numeric(code):
+    with pytest.raises(SpecError) as exc:
+        onnx_dtypes.from_elem_type(code, "model")
+    assert exc.value.loc == "model"
+
+
+def test_onnx_names_keep_the_order_of_the_dtype_table():
+    """Unknown elem_type errors list the names in this order."""
+    assert list(BY_ONNX_NAME) == ["FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE", "INT8", "INT16", "INT32", "INT64",
+                                  "UINT8", "UINT16", "UINT32", "UINT64"]
+    assert onnx_dtypes.by_onnx_name("STRING") is None
+
+
+# --- the catalogue: examples and rule texts (app/dialects/onnx/catalogue.py) ------------------------------------
+
+def test_examples_are_the_inspector_s_with_the_starting_spec_first():
+    """The specs of app/static/examples.js (TEMPLATES.onnx first, as "start"); each resolves."""
+    assert list(DIALECT.examples) == ["start", "relu6-f16", "min-gt-max", "int64-big", "clip6-defaults"]
+    assert DIALECT.examples["start"] == {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
+    for ex in DIALECT.examples.values():
+        assert DIALECT.resolve(OnnxSpec.model_validate(ex)).meaning.state is State.DEFINED
+
+
+def test_rule_texts_cover_every_code_and_the_unresolved_clip():
+    """ONNX's catalogue rows (once the `builtin` table of app/lint/rules.py): one per finding code, plus the
+    scan's unresolved-clip, each citing its source."""
+    assert set(DIALECT.rule_texts) == {c.value for c in Code} | {"unresolved-clip"}
+    assert all(rule and src for rule, src in DIALECT.rule_texts.values())
+    assert RULES["unresolved-clip"].dialects["onnx"] == DIALECT.rule_texts["unresolved-clip"]

@@ -50,7 +50,7 @@ def _run(target, r, x):
         from app.dialects.openvino.engine import run_openvino
         return run_openvino(sem, x)
     pytest.importorskip("onnxruntime")
-    from app.dialects.onnx_port import run_onnxruntime
+    from app.dialects.onnx.engine import run_onnxruntime
     return run_onnxruntime(sem, x)
 
 
@@ -112,7 +112,7 @@ def test_min_wins_source_is_written_min_then_max():
     from dataclasses import replace
     r = translate(spec("f32", [0, 5, 2], [1, 2, 3], [3]), ["onnx"])
     src = replace(r.meaning, order=Order.MIN_WINS)
-    from app.dialects.onnx_minmax import emit_minmax
+    from app.dialects.onnx.minmax import emit_minmax
     from app.dialects.kit.common import Mode
     from app.service.specs import OnnxTarget
     e = emit_minmax(src, OnnxTarget(dialect="onnx"), Mode.PRESERVE, [3])

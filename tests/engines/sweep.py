@@ -29,7 +29,10 @@ import numpy as np
 
 from app.engines import config as engine_config
 from app.dialects.kit import runtime_support
-from app.dialects import onnx as d_onnx
+from app.dialects.onnx.dtypes import onnx_name
+from app.dialects.onnx.meaning import resolve
+from app.dialects.onnx.model import build_model
+from app.dialects.onnx.versions import CLIP_VERSIONS, newest_known_opset, schema_for_opset
 from app.dialects.openvino import ir as ov_ir, meaning as d_ov
 from app.dialects.openvino.dtypes import element_type_name as ov_element_type
 from app.core.drift import critical_points
@@ -65,7 +68,7 @@ def _ov_compiled(xml: str, weights: bytes) -> Any:
 
 def run_onnx(spec: OnnxSpec, x: np.ndarray | None) -> np.ndarray | None:
     """Load the emitted model in onnxruntime (raises what the engine raises); run it on x when given."""
-    raw = d_onnx.build_model(spec).SerializeToString()
+    raw = build_model(spec).SerializeToString()
     session = _ort_session(raw)
     if x is None:
         return None
@@ -111,10 +114,10 @@ class Artifact:
 
 def onnx_opsets(full: bool) -> list[int]:
     """Every opset (full), else each Clip version's first and last opset (the table's key is the Clip version)."""
-    newest = d_onnx.newest_known_opset()
+    newest = newest_known_opset()
     if full:
         return list(range(1, newest + 1))
-    firsts = [s.since for s in d_onnx.CLIP_VERSIONS]
+    firsts = [s.since for s in CLIP_VERSIONS]
     lasts = [n - 1 for n in firsts[1:]] + [newest]
     return sorted(set(firsts + lasts))
 
@@ -126,11 +129,11 @@ def _small_bounds(dt: DType) -> tuple[Any, Any]:
 def support_artifacts(full: bool = False) -> Iterator[Artifact]:
     """Opset x dtype x which bounds are given, for ONNX; dtype x static/dynamic shape, for OpenVINO."""
     for opset in onnx_opsets(full):
-        schema = d_onnx.schema_for_opset(opset)
+        schema = schema_for_opset(opset)
         for dt in schema.dtypes:
             lo, hi = _small_bounds(dt)
             for shape in BOUND_SHAPES:
-                spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=dt.onnx,
+                spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=onnx_name(dt),
                                 min=lo if shape in ("min", "both") else None,
                                 max=hi if shape in ("max", "both") else None)
                 yield Artifact("onnxruntime", schema.name, dt, shape, spec, opset)
@@ -170,12 +173,12 @@ def value_artifacts(full: bool = False) -> Iterator[Artifact]:
     the spec accepts for it, and OpenVINO Clamp-1 x every dtype x each class its spec accepts (an infinite
     attribute; NaN and min > max are refused by the spec itself). `bounds` holds the class."""
     for opset in onnx_opsets(full):
-        schema = d_onnx.schema_for_opset(opset)
+        schema = schema_for_opset(opset)
         for dt in schema.dtypes:
             for cls, (lo, hi) in NON_FINITE.items():
                 try:
-                    spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=dt.onnx, min=lo, max=hi)
-                    d_onnx.resolve(spec)
+                    spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=onnx_name(dt), min=lo, max=hi)
+                    resolve(spec)
                 except Exception:  # a typed integer bound cannot be non-finite: the spec refuses it
                     continue
                 yield Artifact("onnxruntime", schema.name, dt, cls, spec, opset, cls)
@@ -301,16 +304,16 @@ class Deviation:
 
 def miner_artifacts(full: bool = False) -> Iterator[tuple[Artifact, Meaning]]:
     """Every runnable (per the table) artifact over the miner's bounds, with the meaning it must compute."""
-    opsets = onnx_opsets(full) if full else [s.since for s in d_onnx.CLIP_VERSIONS]
+    opsets = onnx_opsets(full) if full else [s.since for s in CLIP_VERSIONS]
     for opset in opsets:
-        schema = d_onnx.schema_for_opset(opset)
+        schema = schema_for_opset(opset)
         for dt in schema.dtypes:
             for case, (lo, hi) in _bounds_cases(dt).items():
                 for shape in ("both", "none") if case == "small" else ("both",):
                     try:
-                        spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=dt.onnx,
+                        spec = OnnxSpec(dialect="onnx", opset=opset, elem_type=onnx_name(dt),
                                         min=lo if shape == "both" else None, max=hi if shape == "both" else None)
-                        m = d_onnx.resolve(spec)
+                        m = resolve(spec)
                     except Exception:  # a bound the typed schema refuses (e.g. -100.7 for an int): not emitted
                         continue
                     if runtime_support.cannot_run("onnxruntime", schema.name, dt.name, shape):

@@ -24,7 +24,7 @@ pytest.importorskip("openvino")
 
 from app.engines import config as engine_config
 from app.core import exact  # noqa: E402
-from app.dialects import onnx as d_onnx  # noqa: E402
+from app.dialects.onnx.meaning import NOTE_F16_DEFAULT_ORT, NOTE_NAN_BOUND_ORT, resolve  # noqa: E402
 from app.dialects.openvino import meaning as ov_meaning, notes as d_ov  # noqa: E402
 from app.core.dtypes import FLOAT32, DType  # noqa: E402
 from app.core.meaning import EngineNote, Meaning, evaluate, same_outputs  # noqa: E402
@@ -190,8 +190,8 @@ MODELS: dict[EngineNote, Model] = {
     d_ov.NOTE_BF16_TRUNC: bf16_bound_trunc,
     d_ov.NOTE_RANGE_WRAP: range_wrap,
     d_ov.NOTE_F16_ROUNDING: f16_double_rounding,
-    d_onnx.NOTE_F16_DEFAULT_ORT[0]: ort_f16_default_keeps_inf,
-    d_onnx.NOTE_NAN_BOUND_ORT[0]: ort_nan_bound_ignored,
+    NOTE_F16_DEFAULT_ORT[0]: ort_f16_default_keeps_inf,
+    NOTE_NAN_BOUND_ORT[0]: ort_nan_bound_ignored,
 }
 
 
@@ -246,7 +246,7 @@ def test_every_model_is_for_a_note_the_dialects_attach():
     """A model without a note (or a note without a model) means the table above is stale."""
     ov_notes = {n for n in vars(d_ov).values() if isinstance(n, EngineNote)}
     ov_notes |= {n for v in vars(d_ov).values() if isinstance(v, tuple) for n in v if isinstance(n, EngineNote)}
-    assert set(MODELS) - ov_notes - set(d_onnx.NOTE_F16_DEFAULT_ORT) - set(d_onnx.NOTE_NAN_BOUND_ORT) == set()
+    assert set(MODELS) - ov_notes - set(NOTE_F16_DEFAULT_ORT) - set(NOTE_NAN_BOUND_ORT) == set()
 
 
 # --- each recorded deviation, pinned: strict xfails (engine == spec) ----------------------------------------------
@@ -288,7 +288,7 @@ def _on_host(hosts: frozenset | None) -> bool:
 
 
 def _resolve(spec: OnnxSpec | OpenVinoSpec) -> Meaning:
-    return d_onnx.resolve(spec) if isinstance(spec, OnnxSpec) else ov_meaning.resolve(spec)
+    return resolve(spec) if isinstance(spec, OnnxSpec) else ov_meaning.resolve(spec)
 
 
 def _case(spec: OnnxSpec | OpenVinoSpec, inputs: list) -> tuple[Meaning, sweep.Artifact, np.ndarray, np.ndarray,

@@ -8,7 +8,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("openvino")
 
 from app.dialects.kit import runtime_support  # noqa: E402
-from app.dialects import onnx as d_onnx  # noqa: E402
+from app.dialects.onnx.meaning import resolve  # noqa: E402
 from app.dialects.openvino import meaning as d_ov  # noqa: E402
 from app.dialects.kit.common import Mode  # noqa: E402
 from app.service.specs import OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget  # noqa: E402
@@ -79,7 +79,7 @@ def test_dialects_endpoint_lists_the_table():
 # --- non-finite bounds: value-dependent refusals ----------------------------------------------------------------
 
 def _refusal_noted(a: sweep.Artifact) -> bool:
-    m = d_onnx.resolve(a.spec) if a.runtime == "onnxruntime" else d_ov.resolve(a.spec)
+    m = resolve(a.spec) if a.runtime == "onnxruntime" else d_ov.resolve(a.spec)
     return any(n.refuses for n in m.engine_notes)
 
 

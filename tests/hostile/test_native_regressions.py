@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from app.dialects.onnx_tensor import READABLE, element_count
+from app.dialects.onnx.tensor import READABLE, element_count
 from app.core.errors import ArtifactError
 from app.core.json_depth import MAX_JSON_DEPTH
 

@@ -1,5 +1,6 @@
 """The pydantic pieces every dialect's wire spec is built from (numbers, shapes, the strict base model) and the
-spec models of ONNX and DirectML (OpenVINO's are in app/dialects/openvino/spec.py).
+spec models of DirectML (ONNX's and OpenVINO's are in their packages: app/dialects/onnx/spec.py,
+app/dialects/openvino/spec.py).
 
 Dialect modules import from here, never from app/service/specs.py: app/service/specs.py builds the unions over the registry, and
 the registry imports the dialects. Anything in app/ may import this module; it imports only app.core.errors and
@@ -66,31 +67,6 @@ def _field_rule(name: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("spec_form", message.replace("{", "{{").replace("}", "}}"), {"field": name})
 
 
-class OnnxSpec(_Strict):
-    """ONNX Clip: compact (`opset`, `elem_type`, `min`, `max`) or a whole model (`model`, `node`)."""
-
-    dialect: Literal["onnx"]
-    opset: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
-    elem_type: Annotated[str, StringConstraints(max_length=32)] | None = None
-    shape: Shape | None = None
-    min: WireNumber | None = None
-    max: WireNumber | None = None
-    model: B64 | None = Field(default=None, description="base64 ModelProto bytes")
-    node: Annotated[str, StringConstraints(max_length=1024)] | Annotated[StrictInt, Field(ge=0)] | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> "OnnxSpec":
-        if self.model is not None:
-            extra = [k for k in ("opset", "elem_type", "shape", "min", "max") if getattr(self, k) is not None]
-            if extra:
-                raise _field_rule(extra[0], "the model form takes only 'model' and 'node'; remove "
-                                  + ", ".join(extra))
-        else:
-            missing = [k for k in ("opset", "elem_type") if getattr(self, k) is None]
-            if missing:
-                raise _field_rule(missing[0], f"the compact form needs {' and '.join(missing)} (or give 'model')")
-            if self.node is not None:
-                raise _field_rule("node", "'node' goes with 'model'")
         return self
 
 
@@ -146,9 +122,6 @@ class DirectMLSpec(_Strict):
         return value.upper()
 
 
-class OnnxTarget(_Strict):
-    dialect: Literal["onnx"]
-    opset: Annotated[StrictInt, Field(ge=1, le=1000)] | None = None
 
 
 class DirectMLTarget(_Strict):

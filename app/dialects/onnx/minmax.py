@@ -12,13 +12,14 @@ import base64
 import numpy as np
 from onnx import helper, numpy_helper
 
-from app.dialects import onnx
-from app.dialects.kit.common import Emitted, Mode
-from app.dialects.kit.spec_base import OnnxTarget
-from app.dialects.kit.tensor_bounds import bound_array, scalar_of, tensor_of
-from app.core.dtypes import onnx_elem_type
 from app.core.findings import Code, Finding, Notes, Severity
 from app.core.meaning import Meaning, NanBound, NanInput, Order
+from app.dialects.kit.common import Emitted, Mode
+from app.dialects.kit.tensor_bounds import bound_array, scalar_of, tensor_of
+from app.dialects.onnx.dtypes import elem_type, onnx_name
+from app.dialects.onnx.model import ir_version_for
+from app.dialects.onnx.spec import NAME, OnnxTarget
+from app.dialects.onnx.versions import NEWEST_OPSET, newest_known_opset, schema_for_opset
 
 FIRST_OPSET = 8  # Max-8/Min-8: multidirectional (numpy) broadcasting
 
@@ -30,24 +31,24 @@ def minmax_order_onnx(src: Meaning) -> Order:
 
 def emit_minmax(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Emitted:
     """The per-element clip as Max/Min nodes with constant bounds (an ONNX model), and what it computes."""
-    opset = target.opset or onnx.NEWEST_OPSET
+    opset = target.opset or NEWEST_OPSET
     dt = src.out_dtype
-    if opset > onnx.newest_known_opset() or opset < FIRST_OPSET or src.scale_bias is not None:
-        why = (f"opset {opset} is newer than this onnx package knows" if opset > onnx.newest_known_opset() else
+    if opset > newest_known_opset() or opset < FIRST_OPSET or src.scale_bias is not None:
+        why = (f"opset {opset} is newer than this onnx package knows" if opset > newest_known_opset() else
                "ScaleBias is not expressed with tensor bounds" if src.scale_bias is not None else
                f"Max/Min broadcast a tensor bound from opset {FIRST_OPSET}; opset {opset} has only Clip (scalars)")
         return Emitted(None, None, [Finding(Code.TENSOR_BOUNDS, Severity.ERROR, f"Per-element bounds cannot be "
                                             f"written: {why}", "per-element bounds", "not expressible")],
                        unsupported=True)
-    schema = onnx.schema_for_opset(opset)
+    schema = schema_for_opset(opset)
     if dt not in schema.dtypes:
         return Emitted(None, None, [Finding(Code.DTYPE_UNSUPPORTED, Severity.ERROR, f"Max/Min at opset {opset} do "
-                                            f"not take {dt.onnx}")], unsupported=True)
+                                            f"not take {onnx_name(dt)}")], unsupported=True)
     notes = Notes()
     lo, hi = bound_array(src, "min", notes, "ONNX Max/Min"), bound_array(src, "max", notes, "ONNX Max/Min")
     order = minmax_order_onnx(src)
     first, second = (("Max", lo), ("Min", hi)) if order is Order.MAX_WINS else (("Min", hi), ("Max", lo))
-    elem = onnx_elem_type(dt)
+    elem = elem_type(dt)
     nodes, prev = [], "input"
     for i, (op, arr) in enumerate((first, second)):
         if arr is None:
@@ -73,19 +74,19 @@ def emit_minmax(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None
     graph = helper.make_graph(nodes, "clipbridge", [helper.make_tensor_value_info("input", elem, dims)],
                               [helper.make_tensor_value_info("output", elem, out_dims)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              ir_version=onnx.ir_version_for(opset), producer_name="clipbridge")
+                              ir_version=ir_version_for(opset), producer_name="clipbridge")
     raw = model.SerializeToString()
     words = "Max(x, min) then Min(., max): max wins" if order is Order.MAX_WINS else \
         "Min(x, max) then Max(., min): min wins"
     notes.add(Code.TENSOR_BOUNDS, Severity.INFO, f"ONNX Clip takes scalar bounds: the per-element clip is written as "
               f"{words} (as PyTorch's exporter writes clamp with tensor bounds)")
     meaning = Meaning(
-        "onnx", f"Max-{min(opset, 13)}/Min-{min(opset, 13)}", dt, scalar_of(src, "min", lo), scalar_of(src, "max", hi),
+        NAME, f"Max-{min(opset, 13)}/Min-{min(opset, 13)}", dt, scalar_of(src, "min", lo), scalar_of(src, "max", hi),
         order=order, nan_input=NanInput.PROPAGATE, nan_bound=NanBound.PROPAGATE,
         rules=(f"{words}; constant bounds of type T broadcast to the input (numpy rules)",
                "NaN propagates from the input and from a bound (onnxruntime Max/Min)"),
         lower_tensor=tensor_of(lo, dt), upper_tensor=tensor_of(hi, dt))
-    spec = {"dialect": "onnx", "model": base64.b64encode(raw).decode()}
+    spec = {"dialect": NAME, "model": base64.b64encode(raw).decode()}
     return Emitted(spec, meaning, notes.items, {"onnx_model": spec["model"]})
 
 

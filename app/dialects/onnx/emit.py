@@ -1,0 +1,109 @@
+"""A Meaning emitted as an ONNX Clip: the compact spec, its findings and the model artifact (built when read).
+
+Per-element bounds are written as Max/Min nodes (app/dialects/onnx/minmax.py): `EMIT` is the Dialect's emit."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import replace
+
+from app.core.dtypes import FLOAT32, DType
+from app.core.findings import Code, Finding, Notes, Severity
+from app.core.meaning import Meaning, Order
+from app.core.numbers import Number, format_number
+from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, carrier_neighbours,
+                                     literal_integer_cast, pick_carrier)
+from app.dialects.kit.tensor_bounds import with_tensor_bounds
+from app.dialects.onnx.dtypes import onnx_name
+from app.dialects.onnx.meaning import cast_attribute_onnx, normalize, resolve
+from app.dialects.onnx.minmax import emit_minmax
+from app.dialects.onnx.model import build_model
+from app.dialects.onnx.spec import NAME, OnnxSpec, OnnxTarget
+from app.dialects.onnx.versions import (CLIP_VERSIONS, NEWEST_OPSET, ClipSchema, first_schema_for,
+                                        newest_known_opset, schema_for_opset)
+
+
+def _literal_value(given: Number, dt: DType, schema: ClipSchema, side: str, notes: Notes) -> Number:
+    """Literal mode: the source's number as written (exact); a typed integer bound takes a C cast of it."""
+    if schema.attributes or dt.is_float:
+        return given  # resolve() and build_model() round it once to the FLOAT attribute or to T
+    name = onnx_name(dt)
+    t = f"an {name} tensor"
+    return literal_integer_cast(given, dt, side, notes, TypeWords(t, t, f"an {name}", name))
+
+
+def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Emitted:
+    """An ONNX Clip (compact spec and model) computing `src` where the chosen opset can."""
+    opset = target.opset or NEWEST_OPSET
+    schema = schema_for_opset(opset)
+    dt = src.dtype
+    if opset > newest_known_opset():
+        return Emitted(None, None, [Finding(
+            Code.VERSION_UNSUPPORTED, Severity.ERROR, f"opset {opset} is newer than this onnx package knows "
+            f"({newest_known_opset()}); a model cannot be checked at it. Clip is Clip-{schema.since} there, so "
+            f"opset {newest_known_opset()} computes the same")], unsupported=True)
+    if dt not in schema.dtypes:
+        first = first_schema_for(dt)
+        msg = (f"{schema.name} (opset {opset}) does not take {onnx_name(dt)}"
+               + (f"; use opset {first.since} or later (newest Clip: Clip-{CLIP_VERSIONS[-1].since})"
+                  if first else ""))
+        return Emitted(None, None, [Finding(Code.DTYPE_UNSUPPORTED, Severity.ERROR, msg)], unsupported=True)
+    notes = Notes()
+    if src.scale_bias is not None and (not dt.is_float or opset < 7):
+        why = ("on an integer tensor: DirectML leaves its rounding undocumented and ONNX's Cast of out-of-range "
+               "floats to integers is undefined" if not dt.is_float else
+               f"needs numpy-broadcasting Mul/Add (opset 7+); opset {opset} has none")
+        return Emitted(None, None, [Finding(Code.SCALE_BIAS, Severity.ERROR, f"ScaleBias cannot be expressed {why}",
+                                            "x*Scale+Bias before clipping", "not expressible")], unsupported=True)
+    values: list[Number | None] = []
+    for side, bound in (("min", src.lower), ("max", src.upper)):
+        assert bound is not None
+        if mode is Mode.LITERAL:
+            values.append(None if bound.default or bound.given is None
+                          else _literal_value(bound.given, dt, schema, side, notes))
+            continue
+        want = bound.value
+        if schema.attributes:
+            carrier, got, hit = pick_carrier(want, carrier_neighbours(want, FLOAT32),
+                                               lambda c, s=side: cast_attribute_onnx(c, dt, s))
+            if not hit:
+                notes.add(Code.BOUND_PRECISION, Severity.ERROR,
+                          f"{schema.name}'s FLOAT attribute cannot hold {side} {format_number(want)} of "
+                          f"{onnx_name(dt)}; nearest: {format_number(carrier)}")
+            values.append(carrier)
+        else:
+            values.append(want)
+    if mode is Mode.PRESERVE and src.crossed:
+        values = _crossed(src, values, notes)
+    spec = OnnxSpec(dialect=NAME, opset=opset, elem_type=onnx_name(dt), shape=shape,
+                    min=values[0], max=values[1])
+    meaning = resolve(spec)
+    artifacts = LazyArtifacts(lambda: {"onnx_model": base64.b64encode(build_model(spec, src.scale_bias)
+                                                                      .SerializeToString()).decode()})
+    if src.scale_bias is not None:
+        # The artifact computes x*Scale+Bias as Cast(float32) -> Mul -> Add -> Cast(T): DirectML's reading.
+        meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False))
+        notes.add(Code.SCALE_BIAS, Severity.INFO, "ScaleBias emitted as Cast(float) -> Mul -> Add -> Cast before "
+                  "the Clip node in onnx_model (float32, two roundings)")
+    return Emitted(normalize(spec), meaning, notes.items, artifacts)
+
+
+def _crossed(src: Meaning, values: list[Number | None], notes: Notes) -> list[Number | None]:
+    """Preserve mode with min > max: both bounds written as the one value the source's order gives."""
+    if src.order is Order.MAX_WINS:
+        # Same function, and it loads everywhere: onnxruntime refuses Clip-1/6 with min > max.
+        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "min > max emitted as min = max = max: the same "
+                  "outputs, and a model every onnxruntime Clip kernel loads")
+        return [values[1], values[1]]
+    # Clip gives max when min > max; a source that gives min (or is ambiguous) needs min = max = min.
+    if src.order is Order.AMBIGUOUS:
+        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; "
+                  "emitted min = max under the default reading (current doc: Min)")
+    else:
+        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives min when min > max; emitted "
+                  "min = max = min")
+    return [values[0], values[0]]
+
+
+# Per-element bounds: Max then Min (Clip takes scalars).
+EMIT = with_tensor_bounds(emit, emit_minmax, "ONNX Clip")
