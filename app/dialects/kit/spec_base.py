@@ -67,9 +67,6 @@ def _field_rule(name: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("spec_form", message.replace("{", "{{").replace("}", "}}"), {"field": name})
 
 
-        return self
-
-
 def _strip(prefix: str) -> AfterValidator:
     def strip(value: str) -> str:
         value = value.strip()
@@ -120,7 +117,6 @@ class DirectMLSpec(_Strict):
         if value.upper() not in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1"):
             raise ValueError("operator must be ELEMENT_WISE_CLIP or ELEMENT_WISE_CLIP1")
         return value.upper()
-
 
 
 
