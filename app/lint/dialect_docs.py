@@ -1,4 +1,5 @@
-"""The per-dialect rule tables of docs/dialect-rules.md, generated from the registry and the lint catalogue.
+"""The per-dialect rule tables of docs/dialect-rules.md, generated from the registry: each dialect's capability,
+engines and `rule_texts` (read through the lint catalogue, app/lint/rules.py, whose rows are the registry's).
 
 `python -m app.lint.dialect_docs` rewrites the part of that page between the two markers;
 tests/lint/test_dialect_docs.py fails while the page differs from what this renders, so a dialect added to

@@ -1,12 +1,15 @@
 """The rule catalogue: every finding code as a documented rule (meaning, each dialect's rule and its source,
 a witness example computed live by the translator), for `clipbridge explain` and SARIF's tool.driver.rules.
 
-The per-dialect rows are read when asked for: each registered dialect's `rule_texts` (app/dialects/registry.py),
-over the table below for DirectML, whose module predates `rule_texts`. A new dialect's rows
-appear here, in `clipbridge explain` and in SARIF's rule help with its registry line and nothing else."""
+The per-dialect rows are read when asked for, from the registry only: each registered dialect's `rule_texts`
+(app/dialects/registry.py), in registry order. A new dialect's rows appear here, in `clipbridge explain`, in
+SARIF's rule help and in docs/dialect-rules.md with its registry line and nothing else. Transitional (issue 26):
+each Rule's `builtin` table fills a row a registered dialect's rule_texts lack, until the three oldest dialects'
+catalogue.py carry their rows; then the tables are empty and go (tests/lint/test_rule_rows.py says when)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -32,14 +35,14 @@ class Rule:
     title: str
     meaning: str
     level: str  # the usual severity: SARIF defaultConfiguration.level (error, warning, note)
-    builtin: dict[str, tuple[str, str]]  # dialect -> (its rule, where it is written), for dialects without rule_texts
+    builtin: dict[str, tuple[str, str]]  # transitional (see above): dialect -> (its rule, where it is written)
     example: tuple[dict[str, Any], str, str] | None = None  # (source spec, target, mode) showing a witness
     example_note: str = ""
     tags: tuple[str, ...] = field(default=())
 
     @property
     def dialects(self) -> dict[str, tuple[str, str]]:
-        """dialect -> (its rule, its source), in registry order: the dialect's rule_texts, else the table here."""
+        """dialect -> (its rule, its source), in registry order, from the registered dialects' rule_texts."""
         return dialect_rows(str(self.id), self.builtin)
 
     @property
@@ -47,14 +50,15 @@ class Rule:
         return [f"{d}: {src}" for d, (_, src) in self.dialects.items()]
 
 
-def dialect_rows(rule_id: str, builtin: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """Every registered dialect's row for a rule (its own rule_texts first), then rows of unregistered names."""
+def dialect_rows(rule_id: str, builtin: Mapping[str, tuple[str, str]] | None = None) -> dict[str, tuple[str, str]]:
+    """Every registered dialect's row for a rule, in registry order: its rule_texts. `builtin` (transitional) fills
+    a registered dialect's missing row; a name the registry lacks has no row."""
     out: dict[str, tuple[str, str]] = {}
     for name, d in registry.DIALECTS.items():
-        row = d.rule_texts.get(rule_id) or builtin.get(name)
+        row = d.rule_texts.get(rule_id) or (builtin or {}).get(name)
         if row is not None:
             out[name] = (row[0], row[1])
-    return {**out, **{k: v for k, v in builtin.items() if k not in out}}
+    return out
 
 
 def _f(elem: str, lo: Any, hi: Any, opset: int = 13, **kw: Any) -> dict[str, Any]:

@@ -91,3 +91,6 @@ export function wireDropZone(zone, input, upload) {
     if (event.dataTransfer && event.dataTransfer.files.length) upload(event.dataTransfer.files);
   });
 }
+
+/** A deep copy of a spec (specs are plain JSON). */
+export const copy = (spec) => JSON.parse(JSON.stringify(spec));

@@ -2,9 +2,8 @@
 // view's drop zones (scan, diff and its Fix button) and the permalink (the whole view lives in the URL fragment).
 
 import { ApiError, api } from './api.js';
-import { byId, copyText, fill, h } from './dom.js';
+import { byId, copy, copyText, fill, h } from './dom.js';
 import { SourceEditor } from './editor.js';
-import { EXAMPLES, TEMPLATES, copy } from './examples.js';
 import { parseJsonExact, samplesFor } from './numbers.js';
 import { initDiff } from './diff.js';
 import { initFix } from './fix.js';
@@ -16,6 +15,8 @@ import { TargetPanel, VERSION_KEY, dialectName, refLabel, registerDialects, targ
 // so a dialect added to the registry appears here (source choice, form, examples, panels, plot) by itself.
 let DIALECTS = [];
 const COMPARE_MAX = 8; // CompareRequest.targets max_length
+// The example a dialect starts from (its first example when it has none of this name): docs/inspector.md.
+const START = 'start';
 let DEFAULTS = [];
 // targets: the dialects translated to (panels, plot and scan columns); the defaults unless the user adds more.
 const state = { spec: null, mode: 'preserve', versions: {}, targets: [], last: null, lastKey: '' };
@@ -66,9 +67,9 @@ async function loadCaps() {
     };
     const named = Object.entries(d.examples || {});
     for (const [name, spec] of named) {
-      out.examples.push({ id: `${d.dialect}-${name}`, label: name, spec });
+      out.examples.push({ id: `${d.dialect}-${name}`, dialect: d.dialect, label: name, spec });
     }
-    out.templates[d.dialect] = TEMPLATES[d.dialect] || (named.length ? named[0][1] : { dialect: d.dialect });
+    if (named.length) out.templates[d.dialect] = d.examples[START] || named[0][1];
   }
   DIALECTS = res.dialects.map((d) => d.dialect);
   DEFAULTS = res.dialects.filter((d) => d.in_defaults !== false).map((d) => d.dialect);
@@ -143,11 +144,12 @@ function onVersion(dialect, version) {
   schedule(0);
 }
 
-/** A new source dialect: the current translation into it when there is one, else a starting spec. */
+/** A new source dialect: the current translation into it when there is one, else its starting spec, else (a
+ * dialect with no examples) just its name, which the editor's errors then complete. */
 function switchDialect(dialect) {
   const fresh = state.last && state.lastKey === JSON.stringify(state.spec) &&
     state.last.translations.find((t) => t.target && t.target.dialect === dialect);
-  setSpec(fresh ? copy(fresh.target) : copy(caps.templates[dialect]));
+  setSpec(copy(fresh ? fresh.target : caps.templates[dialect] || { dialect }));
 }
 
 function schedule(delay) {
@@ -265,22 +267,25 @@ function dialectControls() {
   }));
 }
 
-/** One menu of every example, grouped by the dialect of its spec (in registry order). */
+/** One menu of every registered dialect's examples, grouped by dialect (in registry order), labelled by name. */
 function exampleMenu() {
-  const all = [...EXAMPLES, ...caps.examples];
   const menu = byId('examples');
   menu.replaceChildren(h('option', { value: '', text: 'Choose an example…' }), ...DIALECTS.map((d) => {
-    const mine = all.filter((ex) => ex.spec.dialect === d);
+    const mine = caps.examples.filter((ex) => ex.dialect === d);
     return mine.length ? h('optgroup', { label: dialectName(d) },
       mine.map((ex) => h('option', { value: ex.id, text: ex.label }))) : null;
   }).filter(Boolean));
   menu.addEventListener('change', () => {
-    const ex = all.find((e) => e.id === menu.value);
+    const ex = caps.examples.find((e) => e.id === menu.value);
     menu.value = '';  // the menu is an action: the same example can be chosen again
-    if (!ex) return;
-    setMode(ex.mode || 'preserve');
-    setSpec(copy(ex.spec));
+    if (ex) setSpec(copy(ex.spec));  // the spec only: the translation mode stays the user's choice
   });
+}
+
+/** The page's first spec: the starting spec of the first dialect (registry order) that has examples. */
+function firstSpec() {
+  const d = DIALECTS.find((name) => caps.templates[name]);
+  return d ? caps.templates[d] : { dialect: DIALECTS[0] };
 }
 
 /** The view switch: the spec view (source, translations, plot) or the model view (scan, diff and fix). */
@@ -331,10 +336,7 @@ async function start() {
       byId('dialect').focus();
     },
   });
-  if (!readHash()) {
-    setMode(EXAMPLES[0].mode || 'preserve');
-    setSpec(copy(EXAMPLES[0].spec));
-  }
+  if (!readHash()) setSpec(copy(firstSpec()));
 }
 
 start();

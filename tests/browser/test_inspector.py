@@ -109,11 +109,17 @@ def test_static_sources_keep_to_the_rules():
 
 # --- examples, findings, witnesses -------------------------------------------------------------------
 
+def literal(page) -> None:
+    """The literal translation mode (an example sets the spec only: the mode stays the user's choice)."""
+    page.get_by_label("literal", exact=True).check()
+
+
 def test_example_shows_findings_badges_and_meaning(page, server):
     open_inspector(page, server)
-    example(page, "int8, fractional bounds")
+    literal(page)
+    example(page, "OpenVINO: int8-fractional")
     expect(page.get_by_label("Source dialect")).to_have_value("openvino")
-    expect(page.get_by_label("literal", exact=True)).to_be_checked()
+    expect(page.get_by_label("literal", exact=True)).to_be_checked()  # choosing an example kept the mode
     expect(page.get_by_label("min", exact=True)).to_have_value("0.5")
     expect(page.locator("#meaning")).to_contain_text("int8: clip to [1, 100]")
     expect(badge(page, "directml")).to_have_text("drift")
@@ -131,7 +137,8 @@ def test_example_shows_findings_badges_and_meaning(page, server):
 
 def test_run_witness_shows_differing_outputs(page, server):
     open_inspector(page, server)
-    example(page, "int8, fractional bounds")
+    literal(page)
+    example(page, "OpenVINO: int8-fractional")
     finding = panel(page, "directml").locator(".finding", has_text="bound-rounding")
     finding.get_by_role("button", name="Run witness").click()
     result = finding.locator(".witness-result")
@@ -142,7 +149,8 @@ def test_run_witness_shows_differing_outputs(page, server):
 def test_witness_runs_under_the_chosen_target_version(page, server):
     """min > max in int8: ONNX Clip-13 gives max; DirectML CLIP at FL 2.1 (current document) gives Min."""
     open_inspector(page, server)
-    example(page, "min > max")
+    literal(page)
+    example(page, "ONNX: min-gt-max")
     expect(badge(page, "openvino")).to_have_text("unsupported")
     page.get_by_label("DirectML feature level").select_option("2_1")
     expect(page).to_have_url(re.compile(r"directml=2_1"))
@@ -156,7 +164,7 @@ def test_witness_runs_under_the_chosen_target_version(page, server):
 
 def test_switching_a_target_version_retranslates(page, server):
     open_inspector(page, server)
-    example(page, "int64 bound beyond 2^53")
+    example(page, "ONNX: int64-big")
     expect(badge(page, "directml")).to_have_text("exact")
     expect(badge(page, "openvino")).to_have_text("drift")
     expect(panel(page, "directml").locator(".target-spec pre")).to_contain_text('"ELEMENT_WISE_CLIP1"')
@@ -219,7 +227,7 @@ def save(page, button, output_dir: Path) -> Path:
 
 def test_download_artifacts(page, server, output_dir):
     open_inspector(page, server)
-    example(page, "DirectML with ScaleBias")
+    example(page, "DirectML: dml-scalebias")
     onnx_panel = panel(page, "onnx")
     expect(badge(page, "onnx")).to_have_text("drift")
 
@@ -246,7 +254,7 @@ def test_download_artifacts(page, server, output_dir):
     ov_model = openvino.Core().read_model(str(xml_path), str(bin_path))
     assert "Clamp" in {op.get_type_name() for op in ov_model.get_ops()}
 
-    example(page, "Relu6, float16")
+    example(page, "ONNX: relu6-f16")
     expect(panel(page, "directml").locator(".target-spec pre")).to_contain_text('"FLOAT16"')
     cpp = save(page, panel(page, "directml").get_by_role("button", name="Download .cpp"), output_dir).read_text()
     assert "DML_ELEMENT_WISE_CLIP_OPERATOR_DESC" in cpp
@@ -255,7 +263,7 @@ def test_download_artifacts(page, server, output_dir):
 def test_copy_buttons(page, server):
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     open_inspector(page, server)
-    example(page, "Relu6, float16")
+    example(page, "ONNX: relu6-f16")
     expect(badge(page, "openvino")).to_have_text("exact")
     ov = panel(page, "openvino")
     ov.get_by_role("button", name="Copy IR XML").click()
@@ -270,7 +278,8 @@ def test_copy_buttons(page, server):
 
 def test_transfer_plot_marks_differences(page, server, screenshot):
     open_inspector(page, server)
-    example(page, "int8, fractional bounds")
+    literal(page)
+    example(page, "OpenVINO: int8-fractional")
     plot = page.locator("#plot")
     expect(plot.locator("polyline.curve-0")).not_to_have_count(0)
     expect(plot.locator("polyline.curve-1")).not_to_have_count(0)
@@ -292,7 +301,7 @@ def test_transfer_plot_marks_differences(page, server, screenshot):
 
 def test_transfer_plot_of_floats_shows_special_inputs(page, server):
     open_inspector(page, server)
-    example(page, "ONNX Clip-6 with defaults")
+    example(page, "ONNX: clip6-defaults")
     expect(page.locator("#meaning")).to_contain_text("float16: clip to [-inf, inf]")
     special = page.locator(".special-table tbody tr")
     expect(special.locator("th")).to_have_text(["-inf", "inf", "nan"])
@@ -303,7 +312,7 @@ def test_transfer_plot_of_floats_shows_special_inputs(page, server):
 
 def test_api_errors_appear_next_to_their_fields(page, server):
     open_inspector(page, server)
-    example(page, "Relu6, float16")
+    example(page, "ONNX: relu6-f16")
     max_field = page.get_by_label("max", exact=True)
     max_field.fill("six")
     expect(page.locator("#f-max-err")).to_contain_text("Not a number: 'six'")
@@ -313,7 +322,7 @@ def test_api_errors_appear_next_to_their_fields(page, server):
     expect(badge(page, "directml")).to_be_visible()
     expect(page.locator("#f-max-err")).to_be_empty()
 
-    example(page, "DirectML with ScaleBias")
+    example(page, "DirectML: dml-scalebias")
     page.get_by_label("Feature level", exact=True).select_option("2_1")
     page.get_by_label("Sizes").fill("1, 3, 224")
     expect(page.locator("#f-desc-InputTensor-Sizes-err")).to_have_text("DirectML FL 2.1 needs exactly 4 dimensions. Got: 3")
@@ -439,8 +448,9 @@ def test_api_key_is_asked_for_once_and_sent(new_page, keyed_server):
     expect(dialog).to_be_hidden()
     expect(badge(page, "directml")).to_be_visible()
     assert page.evaluate("sessionStorage.getItem('clipbridge.apiKey')") == key
+    literal(page)
     with page.expect_request(re.compile(r"/v1/translate$")) as request:
-        example(page, "min > max")
+        example(page, "ONNX: min-gt-max")
     assert request.value.headers.get("x-api-key") == key
     expect(badge(page, "openvino")).to_have_text("unsupported")
     expect(dialog).to_be_hidden()
@@ -481,7 +491,8 @@ def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, se
     target = page.get_by_role("group", name="Translate to")
     expect(target.get_by_label("stablehlo")).not_to_be_checked()  # out of the defaults (in_defaults=False)
     expect(target.get_by_label("ONNX")).to_be_checked()
-    example(page, "int8, fractional bounds")
+    literal(page)
+    example(page, "OpenVINO: int8-fractional")
     target.get_by_label("stablehlo").check()
     sh = panel(page, "stablehlo")
     expect(badge(page, "stablehlo")).to_have_text("drift")  # literal: 0.5 is no value of i8
