@@ -21,7 +21,8 @@ import pytest
 from app.dialects import onnx as d_onnx
 from app.core.dtypes import BY_ONNX
 from app.core.errors import ArtifactError
-from app.core.meaning import evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import same_outputs
 from app.service.specs import OnnxSpec
 
 

@@ -22,7 +22,8 @@ from app.core.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, I
                         from_onnx_elem_type)
 from app.core.errors import SpecError
 from app.core.findings import Code, Finding, Severity, Witness
-from app.core.meaning import Meaning, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import Meaning
 from app.core.numbers import MAX_NUMBER_STRING, Number, format_number, parse_number, wire_number
 
 DTYPES: dict[str, DType] = {d.name: d for d in (FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, UINT8, INT16, INT32,
