@@ -7,10 +7,10 @@ thresholds chosen once per meaning so that ties between equal floats (the two ze
 sends them. NaN inputs pass through with their payload, as np.maximum/np.minimum return them.
 
 This module is the NumPy side (the plan, the steps, the table); app.kernels.half_numba compiles the steps and
-app.kernels.cupy runs them on a GPU. ScaleBias runs in registers where it can (app.kernels.scale_bias16_jit, float32
-or float16 precision); otherwise (no numba, float64 precision) through a 65,536-entry table: the tensor has that many values, so the table computes
-app.kernels.scale_bias16.scale_bias_bits on each pattern once, then the clip steps, and the kernel is one gather per
-element.
+app.kernels.cupy runs them on a GPU. ScaleBias runs in registers where it can (app.kernels.scale_bias16_jit,
+float32 or float16 precision); otherwise (no numba, float64 precision) through a 65,536-entry table: the tensor
+has that many values, so the table computes app.kernels.scale_bias16.scale_bias_bits on each pattern once, then
+the clip steps, and the kernel is one gather per element.
 """
 
 from __future__ import annotations

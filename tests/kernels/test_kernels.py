@@ -1,4 +1,5 @@
-"""app/kernels/numpy.py (and app/kernels/array_api.py): the chunked NumPy kernel and the numba fused kernel compute what the oracle computes.
+"""app/kernels/numpy.py and app/kernels/array_api.py: the chunked NumPy kernel and the numba fused kernel compute
+what the oracle computes.
 
 Every expected output comes from the oracle (`tests.oracle_meaning.expected`: the Meaning's declared fields,
 computed with float64 widening, exact Fractions and the spec's comparisons), never from app.core.evaluate.evaluate().
