@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,15 +14,18 @@ APP = Path(__file__).resolve().parents[1] / "app"
 
 # The layers, each a package (docs/architecture.md). core: the foundation, importing only itself.
 CORE = ("app.core",)
-# The kernels and the engine plumbing: each imports only core and itself.
+# The kernels, the engine plumbing and the dialect kit: each imports only core and itself.
 KERNELS = ("app.kernels",)
 ENGINES = ("app.engines",)
+KIT = ("app.dialects.kit",)
 # The service: the use cases over the registry. They never import scan, lint, diff, fix or the top.
 SERVICE = ("app.service",)
 # The top: the transports and entry points. They may import each other; nothing below them imports them.
 TOP = ("app.api", "app.cli", "app.main", "app.server", "app.client", "app.__main__")
 # What a dialect module may never import: the layers above the dialects.
 ABOVE_DIALECTS = ("app.service", "app.scan", "app.lint", "app.diff", "app.fix", *TOP)
+# The modules of app/dialects that are no dialect: the kit, the registry and the package itself.
+NOT_A_DIALECT = ("kit", "registry")
 
 # (importer, imported) pairs allowed past a rule below, each with its reason. Keep this short: a new entry is a
 # design decision, not a way to make the test pass.
@@ -35,12 +39,45 @@ FUNCTION_IMPORT_EXCEPTIONS = {
 }
 
 
+# (module, dialect) pairs allowed past "core and the service never name a dialect in code", each with its reason.
+_THREE_PACKAGES = "removed when the onnx/openvino/directml packages land"
+NAMING_EXCEPTIONS: dict[tuple[str, str], str] = {
+    **{("app.core.dtypes", d): f"per-dialect dtype columns (onnx, openvino, directml names): {_THREE_PACKAGES}"
+       for d in ("onnx", "openvino", "directml")},
+    **{("app.core.findings", d): "each code's one-line explanation cites the dialects as examples: removed when the "
+       "rule texts move into each dialect's catalogue (issue 26)"
+       for d in ("onnx", "openvino", "directml", "pytorch", "stablehlo")},
+    ("app.core.drift", "directml"): "two finding messages (the ambiguous min > max, ScaleBias precision) name "
+                                    "DirectML: removed when the drift/translate path takes them from the dialect",
+    **{("app.service.specs", d): f"the three older spec models still live in app/dialects/kit/spec_base.py and the "
+       f"service re-exports them by name: {_THREE_PACKAGES}" for d in ("onnx", "openvino", "directml")},
+    ("app.service.capabilities", "openvino"): "the host's OpenVINO bf16 notes (/v1/dialects): removed when the "
+                                              "openvino package serves its host notes through the Dialect interface",
+    **{("app.service.translate", d): "two finding messages (bounds computed at run time, a strided DirectML tensor) "
+       "name the dialects: removed when the drift/translate path takes them from the dialect"
+       for d in ("onnx", "openvino", "directml")},
+}
+
+
 def _name(path: Path) -> str:
     parts = list(path.relative_to(APP.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 MODULES = {_name(p): p for p in sorted(APP.rglob("*.py"))}
+
+
+def _dialect(module: str) -> str | None:
+    """The dialect an app/dialects module belongs to: its package (app.dialects.onnx.spec -> onnx) or, for the flat
+    modules of today, its name up to the first underscore (app.dialects.onnx_port -> onnx); None for the kit, the
+    registry and app.dialects itself."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[:2] != ["app", "dialects"] or parts[2] in NOT_A_DIALECT:
+        return None
+    return parts[2].split("_")[0]
+
+
+DIALECTS = frozenset(d for d in map(_dialect, MODULES) if d is not None)
 
 
 def _target(module: str, node: ast.ImportFrom | ast.Import, alias: ast.alias, is_package: bool) -> str | None:
@@ -80,6 +117,56 @@ def imports(module: str, source: str | None = None) -> list[tuple[str, int, bool
 
     visit(tree, False)
     return found
+
+
+# Words of an identifier or a string: camelCase, snake_case and prose alike (DirectMLSpec -> direct, ml, spec).
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def dialects_named(text: str, dialects: frozenset[str]) -> set[str]:
+    """The dialects `text` names: one to three consecutive words that spell a dialect's name (OpenVinoSpec,
+    "The DirectML tensor", openvino_bf16_variant); an engine such as onnxruntime is one word, so it names none."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    return {"".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(i + 4, len(words) + 1))} & dialects
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    holders = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, holders) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+
+def _texts(node: ast.AST, docstrings: set[int]) -> list[str]:
+    """The identifiers and string literals one node writes in code (docstrings and comments are prose)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+        return [node.value]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [node.name, node.asname or ""]
+    if isinstance(node, ast.ImportFrom):
+        return [node.module or ""]
+    for kind, field in ((ast.Name, "id"), (ast.Attribute, "attr"), (ast.arg, "arg"), (ast.keyword, "arg")):
+        if isinstance(node, kind):
+            return [getattr(node, field) or ""]
+    return []
+
+
+@lru_cache(maxsize=None)
+def names(module: str, source: str | None = None) -> list[tuple[str, int]]:
+    """(dialect, line) for every identifier or string literal of `module`'s code that names a dialect."""
+    tree = ast.parse(source if source is not None else MODULES[module].read_text(encoding="utf-8"))
+    docstrings = _docstrings(tree)
+    return [(d, getattr(node, "lineno", 0)) for node in ast.walk(tree) for text in _texts(node, docstrings)
+            for d in sorted(dialects_named(text, DIALECTS))]
+
+
+def naming(sources: dict[str, str] | None = None) -> list[str]:
+    """Every place core or the service names a dialect in code, past the declared exceptions."""
+    sources = sources or {}
+    return [f"{m}:{line} names the dialect {d}: core and the service never name a dialect in code"
+            for m in sorted(MODULES) if _under(m, (*CORE, *SERVICE))
+            for d, line in names(m, sources.get(m)) if (m, d) not in NAMING_EXCEPTIONS]
 
 
 def graph(sources: dict[str, str] | None = None) -> dict[str, set[str]]:
@@ -138,12 +225,18 @@ def violations(g: dict[str, set[str]]) -> list[str]:
                 out.append(f"{m} -> {t}: kernels import only core and kernels")
             if _under(m, ENGINES) and not _under(t, (*CORE, *ENGINES)):
                 out.append(f"{m} -> {t}: engine plumbing imports only core and itself")
+            if _under(m, KIT) and not _under(t, (*CORE, *KIT)):
+                out.append(f"{m} -> {t}: the dialect kit imports only core and itself")
+            if _dialect(m) and not (_under(t, (*CORE, *ENGINES, *KIT)) or _dialect(t) == _dialect(m)):
+                out.append(f"{m} -> {t}: a dialect imports only core, the engines, the kit and itself")
             if _under(m, SERVICE) and _under(t, ("app.scan", "app.lint", "app.diff", "app.fix", *TOP)):
                 out.append(f"{m} -> {t}: the service never imports scan, lint, diff, fix or the top")
             if _under(m, ("app.dialects",)) and _under(t, ABOVE_DIALECTS):
                 out.append(f"{m} -> {t}: a dialect never imports the layers above it")
             if _under(m, ("app.scan", "app.lint")) and _under(t, TOP):
                 out.append(f"{m} -> {t}: scan and lint never import the API, CLI or server")
+            if _under(m, ("app.scan",)) and _under(t, ("app.diff", "app.fix")):
+                out.append(f"{m} -> {t}: scan sits below diff and fix")
             if _under(t, TOP) and not _under(m, TOP) and (m, t) not in TOP_IMPORT_EXCEPTIONS:
                 out.append(f"{m} -> {t}: the API, CLI and server are the top; nothing imports them")
     return out
@@ -161,6 +254,8 @@ def test_the_scan_sees_app():
     assert {"app.cli.main", "app.service.specs", "app.dialects.registry", "app.dialects.onnx", "app.cli.lint"} <= g.keys()
     assert "app.dialects.registry" in g["app.service.specs"] and "app.dialects.onnx" in g["app.dialects.registry"]
     assert "app.cli.lint" in g["app.cli.main"]
+    assert {"onnx", "openvino", "directml", "tosa", "webnn", "pytorch"} <= DIALECTS
+    assert {"kit", "registry", "onnx_port"}.isdisjoint(DIALECTS)
 
 
 def test_no_import_circles():
@@ -176,12 +271,18 @@ def test_layering_rules():
     assert violations(graph()) == []
 
 
+def test_core_and_the_service_name_no_dialect():
+    """Adding a dialect is one folder and one registry line: nothing below the dialects knows their names."""
+    assert naming() == []
+
+
 def test_declared_exceptions_are_still_needed():
     """An exception whose import is gone is dropped from the list, so the list stays the truth."""
     g = graph()
     assert [pair for pair in TOP_IMPORT_EXCEPTIONS if pair[1] not in g[pair[0]]] == []
     late = {(m, t) for m in MODULES for t, _, inside in imports(m) if inside}
     assert [pair for pair in FUNCTION_IMPORT_EXCEPTIONS if pair not in late] == []
+    assert [(m, d) for m, d in NAMING_EXCEPTIONS if m not in MODULES or d not in {n for n, _ in names(m)}] == []
 
 
 # --- the rules can fail: each broken on purpose in a copy of one module's source -------------------------------
@@ -225,6 +326,45 @@ def test_a_third_party_import_inside_a_function_is_allowed():
     pytest.param("app.service.translate", "from app.main import app", "nothing imports them", id="service-main"),
     pytest.param("app.diff.report", "from app.server import serving", "nothing imports them", id="diff-server"),
     pytest.param("app.engines.sandbox", "from app.dialects import tosa", "engine plumbing imports only", id="engines-up"),
+    pytest.param("app.kernels.plan", "from app.engines import config", "kernels import only", id="kernels-engines"),
+    pytest.param("app.dialects.kit.common", "from app.engines import config", "the dialect kit imports only",
+                 id="kit-engines"),
+    pytest.param("app.dialects.kit.base", "from app.dialects import onnx", "the dialect kit imports only",
+                 id="kit-dialect"),
+    pytest.param("app.dialects.tosa", "from app.dialects import webnn", "a dialect imports only", id="dialect-dialect"),
+    pytest.param("app.dialects.onnx_port", "from app.dialects.openvino_minmax import emit_minmax_openvino",
+                 "a dialect imports only", id="dialect-module-of-another"),
+    pytest.param("app.dialects.tflite", "from app.dialects import registry", "a dialect imports only",
+                 id="dialect-registry"),
+    pytest.param("app.scan.report", "from app.diff import report", "scan sits below diff", id="scan-diff"),
 ])
 def test_a_layering_break_is_caught(module, extra, rule):
     assert any(rule in line for line in violations(graph(_with(module, extra))))
+
+
+def test_a_dialect_module_belongs_to_its_dialect():
+    """Flat modules of today and the packages to come map to the same dialect; the kit and the registry to none."""
+    assert [_dialect(m) for m in ("app.dialects.onnx", "app.dialects.onnx_port", "app.dialects.onnx.spec",
+                                  "app.dialects.tflite_engine", "app.dialects.kit.base", "app.dialects.registry",
+                                  "app.dialects")] == ["onnx", "onnx", "onnx", "tflite", None, None, None]
+
+
+@pytest.mark.parametrize("module,extra", [
+    pytest.param("app.service.execute", 'BACKEND = "tosa"', id="service-string"),
+    pytest.param("app.service.execute", "from app.dialects import webnn", id="service-import"),
+    pytest.param("app.service.capabilities", "def stablehlo_notes() -> None: ...", id="service-function-name"),
+    pytest.param("app.service.field_errors", "class TFLiteError(Exception): ...", id="service-camel-case"),
+    pytest.param("app.core.numbers", 'MESSAGE = "The DirectML tensor is strided"', id="core-prose-in-code"),
+    pytest.param("app.core.dtypes", "TOSA_NAMES = {}", id="core-excepted-module-other-dialect"),
+])
+def test_naming_a_dialect_is_caught(module, extra):
+    assert naming(_with(module, extra)) != []
+
+
+@pytest.mark.parametrize("module,extra", [
+    pytest.param("app.service.execute", 'def f() -> None:\n    """TOSA and WebNN say so."""', id="docstring"),
+    pytest.param("app.service.execute", "# onnx in a comment", id="comment"),
+    pytest.param("app.service.execute", 'ENGINE = "onnxruntime"', id="engine-name"),
+])
+def test_prose_and_engine_names_are_not_dialect_names(module, extra):
+    assert naming(_with(module, extra)) == []

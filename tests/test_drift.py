@@ -12,7 +12,8 @@ from onnx import TensorProto, helper, numpy_helper
 from app.dialects.kit.common import Mode
 from app.core.drift import critical_points, status_of
 from app.core.findings import Code, Severity
-from app.core.meaning import READING_2022, READING_CURRENT, Order, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import READING_2022, READING_CURRENT, Order, same_outputs
 from app.dialects.pytorch.spec import PyTorchSpec
 from app.dialects.stablehlo.spec import StableHloSpec
 from app.service.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget

@@ -7,7 +7,7 @@ For every named case a source spec is translated (app.service.translate.translat
 * every emitted target artifact (onnx_model / ir_xml + ir_bin) runs on its engine;
 * the probe is app.core.drift.critical_points(dtype, [all meanings of the case]) (NaN included for floats).
 
-Each engine output must equal app.core.meaning.evaluate(meaning, probe) for that side's meaning, except where an
+Each engine output must equal app.core.evaluate.evaluate(meaning, probe) for that side's meaning, except where an
 engine is known to deviate from its own spec. Those deviations are modelled below (ENGINE DEVIATIONS), each with
 the evidence that established it, so that the grid keeps checking the rest of the semantics; where a deviation is
 value-dependent and not modelled, the (case, check) is a strict xfail (GAPS). Deviations that clipbridge itself
@@ -54,7 +54,8 @@ from app.core.drift import critical_points  # noqa: E402
 from app.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
                         DType)
 from app.core.errors import ClipBridgeError, RejectedSpec  # noqa: E402
-from app.core.meaning import Meaning, NanBound, ScaleBias, State, evaluate, same_outputs  # noqa: E402
+from app.core.evaluate import evaluate  # noqa: E402
+from app.core.meaning import Meaning, NanBound, ScaleBias, State, same_outputs  # noqa: E402
 from app.service.specs import DirectMLSpec, OnnxSpec, OnnxTarget, OpenVinoSpec  # noqa: E402
 from app.service.translate import translate  # noqa: E402
 from tests import oracle  # noqa: E402

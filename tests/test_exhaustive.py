@@ -7,7 +7,7 @@ both modes to ONNX opsets 6/11/12/13, OpenVINO and DirectML FL 2.1/3.0/5.0/6.4; 
 further random cases. NaN inputs are compared too, unless a side's text documents no NaN behaviour (DirectML).
 
 Every output is computed by the independent oracle (tests/oracle.py) from the wire specs themselves: the source
-spec and the emitted target spec. No output comes from app.core.meaning.evaluate(), except in
+spec and the emitted target spec. No output comes from app.core.evaluate.evaluate(), except in
 test_resolved_meaning_is_what_the_spec_says, which checks evaluate() on clipbridge's resolved meaning against
 the oracle on the spec it was resolved from.
 """
@@ -30,7 +30,8 @@ from app.dialects.kit.common import Mode
 from app.dialects.onnx.dtypes import onnx_name
 from app.core.dtypes import BFLOAT16, BY_NAME, FLOAT16, INT8, INT16, UINT8, UINT16, DType
 from app.core.errors import RejectedSpec, SpecError
-from app.core.meaning import READING_2022, READING_CURRENT, Meaning, State, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import READING_2022, READING_CURRENT, Meaning, State
 from app.dialects.openvino.dtypes import element_type_name
 from app.service.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget, spec_json
 from app.service.translate import translate

@@ -23,7 +23,8 @@ from app.dialects.onnx.meaning import resolve
 from app.dialects.onnx.model import parse_model
 from app.dialects.onnx.versions import CLIP_VERSIONS
 from app.core.errors import ArtifactError
-from app.core.meaning import evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import same_outputs
 from app.service.specs import OnnxSpec
 
 

@@ -1,130 +1,27 @@
-"""The linter's side of the CLI: output formats, filters, baselines, `scan`, `lint`, `explain`, `probe`, `bundle`.
+"""The linter's commands of the CLI: `scan`, `lint`, `explain`, `probe`, `bundle` (their output: app/cli/output.py).
 app/cli/main.py only wires arguments to these (this module never imports app.cli.main)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import mmap
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.service.capabilities import default_help, target_forms
-from app.dialects.kit.common import Mode
+from app.cli.output import print_scan_table, scan_output
 from app.core.errors import ClipBridgeError
-from app.lint import baseline as baseline_file
-from app.lint import github, junit, markdown, sarif
+from app.dialects.kit.common import Mode
 from app.lint.bundle import _npy, build, safe
-from app.lint.filters import filter_scan
 from app.lint.probe import probe
-from app.lint.report import LEVELS, LintReport, apply_filters, from_scan, from_translate, target_label
+from app.lint.report import LEVELS
 from app.lint.rules import RULE_IDS, check_codes, explain, explain_text
 from app.scan.report import scan, worst_status
 from app.scan.rewrite import rewrite
+from app.service.capabilities import default_help, target_forms
 from app.service.specs import Spec
-from app.service.translate import default_targets
-
-FORMATS = ("table", "json", "sarif", "junit", "github", "markdown")
-
-
-def add_lint_options(p: argparse.ArgumentParser, default_format: str) -> None:
-    """--format and the filters, shared by scan and translate."""
-    p.add_argument("--format", choices=FORMATS, default=default_format,
-                   help="table, json (the HTTP body), sarif (2.1.0), junit (XML), github (workflow commands), "
-                        f"markdown (a PR comment); default {default_format}")
-    p.add_argument("--select", action="append", metavar="CODE", help="report only these codes (repeatable, or "
-                   "comma-separated); see `clipbridge explain`")
-    p.add_argument("--ignore", action="append", metavar="CODE", help="drop these codes (repeatable, or "
-                   "comma-separated)")
-    p.add_argument("--fail-on", choices=LEVELS, help="exit 1 when a finding at or above this severity remains "
-                   "(default warning once any lint option is given); without lint options: 0 exact, 1 drift, "
-                   "2 unsupported")
-    p.add_argument("--baseline", metavar="FILE", help="findings in this file do not fail the run; new ones do")
-    p.add_argument("--write-baseline", metavar="FILE", help="write every current finding to FILE (exit 0)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-
-
-def _report(report: LintReport, args: argparse.Namespace) -> LintReport:
-    select = check_codes(args.select, "--select")
-    ignore = check_codes(args.ignore, "--ignore")
-    base = baseline_file.load(Path(args.baseline)) if args.baseline else None
-    return apply_filters(report, select, ignore, args.fail_on, base)
-
-
-def _write(text: str, args: argparse.Namespace) -> None:
-    if args.output:
-        Path(args.output).write_text(text)
-    else:
-        sys.stdout.write(text)
-
-
-def render(report: LintReport, fmt: str) -> str:
-    if fmt == "sarif":
-        return json.dumps(sarif.render(report), indent=2, allow_nan=False) + "\n"
-    if fmt == "junit":
-        return junit.render(report)
-    if fmt == "github":
-        return github.render(report)
-    return markdown.render(report)
-
-
-def finish(report: LintReport, body: dict[str, Any], args: argparse.Namespace, status_code: int,
-           table: Callable[[dict[str, Any]], None]) -> int:
-    """Filter, write a baseline if asked, render in the chosen format; the exit code."""
-    report = _report(report, args)
-    if args.write_baseline:
-        n = baseline_file.write(report, Path(args.write_baseline))
-        print(f"wrote {n} finding(s) to {args.write_baseline}", file=sys.stderr)
-        return 0
-    if report.kind == "scan" and args.format in ("json", "table"):
-        body = filter_scan(body, check_codes(args.select, "--select"), check_codes(args.ignore, "--ignore"))
-    if args.format == "json":
-        _write(json.dumps(body, indent=2, allow_nan=False) + "\n", args)
-    elif args.format == "table":
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):  # the scan table prints itself (app/cli/main.py)
-            table(body)
-        text = buf.getvalue()
-        if report.filtered:
-            text += f"lint: {report.summary()}; {len(report.failing())} at or above {report.fail_on}\n"
-        _write(text, args)
-    else:
-        _write(render(report, args.format), args)
-    return report.exit_code(status_code)
-
-
-def scan_output(body: dict[str, Any], args: argparse.Namespace, status_code: int,
-                table: Callable[[dict[str, Any]], None]) -> int:
-    return finish(from_scan(body, args.model), body, args, status_code, table)
-
-
-def translate_labels(body: dict[str, Any], to: list[str] | None) -> list[str]:
-    """The targets as asked (--to), else the default ones translate() used: every other dialect, newest."""
-    if to:
-        return list(to)
-    return [t.dialect for t in default_targets(body["source"].get("dialect", ""))]
-
-
-def translate_table(body: dict[str, Any], labels: list[str]) -> None:
-    rows = [["target", "status", "findings"]]
-    for i, t in enumerate(body["translations"]):
-        codes = ", ".join(f"{f['code']} ({f['severity']})" for f in t["findings"]) or "-"
-        rows.append([target_label(t["target"], labels[i] if i < len(labels) else f"target{i}"), t["status"], codes])
-    widths = [max(len(r[k]) for r in rows) for k in range(2)]
-    lines = [f"source: {body['meaning']['summary']}"]
-    lines += ["  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2]]).rstrip() for r in rows]
-    print("\n".join(lines))
-
-
-def translate_output(body: dict[str, Any], args: argparse.Namespace, status_code: int) -> int:
-    labels = translate_labels(body, args.to)
-    report = from_translate(body, args.spec if args.spec != "-" else "stdin", labels)
-    return finish(report, body, args, status_code, lambda b: translate_table(b, labels))
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -222,34 +119,6 @@ def cmd_scan(args: argparse.Namespace) -> int:
         result = scan(data, weights, args.target, Mode(args.mode))
     return scan_output(result.to_json(), args, {"exact": 0, "drift": 1}.get(worst_status(result), 2),
                        print_scan_table)
-
-
-def print_scan_table(body: dict) -> None:
-    labels = [t["label"] for t in body["targets"]]
-    rows = [["#", "clip", "pattern", "dtype", *labels]]
-    for c in body["clips"]:
-        where = f"{c['path']}/{c['node']}"
-        cells = [t["status"] for t in c["translations"]] or [f"error: {c['error']}"[:60]] + [""] * (len(labels) - 1)
-        rows.append([str(c["id"]), where, c["pattern"], c["dtype"] or "?", *cells])
-    print_rows(rows)
-    s = body["summary"]
-    counts = "; ".join(f"{t['label']}: {t['exact']} exact, {t['drift']} drift, {t['unsupported']} unsupported"
-                       for t in s["targets"])
-    print(f"\n{s['clips']} clips ({s['unresolved']} unresolved). {counts}")
-    if s["worst"]:
-        w = s["worst"]
-        print(f"worst: [{w['severity']}] {w['code']} at clip {w['clip']} ({w['label']}): {w['message']}")
-    if body.get("clip_like"):
-        nan = "; ".join(f"{c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
-                        for c in body["clip_like"][:20])
-        print(f"clip-like ops (not translated; `clipbridge diff` runs them): {nan}")
-
-
-def print_rows(rows: list[list[str]]) -> None:
-    """Rows of cells as left-aligned columns two spaces apart (the scan and dialects tables)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
 
 
 def cmd_lint(args: argparse.Namespace) -> int:

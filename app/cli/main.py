@@ -18,6 +18,7 @@ from app.core.errors import ClipBridgeError
 from app.core.settings import Settings
 from app.service.field_errors import field_errors
 from app.cli import lint as lint_cli
+from app.cli import output as cli_output
 from app.api.schemas_export import write
 from app.service.specs import Spec
 from app.core.suggest import one_of
@@ -65,7 +66,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     result = translate(spec, targets, Mode(args.mode)).to_json()  # type: ignore[arg-type]
     statuses = {t["status"] for t in result["translations"]}
     code = 2 if "unsupported" in statuses else 1 if "drift" in statuses else 0
-    return lint_cli.translate_output(result, args, code)
+    return cli_output.translate_output(result, args, code)
 
 
 def _read_spec(where: str) -> object:
@@ -108,7 +109,7 @@ def cmd_dialects(args: argparse.Namespace) -> int:
     for d in body["dialects"]:
         for v in d["versions"]:
             rows.append([d["dialect"], v["version"], v["selects"], v["ranks"], " ".join(v["dtypes"])])
-    lint_cli.print_rows(rows)
+    cli_output.print_rows(rows)
     print("\nDefaults: " + ", ".join(" ".join(f"{k}={v}" for k, v in d["default_target"].items())
                                     for d in body["dialects"]))
     named = [d["dialect"] for d in body["dialects"] if not d.get("in_defaults", True)]
@@ -188,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "'default' and 'all' name groups (without the source's dialect); default: every other default "
                    f"dialect ({', '.join(registry.default_names())})")
     t.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
-    lint_cli.add_lint_options(t, "json")
+    cli_output.add_lint_options(t, "json")
     t.set_defaults(func=cmd_translate)
     m = sub.add_parser("scan", help="every clip of an ONNX model or OpenVINO IR with drift per target; exit 0 "
                                     "all exact, 1 drift, 2 unsupported or error")
@@ -197,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--target", "--to", dest="target", action="append", help=f"a column: {target_forms()}; "
                    f"repeatable or comma-separated (--to default,stablehlo); 'default' and 'all' name groups; "
                    f"{default_help()}")
-    lint_cli.add_lint_options(m, "table")
+    cli_output.add_lint_options(m, "table")
     m.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
     m.add_argument("--rewrite", metavar="OUT.onnx", help="write the model with every Clip given explicit typed "
                                                          "bounds (needs --for); exit 0 if every clip of the "

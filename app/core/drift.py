@@ -17,8 +17,8 @@ import numpy as np
 from app.core.dtypes import DType
 from app.core.findings import Code, Finding, Severity, Witness
 from app.core.errors import SpecError
-from app.core.meaning import (DEFAULT_READING, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evaluate,
-                         same_outputs)
+from app.core.evaluate import evaluate
+from app.core.meaning import DEFAULT_READING, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, same_outputs
 from app.core import critical, exact
 from app.core.numbers import Number, format_number, same_value
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from app.diff.patterns import ClipLike, nan_value
+from app.scan.patterns import ClipLike, nan_value
 
 NARROWER = {"float32": ("bf16", "f16", "bfloat16", "float16"), "float64": ("bf16", "f16", "f32", "bfloat16",
                                                                            "float16", "float32"),

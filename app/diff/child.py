@@ -13,7 +13,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from app.diff import inputs as gen
-from app.diff.patterns import ClipLike, constants, find
+from app.scan.patterns import ClipLike, constants, find
 from app.core.errors import ArtifactError, ClipBridgeError
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from app.diff.patterns import ClipLike
+from app.scan.patterns import ClipLike
 from app.core.errors import ClipBridgeError
 
 SEED = 20240  # the generator's fixed seed; reported in every response

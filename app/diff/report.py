@@ -8,7 +8,7 @@ import numpy as np
 
 from app.diff import causes, run
 from app.diff.child import NodeInfo
-from app.diff.patterns import PATTERNS
+from app.scan.patterns import PATTERNS
 from app.core.numbers import wire_number
 
 MAX_REPLAYS = 64  # clip-like nodes replayed per diff; later ones are reported without a cause

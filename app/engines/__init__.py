@@ -1,1 +1,7 @@
-"""Engine plumbing."""
+"""The engine plumbing: which optional engine extras are installed (extras), how every engine run is configured and
+the host facts its answers depend on (config), and the sandbox that runs native code on untrusted bytes in a child
+process (sandbox, sandbox_child, native).
+
+Imports only core and itself (tests/test_architecture.py). Imported by the dialects (their engine backends), the
+service, scan, lint, diff, fix and the API; never by core, the kernels or the dialect kit.
+"""

@@ -1,1 +1,6 @@
-"""Rewrite a whole ONNX model so that engine B computes what engine A computes, and prove it with a diff."""
+"""Rewrite a whole ONNX model so that engine B computes what engine A computes, and prove it with a diff: the
+facts of each clip, the rules that rewrite it, the rewrite, its replay and proof, and the output formats.
+
+Imports diff, scan, lint, the engines and core; imported by the API and the CLI, never by a layer below them
+(tests/test_architecture.py).
+"""

@@ -11,7 +11,7 @@ import onnx
 from onnx import helper
 
 from app.diff.child import model_errors, replay_inputs, replay_name
-from app.diff.patterns import constants
+from app.scan.patterns import constants
 from app.core.errors import ClipBridgeError
 
 

@@ -6,18 +6,17 @@ are two steps, each "keep the value, or take the bound"; each step becomes `a1 <
 thresholds chosen once per meaning so that ties between equal floats (the two zeros) go the way the dtype's ufunc
 sends them. NaN inputs pass through with their payload, as np.maximum/np.minimum return them.
 
-ScaleBias runs in registers where it can (app.kernels.scale_bias16, float32 or float16 precision); otherwise (no numba,
-float64 precision) through a 65,536-entry table: the tensor has that many values, so the table computes
-app.kernels.scale_bias16.scale_bias_bits on each pattern once, then the clip steps, and the kernel is one gather per
-element.
+This module is the NumPy side (the plan, the steps, the table); app.kernels.half_numba compiles the steps and
+app.kernels.cupy runs them on a GPU. ScaleBias runs in registers where it can (app.kernels.scale_bias16_jit,
+float32 or float16 precision); otherwise (no numba, float64 precision) through a 65,536-entry table: the tensor
+has that many values, so the table computes app.kernels.scale_bias16.scale_bias_bits on each pattern once, then
+the clip steps, and the kernel is one gather per element.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
 import numpy as np
 
 from app.core.dtypes import BFLOAT16_NP, BY_NAME, DType
@@ -110,7 +109,7 @@ def steps_numpy(hp: HalfPlan, b: np.ndarray) -> np.ndarray:
     return r.astype(U16)
 
 
-def _sb_key(sb: ScaleBias | None) -> tuple[str, str, str, bool] | None:
+def sb_key(sb: ScaleBias | None) -> tuple[str, str, str, bool] | None:
     """A cache key that tells -0.0 from 0.0 (ScaleBias(s, -0.0) == ScaleBias(s, 0.0), yet x*s-0 != x*s+0 at -0)."""
     if sb is None:
         return None
@@ -119,11 +118,11 @@ def _sb_key(sb: ScaleBias | None) -> tuple[str, str, str, bool] | None:
 
 def table(hp: HalfPlan, dt_name: str, sb: ScaleBias | None) -> np.ndarray:
     """out_bits = table[in_bits] for every one of the 65,536 patterns (ScaleBias, if any, then the clip)."""
-    return _table(hp, dt_name, _sb_key(sb))
+    return cached_table(hp, dt_name, sb_key(sb))
 
 
 @lru_cache(maxsize=64)
-def _table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool] | None) -> np.ndarray:
+def cached_table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool] | None) -> np.ndarray:
     dt: DType = BY_NAME[dt_name]
     pats = np.arange(1 << 16, dtype=np.uint32).astype(U16)
     if sbk is not None:
@@ -134,181 +133,6 @@ def _table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool] | None) -
     return out
 
 
-@lru_cache(maxsize=1)
-def numba_kernels() -> tuple[Any, Any] | None:
-    """(key-step clip factory, table gather) on uint16 arrays compiled by numba; None without numba.
-
-    Branch-free selects on int16 lanes so LLVM vectorizes the loop; parallel over every core.
-    """
-    try:
-        from numba import njit, prange  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-
-    block = 1 << 14
-
-    @njit(parallel=True, fastmath=False, nogil=True, cache=False)
-    def gather16(x, out, lut):  # pragma: no cover - compiled
-        n = x.size
-        for j in prange((n + block - 1) // block):
-            for i in range(j * block, min(j * block + block, n)):
-                out[i] = lut[x[i]]
-
-    return _clip16, gather16
-
-
-@lru_cache(maxsize=4)
-def _clip16(max_wins: bool, nan_fix: bool) -> Any:
-    """The key-step clip compiled for one order and NaN-input rule (both compile-time constants).
-
-    On int16 lanes (sixteen per AVX2 register): the patterns viewed as int16, the key made signed by
-    b ^ ((b >> 15) & 0x7FFF) (the unsigned key minus 0x8000). Every intermediate is cast back to int16, since numba
-    widens untyped integer arithmetic to int64 (int32 lanes reached about 0.8x of np.copyto). Each step of
-    half_plan keeps a range with one open end (max-wins: key >= a1, then key <= c2; min-wins: key <= a2, then
-    key >= c1), so one compare per step; specializing on the order and the NaN rule took one thread from 0.69x
-    to 0.94x of np.copyto (one thread, 16 Mi float16, best of 25 on the shared 2-core machine).
-    """
-    from numba import njit, prange  # type: ignore[import-not-found]
-
-    i16 = np.int16
-
-    @njit(parallel=True, fastmath=False, nogil=True, cache=False)
-    def clip16(x, out, a, b1, kb1, c, b2, inf, nf):  # pragma: no cover - compiled
-        for i in prange(x.size):
-            b = x[i]
-            k = i16(b ^ i16(i16(b >> i16(15)) & i16(0x7FFF)))
-            if max_wins:
-                keep = k >= a
-                t = b if keep else b1
-                kt = k if keep else kb1
-                r = t if kt <= c else b2
-            else:
-                keep = k <= a
-                t = b if keep else b1
-                kt = k if keep else kb1
-                r = t if kt >= c else b2
-            # A NaN input passes through (payload included), or becomes the rule's one pattern nf.
-            nv = nf if nan_fix else b
-            out[i] = nv if i16(b & i16(0x7FFF)) > inf else r
-
-    return clip16
-
-
-def clip_half_numba(hp: HalfPlan, lut: np.ndarray | None, x: np.ndarray, out: np.ndarray) -> bool:
-    """Run the compiled kernel on flat uint16 views; False when numba is absent (the caller falls back).
-
-    The caller holds app.kernels.cpu' launch lock: numba's workqueue layer aborts on concurrent launches.
-    """
-    k = numba_kernels()
-    if k is None:
-        return False
-    clip16_for, gather16 = k
-    if hp.all_nan:
-        out.fill(hp.nan_bits)
-    elif lut is not None:
-        gather16(x, out, lut)
-    else:
-        a, c = (hp.a1, hp.c2) if hp.max_wins else (hp.a2, hp.c1)
-        sk = [np.int16(v - 0x8000) for v in (a, key(hp.b1), c)]  # signed keys; bits as int16 two's complement
-        sb = [np.uint16(v).view(np.int16) for v in (hp.b1, hp.b2, hp.nan_fill)]
-        clip16_for(hp.max_wins, hp.nan_mask == 0)(x.view(np.int16), out.view(np.int16), sk[0], sb[0], sk[1], sk[2],
-                                                 sb[1], np.int16(hp.inf), sb[2])
-    return True
-
-
 def chunk_numpy(lut: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """One chunk without numba: a table gather (np.take on uint16 patterns), exact for every variant."""
     np.take(lut, x, out=out)
-
-
-# The same two key steps for CuPy (float16, and bfloat16, which CuPy has no dtype for, on its uint16 patterns).
-_CUDA_STEPS = """
-int b = x; int k = b ^ (0x8000 | ((b >> 15) * 0x7FFF));
-bool keep = (k >= a1) & (k <= a2);
-int t = keep ? b : b1; int kt = keep ? k : kb1;
-int r = ((kt >= c1) & (kt <= c2)) ? t : b2;
-y = (unsigned short)(((b & 0x7FFF) > inf) ? b : r);
-"""
-
-
-# Eight patterns per thread (one 16-byte load and store): CuPy's one-element-per-thread elementwise kernel moved
-# 2-byte values at 0.29x of a device copy on an H100.
-_CUDA_VEC = r"""
-__device__ __forceinline__ unsigned int step1(int b, int a1, int a2, int b1, int kb1, int c1, int c2, int b2,
-                                              int inf) {
-  int k = b ^ (0x8000 | ((b >> 15) * 0x7FFF));
-  bool keep = (k >= a1) & (k <= a2);
-  int t = keep ? b : b1; int kt = keep ? k : kb1;
-  int r = ((kt >= c1) & (kt <= c2)) ? t : b2;
-  return (unsigned int)(((b & 0x7FFF) > inf) ? b : r);
-}
-#define P a1, a2, b1, kb1, c1, c2, b2, inf
-#define W(w) (step1((w) & 0xFFFF, P) | (step1((w) >> 16, P) << 16))
-#define G(w) ((unsigned int)__ldg(lut + ((w) & 0xFFFF)) | ((unsigned int)__ldg(lut + ((w) >> 16)) << 16))
-extern "C" __global__ void clipbridge_clip16x8(const uint4* __restrict__ x, uint4* __restrict__ y, long long n8,
-    int a1, int a2, int b1, int kb1, int c1, int c2, int b2, int inf) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n8; i += (long long)gridDim.x * blockDim.x) {
-    uint4 v = x[i]; v.x = W(v.x); v.y = W(v.y); v.z = W(v.z); v.w = W(v.w); y[i] = v;
-  }
-}
-extern "C" __global__ void clipbridge_gather16x8(const uint4* __restrict__ x, uint4* __restrict__ y, long long n8,
-    const unsigned short* __restrict__ lut) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n8; i += (long long)gridDim.x * blockDim.x) {
-    uint4 v = x[i]; v.x = G(v.x); v.y = G(v.y); v.z = G(v.z); v.w = G(v.w); y[i] = v;
-  }
-}
-"""
-
-
-@lru_cache(maxsize=1)
-def cupy_kernels() -> tuple[Any, Any, Any, Any]:
-    """(clip, gather) elementwise kernels for any length and (clip, gather) 8-per-thread raw kernels, compiled lazily."""
-    import cupy as cp  # type: ignore[import-not-found]
-
-    clip16 = cp.ElementwiseKernel("uint16 x, int32 a1, int32 a2, int32 b1, int32 kb1, int32 c1, int32 c2, "
-                                  "int32 b2, int32 inf", "uint16 y", _CUDA_STEPS, "clipbridge_clip16")
-    gather16 = cp.ElementwiseKernel("uint16 x, raw uint16 lut", "uint16 y", "y = lut[x];", "clipbridge_gather16")
-    mod = cp.RawModule(code=_CUDA_VEC)
-    return clip16, gather16, mod.get_function("clipbridge_clip16x8"), mod.get_function("clipbridge_gather16x8")
-
-
-def clip_half_cupy(hp: HalfPlan, lut: Any, xb: Any, out: Any = None) -> Any:
-    """The clip on a CuPy uint16 array of float16/bfloat16 patterns; `lut` a device table for ScaleBias, or None."""
-    import cupy as cp  # type: ignore[import-not-found]
-
-    xb = cp.ascontiguousarray(xb)
-    if out is None:
-        out = cp.empty_like(xb)
-    if not out.flags.c_contiguous or out.shape != xb.shape:
-        raise ValueError("out must be C-contiguous and of x's shape")
-    if hp.all_nan:
-        out.fill(hp.nan_bits)
-        return out
-    clip16, gather16, clip_vec, gather_vec = cupy_kernels()
-    args = tuple(np.int32(a) for a in (hp.a1, hp.a2, hp.b1, key(hp.b1), hp.c1, hp.c2, hp.b2, hp.inf))
-    xf, of = xb.ravel(), out.ravel()
-    n8 = 0
-    if xf.data.ptr % 16 == 0 and of.data.ptr % 16 == 0:
-        n8 = xf.size // 8
-    if n8:
-        threads = 256
-        blocks = min(-(-n8 // threads), 1 << 30)  # one 16-byte vector per thread: the most loads in flight
-        extra = (lut,) if lut is not None else args
-        (gather_vec if lut is not None else clip_vec)((blocks,), (threads,), (xf, of, np.int64(n8), *extra))
-    if n8 * 8 < xf.size:  # the tail (or an unaligned array) one element per thread
-        tail_x, tail_o = xf[n8 * 8:], of[n8 * 8:]
-        if lut is not None:
-            gather16(tail_x, lut, tail_o)
-        else:
-            clip16(tail_x, *args, tail_o)
-    if lut is None and hp.nan_mask != 0xFFFF:  # a replacing NaN-input rule: one select after the key steps
-        cp.copyto(out, cp.uint16(hp.nan_fill), where=(xb & cp.uint16(0x7FFF)) > cp.uint16(hp.inf))
-    return out
-
-
-@lru_cache(maxsize=16)
-def _device_table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool], device: int) -> Any:
-    """The table on the device, uploaded once (128 KiB; a per-call upload would cost a tenth of a 1 GB clip)."""
-    import cupy as cp  # type: ignore[import-not-found]
-
-    return cp.asarray(_table(hp, dt_name, sbk))

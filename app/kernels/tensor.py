@@ -1,6 +1,6 @@
 """Per-element bounds, dtype promotion and the NaN-input rules on the general path: evaluate()'s clip, faster.
 
-app.core.meaning._clip computes, for the result dtype D:
+app.core.evaluate._clip computes, for the result dtype D:
     t = x converted to D (NumPy astype: one correctly rounded step)
     t = lower bound (TO_LOWER) or +0 (TO_ZERO) where t is NaN
     max-wins: minimum(hi, maximum(t, lo));  min-wins: maximum(lo, minimum(t, hi))
@@ -19,12 +19,7 @@ from typing import Any
 
 import numpy as np
 
-# Which NaN-input rule a kernel applies: evaluate()'s np.where(isnan(t), fill, t) before the min/max.
-RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_ZERO, RULE_TO_UPPER = 0, 1, 2, 3
-
-# Dtypes numba computes natively (no float16/bfloat16 arithmetic there).
-NUMBA_TYPES = frozenset(np.dtype(n) for n in ("float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-                                               "uint16", "uint32", "uint64"))
+from app.kernels.plan import FULL_WIDTH, RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_UPPER
 
 
 @lru_cache(maxsize=256)
@@ -91,7 +86,7 @@ def one_pass_layout(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, out: np.ndarr
 
     Each bound must be one element or a C-contiguous array of x's shape; x and out C-contiguous, same shape.
     """
-    if out.dtype not in NUMBA_TYPES or x.dtype not in NUMBA_TYPES:
+    if out.dtype not in FULL_WIDTH or x.dtype not in FULL_WIDTH:  # numba has no float16/bfloat16 arithmetic
         return None
     if not (x.flags.c_contiguous and out.flags.c_contiguous and out.shape == x.shape):
         return None

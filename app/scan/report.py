@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from app.dialects.kit.common import Mode
 from app.dialects import registry
-from app.diff.patterns import describe, find
+from app.scan.patterns import describe, find
 from app.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.service.field_errors import field_errors
 from app.core.findings import Severity
@@ -69,7 +69,7 @@ class ScanResult:
     targets: list[tuple[str, AnyTarget]]
     sites: list[Site]
     translations: list[list[tuple[str, Translation]]] = field(default_factory=list)
-    clip_like: list[dict[str, Any]] = field(default_factory=list)  # Relu, HardSigmoid, ... (app/diff/patterns.py)
+    clip_like: list[dict[str, Any]] = field(default_factory=list)  # Relu, HardSigmoid, ... (app/scan/patterns.py)
 
     def to_json(self) -> dict[str, Any]:
         clips = []

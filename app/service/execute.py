@@ -23,9 +23,11 @@ from app.dialects.kit.common import Mode
 from app.dialects.kit.tensor_bounds import check_bounds_fit
 from app.engines.extras import INSTALL_HINT
 from app.core.errors import BackendUnavailable, Busy, ClipBridgeError, RejectedSpec, TimedOut, located
-from app.kernels.cpu import clip_numpy, clip_xp, reference_only
-from app.kernels.gpu_half import clip_cupy_half
+from app.kernels.array_api import clip_xp
+from app.kernels.cupy import clip_cupy_half
 from app.kernels.half import HALF
+from app.kernels.numpy import clip_numpy
+from app.kernels.plan import reference_only
 from app.core.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State, same_outputs
 from app.service.specs import AnyTarget
 from app.core.suggest import one_of

@@ -13,8 +13,8 @@ from app.dialects.kit.common import Mode
 from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
 from app.core.errors import SpecError
 from app.core.findings import Code, Severity
-from app.core.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State,
-                         evaluate)
+from app.core.evaluate import evaluate
+from app.core.meaning import READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app.core.numbers import parse_number
 from app.service.specs import DirectMLSpec, DirectMLTarget
 from app.service.translate import translate

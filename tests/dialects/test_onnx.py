@@ -21,8 +21,8 @@ from app.dialects.kit.common import Mode
 from app.core.dtypes import ALL, BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
 from app.core.errors import ArtifactError, ClipBridgeError, SpecError
 from app.core.findings import Code, Severity
-from app.core.meaning import (Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate,
-                         same_outputs)
+from app.core.evaluate import evaluate
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, same_outputs
 from app.core.numbers import parse_number
 from app.service.specs import OnnxSpec, OnnxTarget
 from app.lint.rules import RULES

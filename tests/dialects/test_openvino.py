@@ -17,7 +17,8 @@ from app.dialects.openvino.meaning import LATEST_OPSET, normalize, resolve
 from app.core.dtypes import ALL, FLOAT16, FLOAT32, INT8, INT64, UINT8
 from app.core.errors import ArtifactError, RejectedSpec, SpecError
 from app.core.findings import Code, Severity
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app.core.numbers import parse_number
 from app.service.specs import OpenVinoSpec, OpenVinoTarget
 from app.service.translate import translate

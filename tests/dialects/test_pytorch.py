@@ -25,7 +25,8 @@ from app.core.dtypes import BY_NAME, FLOAT32
 from app.core.errors import SpecError
 from app.service.execute import Semantics
 from app.core.findings import Code
-from app.core.meaning import NanBound, State, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import NanBound, State, same_outputs
 from app.service.specs import OnnxSpec
 from app.service.translate import translate
 

@@ -18,7 +18,8 @@ from app.core.drift import critical_points
 from app.core.dtypes import FLOAT16, FLOAT32, INT8, UINT8
 from app.core.errors import SpecError
 from app.core.findings import Code
-from app.core.meaning import NanBound, NanInput, Order, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import NanBound, NanInput, Order, same_outputs
 from app.service.specs import DirectMLSpec, OnnxSpec, OpenVinoSpec
 from app.service.translate import translate
 

@@ -12,7 +12,8 @@ from app.dialects.stablehlo import meaning as shlo_meaning, spec as shlo_spec
 from app.dialects.kit.tensor_bounds import as_scalar, check_bounds_fit, uniform_value
 from app.core.errors import SpecError
 from app.core.findings import Code
-from app.core.meaning import NanInput, Order, TensorBound, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import NanInput, Order, TensorBound, same_outputs
 from app.service.translate import translate
 
 

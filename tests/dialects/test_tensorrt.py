@@ -20,7 +20,8 @@ from app.dialects import tosa
 from app.dialects.kit.common import Mode
 from app.core.errors import SpecError
 from app.core.findings import Code, Severity
-from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
 from app.service.specs import OnnxSpec
 from app.service.translate import translate
 from tests.dialects._readings import default_status, under

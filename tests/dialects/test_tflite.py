@@ -23,7 +23,8 @@ from app.core.drift import critical_points
 from app.core.dtypes import INT8
 from app.core.errors import RejectedSpec, SpecError
 from app.core.findings import Code
-from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
 from app.service.specs import OnnxSpec, OpenVinoSpec
 from app.service.translate import translate
 from tests import oracle

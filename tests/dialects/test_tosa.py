@@ -24,7 +24,8 @@ from app.dialects.kit.common import Mode
 from app.core.drift import critical_points
 from app.core.errors import SpecError
 from app.core.findings import Code
-from app.core.meaning import NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
 from app.service.specs import OnnxSpec
 from app.service.translate import translate
 from tests.dialects._readings import default_status, under

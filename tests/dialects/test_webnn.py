@@ -30,7 +30,8 @@ from app.dialects.kit.common import Mode
 from app.core.dtypes import FLOAT16, INT8, INT32, INT64, UINT8, UINT32, UINT64
 from app.core.errors import RejectedSpec, SpecError
 from app.core.findings import Code, Severity
-from app.core.meaning import NanBound, NanInput, Order, State, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import NanBound, NanInput, Order, State
 from app.service.specs import OnnxSpec
 from app.service.translate import translate
 from tests import oracle

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from app.diff import causes
-from app.diff.patterns import ClipLike
+from app.scan.patterns import ClipLike
 from app.diff.report import verdict
 
 F32 = np.dtype(np.float32)

@@ -8,7 +8,7 @@ import onnx
 import pytest
 
 from app.diff import inputs
-from app.diff.patterns import find
+from app.scan.patterns import find
 from app.core.errors import ClipBridgeError
 from tests.diff import models as M
 from tests.diff.conftest import npz

@@ -10,7 +10,7 @@ import pytest
 from onnx import helper
 
 from app.diff import engines
-from app.diff.patterns import ENGINES, PATTERNS, find, nan_value
+from app.scan.patterns import ENGINES, PATTERNS, find, nan_value
 from tests.diff import models as M
 
 F32_MIN, F32_MAX = float(np.finfo(np.float32).min), float(np.finfo(np.float32).max)

@@ -6,7 +6,7 @@ Two products, from one sweep over opset x dtype x bounds:
   artifacts an engine cannot load or run, with the engine's own reason;
 * the **deviation miner**: every artifact that runs is fed the critical inputs (bounds and their neighbours,
   type extremes, zeros, NaN, +-inf, subnormals, integers beyond 2^53) and its outputs are compared with the
-  dialect's spec meaning (app.core.meaning.evaluate); every difference is a deviation.
+  dialect's spec meaning (app.core.evaluate.evaluate); every difference is a deviation.
 
     python -m tests.engines.sweep --write      # re-derive the table and write it
     python -m tests.engines.sweep --mine       # list the deviations (tests/engines/test_deviation_miner.py
@@ -37,7 +37,8 @@ from app.dialects.openvino import ir as ov_ir, meaning as d_ov
 from app.dialects.openvino.dtypes import element_type_name as ov_element_type
 from app.core.drift import critical_points
 from app.core.dtypes import ALL, DType
-from app.core.meaning import Meaning, State, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import Meaning, State, same_outputs
 from app.service.specs import OnnxSpec, OpenVinoSpec
 
 BOUND_SHAPES = ("none", "min", "max", "both")  # which ONNX bounds are given (Clip-11+ inputs, Clip-1/6 attributes)

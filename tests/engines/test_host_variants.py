@@ -24,7 +24,7 @@ pytestmark = pytest.mark.engines
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = {"AVX512_CORE": engine_config.BF16_AVX512, "AVX2": engine_config.BF16_AVX2}
 # The tests whose expectations depend on the CPU: the miner and recorded deviations, and the precision checks.
-CHILD_TESTS = ("tests/engines/test_deviation_miner.py", "tests/test_engine_config.py")
+CHILD_TESTS = ("tests/engines/test_deviation_miner.py", "tests/engines/test_engine_config.py")
 
 
 def _child_env(cap: str) -> dict[str, str]:

@@ -75,7 +75,7 @@ def converter_answer(body: dict) -> str:
     """What the converter did with the Mul-with-one-input model. Its Mul 6->7 adapter reads an input that is not
     there (undefined behaviour in onnx 1.21): mostly SIGSEGV, sometimes a refusal quoting garbage dimensions
     (seen once in CI: 'dimension 12297831343474548259', i.e. 0xAAAA... memory). Both are the right answer
-    shape; anything else fails. A deterministic crash is tested in tests/test_sandbox.py."""
+    shape; anything else fails. A deterministic crash is tested in tests/engines/test_sandbox.py."""
     if body["errors"] == [CRASHED]:
         return "crashed"
     err = body["errors"][0]

@@ -21,7 +21,8 @@ from app.cli.main import main
 from app.dialects.kit.common import Mode
 from app.service.execute import semantics_for
 from app.lint.probe import probe
-from app.core.meaning import evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import same_outputs
 from app.service.specs import Spec
 from app.service.translate import resolve_spec
 
@@ -68,7 +69,7 @@ def test_probe_inputs_cover_what_matters(source, expected):
 
 @pytest.mark.parametrize("source", [F32, I16, I64, CROSSED, SB], ids=["f32", "i16", "i64", "crossed", "sb"])
 def test_expected_outputs_are_each_meanings_evaluate(source):
-    """Each output is what the dialect's meaning computes (app.core.meaning.evaluate), not a second implementation."""
+    """Each output is what the dialect's meaning computes (app.core.evaluate.evaluate), not a second implementation."""
     p = probe(spec(source))
     src = resolve_spec(spec(source))
     for s in p.semantics:

@@ -11,7 +11,8 @@ import openvino.opset13 as ops
 import pytest
 
 from app.core.errors import ArtifactError
-from app.core.meaning import Order, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import Order
 from app.scan.report import scan, worst_status
 from app.scan.ir_scan import scan_ir
 

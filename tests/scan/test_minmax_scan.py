@@ -14,7 +14,8 @@ from onnx import helper
 
 from app.core.drift import MAX_TENSOR_BOUND, critical_points
 from app.core.findings import Code
-from app.core.meaning import Order, evaluate, same_outputs
+from app.core.evaluate import evaluate
+from app.core.meaning import Order, same_outputs
 from app.scan.report import scan
 from tests.scan.models import F32, I32, I64, init, model, vi
 

@@ -16,7 +16,8 @@ from onnx import helper, numpy_helper
 from pydantic import TypeAdapter
 
 from app.core.errors import ArtifactError
-from app.core.meaning import Order, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import Order
 from app.scan.report import scan, target_from_text, worst_status
 from app.service.specs import Spec
 from app.service.translate import translate

@@ -14,7 +14,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from app.core.errors import ArtifactError, UnsupportedTarget
-from app.core.meaning import evaluate
+from app.core.evaluate import evaluate
 from app.scan.report import scan
 from app.scan.rewrite import rewrite
 from tests.scan.models import BF16, F16, F32, I8, U8, external_bound_model, init, relu6_f32

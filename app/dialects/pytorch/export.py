@@ -10,7 +10,8 @@ from __future__ import annotations
 from app.core import exact
 from app.core.dtypes import DType, from_onnx_elem_type
 from app.core.findings import Code, Finding, Severity, Witness
-from app.core.meaning import Meaning, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import Meaning
 from app.core.numbers import Number, format_number
 
 TS_OPSET, DYNAMO_OPSET = 17, 18

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from app.core import exact
-from app.kernels import cpu as kernels, scale_bias16 as kernels_sb16
+from app.kernels import numpy as kernels, scale_bias16 as kernels_sb16
 from app.core.dtypes import BFLOAT16, FLOAT16, DType
 from app.kernels.half import half_plan, steps_numpy
 from app.core.meaning import Bound, Meaning, NanInput, Order, ScaleBias
@@ -133,7 +133,7 @@ def test_scale_bias_pipeline_every_pattern(dt: DType, sb: ScaleBias) -> None:
 @pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
 def test_compiled_scale_bias_clip_every_pattern(dt: DType, sb: ScaleBias, order: Order, conversions: str) -> None:
     """kernels.clip_numpy on a ScaleBias meaning, past the compiled threshold: the oracle's ScaleBias, then the
-    key steps (app.kernels.half.steps_numpy, checked on every pattern by tests/test_kernels_half.py)."""
+    key steps (app.kernels.half.steps_numpy, checked on every pattern by tests/kernels/test_kernels_half.py)."""
     if kernels.half_kernel_numba() is None:
         pytest.skip("numba is not installed")
     for lo, hi in [(-math.inf, math.inf), (0.0, 6.0), (-0.0, 0.0), (6.0, -2.0), (math.nan, 1.0)]:

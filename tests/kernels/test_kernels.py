@@ -1,7 +1,8 @@
-"""app/kernels/cpu.py: the chunked NumPy kernel and the numba fused kernel compute what the oracle computes.
+"""app/kernels/numpy.py and app/kernels/array_api.py: the chunked NumPy kernel and the numba fused kernel compute
+what the oracle computes.
 
 Every expected output comes from the oracle (`tests.oracle_meaning.expected`: the Meaning's declared fields,
-computed with float64 widening, exact Fractions and the spec's comparisons), never from app.core.meaning.evaluate().
+computed with float64 widening, exact Fractions and the spec's comparisons), never from app.core.evaluate.evaluate().
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.kernels import cpu as kernels
+from app.kernels import numpy as kernels
+from app.kernels.array_api import clip_xp
+from app.kernels.plan import reference_only
 from app.core.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
 from app.core.errors import BackendUnavailable, RejectedSpec
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound, evaluate
+from app.core.evaluate import evaluate
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound
 from tests import oracle
 from tests.oracle import same as same_outputs
 from tests.oracle_meaning import expected as evaluate_oracle
@@ -291,7 +295,7 @@ def test_clip_xp_variants(m: Meaning, xp_name: str) -> None:
     raw = [[math.nan, -0.0, 7.0], [-3.0, 0.5, 2.0]] if m.dtype.is_float else [[0, 5, 1], [3, 2, 200]]
     x = np.asarray(raw, dtype=m.dtype.np_dtype)
     want = evaluate_oracle(m, x.copy())
-    got = np.asarray(kernels.clip_xp(xp, m, xp.asarray(x.tolist(), dtype=getattr(xp, m.dtype.np_dtype.name))))
+    got = np.asarray(clip_xp(xp, m, xp.asarray(x.tolist(), dtype=getattr(xp, m.dtype.np_dtype.name))))
     assert _same_bits(got.astype(want.dtype), want)
 
 
@@ -303,8 +307,8 @@ def test_scale_bias_with_tensor_bounds_is_refused_by_the_kernels() -> None:
     """ScaleBias with per-element bounds or promotion (no dialect builds it): the kernels refuse it, naming the
     backend, rather than hand the work to evaluate()."""
     m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
-    assert kernels.reference_only(m)
-    assert not kernels.reference_only(Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0])))
+    assert reference_only(m)
+    assert not reference_only(Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0])))
 
 
 def test_scale_bias_with_tensor_bounds_applies_the_scale_bias() -> None:
@@ -318,7 +322,7 @@ def test_scale_bias_with_tensor_bounds_applies_the_scale_bias() -> None:
 def test_scale_bias_with_tensor_bounds_kernels_refuse_naming_the_backend() -> None:
     m = Meaning("t", "1", FLOAT32, None, Bound(6.0), lower_tensor=_tb((1,), [0.0]), scale_bias=ScaleBias(2.0, 0.0))
     x = np.asarray([-1.0, 3.0, 9.0], np.float32)
-    for run in (lambda: kernels.clip_numpy(m, x), lambda: kernels.clip_xp(np, m, x)):
+    for run in (lambda: kernels.clip_numpy(m, x), lambda: clip_xp(np, m, x)):
         with pytest.raises(BackendUnavailable) as exc:
             run()
         assert exc.value.loc == "backend"

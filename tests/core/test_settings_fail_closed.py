@@ -14,7 +14,7 @@ from app.core.errors import ClipBridgeError
 from app.main import create_app
 from app.core.settings import ENV, Settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 BAD = [  # (case, variable, value)
     ("key-blank", "CLIPBRIDGE_API_KEY", ""),
