@@ -332,7 +332,7 @@ def test_a_third_party_import_inside_a_function_is_allowed():
     pytest.param("app.dialects.kit.base", "from app.dialects import onnx", "the dialect kit imports only",
                  id="kit-dialect"),
     pytest.param("app.dialects.tosa", "from app.dialects import webnn", "a dialect imports only", id="dialect-dialect"),
-    pytest.param("app.dialects.onnx_port", "from app.dialects.openvino_minmax import emit_minmax_openvino",
+    pytest.param("app.dialects.onnx.emit", "from app.dialects.openvino import minmax",
                  "a dialect imports only", id="dialect-module-of-another"),
     pytest.param("app.dialects.tflite", "from app.dialects import registry", "a dialect imports only",
                  id="dialect-registry"),
