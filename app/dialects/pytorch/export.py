@@ -8,7 +8,7 @@ emit() predicts and engine.export_onnx runs the exporter only when asked.
 from __future__ import annotations
 
 from app.core import exact
-from app.core.dtypes import DType, from_onnx_elem_type
+from app.core.dtypes import BY_NUMPY, DType
 from app.core.findings import Code, Finding, Severity, Witness
 from app.core.evaluate import evaluate
 from app.core.meaning import Meaning
@@ -106,7 +106,7 @@ def onnx_summary(model_bytes: bytes) -> str:
         for i in n.input:
             if i in vals:
                 a = vals[i]
-                dt = from_onnx_elem_type(onnx.helper.np_dtype_to_tensor_dtype(a.dtype))
+                dt = BY_NUMPY[a.dtype]
                 ins.append(f"{dt.name}{list(a.shape)}" if a.ndim else _typed(a.item(), dt))
             else:
                 ins.append(renames.get(i, "''" if not i else i))
@@ -116,5 +116,5 @@ def onnx_summary(model_bytes: bytes) -> str:
             continue
         renames[n.output[0]] = "max_out" if n.op_type == "Max" else n.output[0]
         lines.append(f"{n.op_type}({', '.join(ins)})")
-    out_dt = from_onnx_elem_type(m.graph.output[0].type.tensor_type.elem_type)
+    out_dt = BY_NUMPY[onnx.helper.tensor_dtype_to_np_dtype(m.graph.output[0].type.tensor_type.elem_type)]
     return "\n".join(lines) + f"\n-> {out_dt.name}"

@@ -19,11 +19,16 @@ from app.core.numbers import Number, format_number
 FLT_MAX = FLOAT32.highest()
 
 
+def onnx_type_name(dt: DType) -> str:
+    """The TensorProto.DataType name onnx-tensorrt reads (onnx.proto: FLOAT, DOUBLE, else the upper-case name)."""
+    return {"float32": "FLOAT", "float64": "DOUBLE"}.get(dt.name, dt.name.upper())
+
+
 def parser_findings(src: Meaning) -> list[Finding]:
     """What onnx-tensorrt's Clip importer does with this ONNX Clip (only for an ONNX source)."""
     if src.dialect != "onnx":
         return []
-    t = src.dtype.onnx
+    t = onnx_type_name(src.dtype)
     if t in ("INT32", "INT64"):
         return [Finding(Code.DTYPE_UNSUPPORTED, Severity.INFO, f"onnx-tensorrt imports an {t} Clip as elementwise "
                         "kMAX(input, min) then kMIN(., max) (max wins), not as kCLIP", f"ONNX Clip {t}",
