@@ -47,6 +47,7 @@ from app.dialects import onnx as d_onnx  # noqa: E402
 from app.dialects import openvino as d_ov  # noqa: E402
 from app.dialects.kit.common import Mode, same_value  # noqa: E402
 from app.core.drift import critical_points  # noqa: E402
+from app.dialects.directml.dtypes import dml_name  # noqa: E402
 from app.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
                         DType)
 from app.core.errors import ClipBridgeError, RejectedSpec  # noqa: E402
@@ -358,10 +359,10 @@ def ov_spec(dt: str, lo, hi, shape=None) -> OpenVinoSpec:
 
 def dml_spec(dt: str, lo, hi, operator: str = "ELEMENT_WISE_CLIP", level: str = "6_4", scale_bias=None,
              sizes=(64,)) -> DirectMLSpec:
-    t = {"DataType": BY_NAME[dt].directml, "Sizes": list(sizes)}
+    t = {"DataType": dml_name(BY_NAME[dt]), "Sizes": list(sizes)}
     desc = {"InputTensor": dict(t), "OutputTensor": dict(t), "Min": lo, "Max": hi}
     if operator == "ELEMENT_WISE_CLIP1":
-        desc["MinMaxDataType"] = BY_NAME[dt].directml
+        desc["MinMaxDataType"] = dml_name(BY_NAME[dt])
     if scale_bias is not None:
         desc["ScaleBias"] = {"Scale": scale_bias[0], "Bias": scale_bias[1]}
     return DirectMLSpec.model_validate({"dialect": "directml", "feature_level": level, "operator": operator,
@@ -462,7 +463,7 @@ def _grid() -> list[Case]:
                 cases.append(Case(f"onnx13-{dt}-{kind}-{mode.value}", onnx_spec(dt, lo, hi), (), mode))
             for kind, (lo, hi) in _ov_bounds(dt).items():
                 cases.append(Case(f"ov-{dt}-{kind}-{mode.value}", ov_spec(dt, lo, hi), (), mode))
-            if BY_NAME[dt].directml and dt != "float64":  # DirectML's CLIP has no FLOAT64 tensors
+            if dml_name(BY_NAME[dt]) and dt != "float64":  # DirectML's CLIP has no FLOAT64 tensors
                 for kind, (lo, hi) in _dml_bounds(dt).items():
                     cases.append(Case(f"dml-{dt}-{kind}-{mode.value}", dml_spec(dt, lo, hi), (), mode))
             if dt in ("int64", "uint64"):

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from app.dialects.directml.dtypes import dml_name
 from app.dialects.kit.common import Mode
 from app.core.dtypes import BFLOAT16, BY_NAME, FLOAT16, INT8, INT16, UINT8, UINT16, DType
 from app.core.errors import RejectedSpec, SpecError
@@ -90,13 +91,13 @@ def make_source(family: str, dt: DType, lo, hi):
         return None
     if family == "openvino":
         return OpenVinoSpec(dialect="openvino", element_type=dt.openvino, shape=SHAPE, min=lo, max=hi)
-    if dt.directml is None:
+    if dml_name(dt) is None:
         return None
-    t = {"DataType": dt.directml, "Sizes": [1, 1, 2, 3]}
+    t = {"DataType": dml_name(dt), "Sizes": [1, 1, 2, 3]}
     desc = {"InputTensor": t, "OutputTensor": t, "Min": lo, "Max": hi}
     if family == "directml-clip1":
         return DirectMLSpec(dialect="directml", feature_level="5_0", operator="ELEMENT_WISE_CLIP1",
-                            desc={**desc, "MinMaxDataType": dt.directml})
+                            desc={**desc, "MinMaxDataType": dml_name(dt)})
     return DirectMLSpec(dialect="directml", feature_level="2_1", operator="ELEMENT_WISE_CLIP", desc=desc)
 
 

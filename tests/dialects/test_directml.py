@@ -8,7 +8,10 @@ import re
 import numpy as np
 import pytest
 
-from app.dialects import directml as dm
+from app.dialects.directml import emit as dm_emit
+from app.dialects.directml import meaning as dm
+from app.dialects.directml.dtypes import dml_name
+from app.dialects.directml.tensor import NEWEST_LEVEL
 from app.dialects.kit.common import Mode
 from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
 from app.core.errors import SpecError
@@ -374,13 +377,13 @@ def dmax(e):
     pytest.param(meaning(INT8, 5, 1), "6_4", Mode.LITERAL, CLIP, 5, 1, [], id="literal-crossed-kept"),
 ])
 def test_emit(src, level, mode, op, exp_min, exp_max, exp_codes):
-    e = dm.emit(src, target(level), mode, [2, 2, 2, 2])
+    e = dm_emit.emit(src, target(level), mode, [2, 2, 2, 2])
     assert not e.unsupported
     assert e.spec["operator"] == op and e.spec["feature_level"] == level
     assert same(dmin(e), exp_min) and same(dmax(e), exp_max), e.spec["desc"]
     assert [(f.code, f.severity) for f in e.notes] == exp_codes
     if op == CLIP1:
-        assert e.spec["desc"]["MinMaxDataType"] == src.dtype.directml
+        assert e.spec["desc"]["MinMaxDataType"] == dml_name(src.dtype)
         assert (e.meaning.lo, e.meaning.hi) == (src.lo, src.hi)
 
 
@@ -395,7 +398,7 @@ def test_emit(src, level, mode, op, exp_min, exp_max, exp_codes):
     pytest.param(["N", 3], "6_4", Mode.PRESERVE, [1], Code.SHAPE_UNKNOWN, id="symbolic-shape-placeholder"),
 ])
 def test_emit_sizes(shape, level, mode, sizes, code):
-    e = dm.emit(meaning(FLOAT32, 0.0, 1.0), target(level), mode, shape)
+    e = dm_emit.emit(meaning(FLOAT32, 0.0, 1.0), target(level), mode, shape)
     assert e.spec["desc"]["InputTensor"]["Sizes"] == sizes
     assert e.spec["desc"]["OutputTensor"]["Sizes"] == sizes
     assert [f.code for f in e.notes] == ([code] if code else [])
@@ -420,18 +423,18 @@ def test_emit_sizes(shape, level, mode, sizes, code):
                  "NaN bound on an integer tensor", id="nan-on-int"),
 ])
 def test_emit_unsupported(src, shape, level, mode, code, fragment):
-    e = dm.emit(src, target(level), mode, shape)
+    e = dm_emit.emit(src, target(level), mode, shape)
     assert e.unsupported and e.meaning is None
     assert e.notes[-1].code is code and fragment in e.notes[-1].message
 
 
 def test_emit_default_level_is_newest():
-    e = dm.emit(meaning(FLOAT32, 0.0, 1.0), target(), Mode.PRESERVE, [4])
-    assert e.spec["feature_level"] == dm.NEWEST_LEVEL == "6_4"
+    e = dm_emit.emit(meaning(FLOAT32, 0.0, 1.0), target(), Mode.PRESERVE, [4])
+    assert e.spec["feature_level"] == NEWEST_LEVEL == "6_4"
 
 
 def test_emit_round_trips_through_resolve():
-    e = dm.emit(meaning(INT32, 16777217, 2**30), target("5_0"), Mode.PRESERVE, [4])
+    e = dm_emit.emit(meaning(INT32, 16777217, 2**30), target("5_0"), Mode.PRESERVE, [4])
     again = dm.resolve(DirectMLSpec.model_validate(e.spec))
     assert (again.lo, again.hi, again.order) == (16777217, 2**30, Order.MIN_WINS)
 
@@ -439,7 +442,7 @@ def test_emit_round_trips_through_resolve():
 # --- the C++ snippet ------------------------------------------------------------------------------------------
 
 def cpp(src, level="6_4", mode=Mode.PRESERVE, shape=(1, 1, 2, 3)) -> str:
-    return dm.emit(src, target(level), mode, list(shape)).artifacts["cpp"]
+    return dm_emit.emit(src, target(level), mode, list(shape)).artifacts["cpp"]
 
 
 def hexfloat(snippet: str, field: str) -> float:
