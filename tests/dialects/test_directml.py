@@ -8,15 +8,17 @@ import re
 import numpy as np
 import pytest
 
+from app.dialects.directml import DIALECT
 from app.dialects.directml import emit as dm_emit
 from app.dialects.directml import meaning as dm
 from app.dialects.directml.dtypes import dml_name
+from app.dialects.directml.meaning import DOC_2022, READING_LINES
 from app.dialects.directml.tensor import NEWEST_LEVEL
 from app.dialects.kit.common import Mode
 from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
 from app.core.errors import SpecError
 from app.core.findings import Code, Severity
-from app.core.meaning import (READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State,
+from app.core.meaning import (Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State,
                          evaluate)
 from app.core.numbers import parse_number
 from app.service.specs import DirectMLSpec, DirectMLTarget
@@ -284,29 +286,49 @@ def test_clip_nan_on_integer_tensor(dt):
     pytest.param("FLOAT16", 0.5, 0.25, 0.5, 0.25, id="float16"),
     pytest.param("UINT8", 300, 10, 255, 10, id="uint8-after-saturation"),
 ])
-def test_clip_min_greater_than_max_is_ambiguous(dt, mn, mx, lo, hi):
+def test_clip_min_greater_than_max_is_two_readings(dt, mn, mx, lo, hi):
+    """The current doc's meaning (Min), the 2022 doc's (Max) kept in alternates under its reading's name."""
     m = dm.resolve(spec("6_4", CLIP, dt, mn, mx))
-    assert m.state is State.AMBIGUOUS and m.order is Order.AMBIGUOUS
-    assert m.readings == (READING_CURRENT, READING_2022)
+    assert m.state is State.AMBIGUOUS and m.order is Order.MIN_WINS
+    assert m.readings == READING_LINES == ("current-doc: max(Min, min(x, Max))", "2022-doc: min(Max, max(Min, x))")
     assert "min > max" in m.reason
+    assert [name for name, _ in m.alternates] == [DOC_2022] and m.under(DOC_2022).order is Order.MAX_WINS
     x = m.dtype.array([m.dtype.lowest(), 0, m.dtype.highest()])
-    assert np.all(evaluate(m, x, READING_CURRENT) == lo)
-    assert np.all(evaluate(m, x, READING_2022) == hi)
     assert np.all(evaluate(m, x) == lo)  # the default reading is the current doc
+    assert np.all(evaluate(m.under("current-doc"), x) == lo)
+    assert np.all(evaluate(m.under(DOC_2022), x) == hi)
 
 
 def test_clip_truncation_can_uncross():
     m = dm.resolve(spec("6_4", CLIP, "INT8", 1.9, 1.2))
-    assert (m.lo, m.hi) == (1, 1) and m.state is State.DEFINED and m.readings == ()
+    assert (m.lo, m.hi) == (1, 1) and m.state is State.DEFINED and m.readings == () and m.alternates == ()
 
 
 @pytest.mark.parametrize("dt, mn, mx", [pytest.param("INT8", 5, 1, id="int8"),
                                         pytest.param("FLOAT32", 2.5, -1.0, id="float32")])
 def test_clip1_min_greater_than_max_min_wins(dt, mn, mx):
     m = dm.resolve(spec("5_0", CLIP1, dt, mn, mx))
-    assert m.state is State.DEFINED and m.order is Order.MIN_WINS and m.readings == ()
+    assert m.state is State.DEFINED and m.order is Order.MIN_WINS and m.readings == () and m.alternates == ()
     x = m.dtype.array([m.dtype.lowest(), 0, m.dtype.highest()])
     assert np.all(evaluate(m, x) == mn)
+
+
+def test_dialect_readings_name_both_documents_with_their_source():
+    """Dialect.readings: current-doc first (the default), then 2022-doc, each with its formula and source."""
+    readings = DIALECT.readings
+    assert list(readings) == ["current-doc", "2022-doc"]
+    assert readings["current-doc"].startswith("max(Min, min(x, Max))") and "reference/" in readings["current-doc"]
+    assert readings["2022-doc"].startswith("min(Max, max(Min, x))") and "2022" in readings["2022-doc"]
+
+
+def test_crossed_clip_drifts_under_the_2022_reading_only():
+    """Translate's alternates mechanism names the reading: exact under the current doc, drift under the 2022 doc."""
+    r = translate(spec("6_4", CLIP, "INT8", 5, 1), ["onnx"], Mode.PRESERVE)
+    t = r.translations[0]
+    mgm = [f for f in t.findings if f.code is Code.MIN_GREATER_THAN_MAX]
+    assert [f.severity for f in mgm] == [Severity.INFO, Severity.ERROR], [f.message for f in mgm]
+    assert mgm[1].message == "under the 2022-doc reading: min > max is computed differently"
+    assert t.status == "drift"
 
 
 def test_nan_is_undocumented():

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.findings import Code
-from app.core.meaning import READING_2022, READING_CURRENT
 from app.dialects.directml.dtypes import dml_name
+from app.dialects.directml.meaning import CURRENT_DOC, DOC_2022
 from app.dialects.directml.tensor import CLIP, CLIP1, FEATURE_LEVELS, NEWEST_LEVEL, tensor_support_directml
 
 DML_SRC = "DML_ELEMENT_WISE_CLIP_OPERATOR_DESC / _CLIP1_ remarks (reference/directml-clip-operator-desc.md)"
@@ -52,8 +52,12 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                                "ScaleBias": {"Scale": 0.5, "Bias": 1}, "Min": 0, "Max": 6}},
 }
 
-# An ambiguous min > max only: the two documents' formulas (the first is the default).
-READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
+# ELEMENT_WISE_CLIP's min > max only (CLIP1 has one document): the first is the default.
+READINGS = {
+    CURRENT_DOC: "max(Min, min(x, Max)): min > max gives Min (the current DML_ELEMENT_WISE_CLIP_OPERATOR_DESC page, "
+                 "reference/directml-clip-operator-desc.md); the default",
+    DOC_2022: "min(Max, max(Min, x)): min > max gives Max (the same page as published in 2022)",
+}
 
 
 def capability() -> dict[str, Any]:

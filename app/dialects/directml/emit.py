@@ -8,7 +8,7 @@ import math
 from app.core.dtypes import FLOAT32
 from app.core.errors import SpecError
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import DEFAULT_READING, READING_CURRENT, Meaning, Order
+from app.core.meaning import Meaning, Order
 from app.core.numbers import format_number
 from app.dialects.directml.cpp import cpp_snippet
 from app.dialects.directml.dtypes import dml_name
@@ -80,9 +80,7 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
     else:
         lo_want, hi_want = src.lower.value, src.upper.value
         if src.crossed:
-            pick = lo_want if src.order is Order.MIN_WINS else hi_want
-            if src.order is Order.AMBIGUOUS:
-                pick = lo_want if DEFAULT_READING == READING_CURRENT else hi_want
+            pick = lo_want if src.order in (Order.MIN_WINS, Order.AMBIGUOUS) else hi_want
             lo_want = hi_want = pick
             notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, f"min > max emitted as Min = Max = "
                       f"{format_number(pick)}: DirectML's two documented formulas agree only there")

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core import exact
 from app.core.dtypes import FLOAT32, DType
 from app.core.errors import SpecError
-from app.core.meaning import READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app.core.numbers import Number, format_number
 from app.dialects.directml.dtypes import dml_name
 from app.dialects.directml.spec import DirectMLSpec, DmlScaleBias
@@ -18,6 +18,10 @@ from app.dialects.directml.tensor import (CLIP, CLIP1, check_tensor_directml, da
 from app.dialects.kit.spec_base import spec_json
 
 NAME = "directml"
+# ELEMENT_WISE_CLIP's min > max, as the two versions of its documentation page give it (Dialect.readings; the
+# first is the default, the resolved meaning; the other is kept in Meaning.alternates).
+CURRENT_DOC, DOC_2022 = "current-doc", "2022-doc"
+READING_LINES = (f"{CURRENT_DOC}: max(Min, min(x, Max))", f"{DOC_2022}: min(Max, max(Min, x))")
 
 
 def cast_bound_directml(value: Number, dt: DType, side: str) -> Bound:
@@ -66,11 +70,12 @@ def typed_bound_directml(value: Number, dt: DType, side: str, loc: str) -> Bound
     return Bound(int(value), value)
 
 
-def order_directml(operator: str) -> tuple[Order, tuple[str, ...]]:
-    """CLIP: 2022 doc 'min(Max, max(Min, x))' vs current 'max(Min, min(x, Max))': ambiguous; CLIP1: the latter."""
-    if operator == CLIP1:
-        return Order.MIN_WINS, ()
-    return Order.AMBIGUOUS, (READING_CURRENT, READING_2022)
+def order_directml(operator: str, reading: str = CURRENT_DOC) -> Order:
+    """CLIP: the current doc's 'max(Min, min(x, Max))' gives Min (min wins), the 2022 doc's 'min(Max, max(Min, x))'
+    gives Max; CLIP1: the current formula (one document)."""
+    if operator == CLIP and reading == DOC_2022:
+        return Order.MAX_WINS
+    return Order.MIN_WINS
 
 
 def scale_bias_directml(sb: DmlScaleBias | None, dt: DType) -> ScaleBias | None:
@@ -116,7 +121,8 @@ def parse(spec: DirectMLSpec) -> Parsed:
 
 
 def resolve(spec: DirectMLSpec | Parsed) -> Meaning:
-    """The exact function a DirectML clip desc computes, with its ambiguities named."""
+    """The exact function a DirectML clip desc computes under the current doc; a CLIP min > max keeps the 2022 doc's
+    meaning in `alternates` (the documents disagree only there)."""
     p = spec if isinstance(spec, Parsed) else parse(spec)
     s, dt, d = p.spec, p.dtype, p.spec.desc
     if s.operator == CLIP1:
@@ -125,23 +131,25 @@ def resolve(spec: DirectMLSpec | Parsed) -> Meaning:
     else:
         lo = cast_bound_directml(d.Min, dt, "min")
         hi = cast_bound_directml(d.Max, dt, "max")
-    order, readings = order_directml(s.operator)
     sb = scale_bias_directml(d.ScaleBias, dt)
     state, reason = State.DEFINED, None
     rules = [f"{s.operator} at FL {p.level.replace('_', '.')}",
              "Min/Max FLOAT cast to T: integers truncate toward zero, floats round to nearest even"
              if s.operator == CLIP else "Min/Max typed by MinMaxDataType",
              "NaN: undocumented (executed as propagating)"]
-    if lo.value > hi.value and order is Order.AMBIGUOUS:
+    two_docs = s.operator == CLIP and lo.value > hi.value
+    if two_docs:
         state, reason = State.AMBIGUOUS, ("min > max: the 2022 doc's min(Max, max(Min, x)) gives Max, the current "
                                           "doc's max(Min, min(x, Max)) gives Min")
     if sb is not None and not dt.is_float:
         state, reason = State.AMBIGUOUS, ("ScaleBias on an integer tensor: DirectML does not document its "
                                           "precision or rounding; read as float32 then truncate/saturate")
-    return Meaning(NAME, f"{s.operator}@{p.level}", dt, lo, hi, order=order, nan_input=NanInput.UNDOCUMENTED,
-                   nan_bound=NanBound.UNDOCUMENTED, scale_bias=sb, state=state, reason=reason,
-                   readings=readings if state is State.AMBIGUOUS and lo.value > hi.value else (),
-                   rules=tuple(rules))
+    m = Meaning(NAME, f"{s.operator}@{p.level}", dt, lo, hi, order=order_directml(s.operator),
+                nan_input=NanInput.UNDOCUMENTED, nan_bound=NanBound.UNDOCUMENTED, scale_bias=sb, state=state,
+                reason=reason, readings=READING_LINES if two_docs else (), rules=tuple(rules))
+    if not two_docs:
+        return m
+    return replace(m, alternates=((DOC_2022, replace(m, order=order_directml(s.operator, DOC_2022))),))
 
 
 def normalize(spec: DirectMLSpec | Parsed) -> dict:
