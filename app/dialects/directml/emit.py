@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
-from app.core.dtypes import FLOAT32
+from app.core.dtypes import FLOAT32, DType
 from app.core.errors import SpecError
 from app.core.findings import Code, Finding, Notes, Severity
 from app.core.meaning import Meaning, Order
-from app.core.numbers import format_number
+from app.core.numbers import Number, format_number
 from app.dialects.directml.cpp import cpp_snippet
 from app.dialects.directml.dtypes import dml_name
 from app.dialects.directml.meaning import cast_bound_directml, normalize, resolve
@@ -53,6 +53,27 @@ def _sizes_for(shape: list | None, level: str, mode: Mode, notes: Notes) -> list
     return new
 
 
+def _carriers(lo_want: Number, hi_want: Number, dt: DType, level: str, notes: Notes) -> tuple[str, list[Number]]:
+    """The operator and Min/Max computing [lo_want, hi_want]: CLIP with FLOAT carriers that cast to them, else CLIP1
+    with the typed values where the level has it (FL 5.0+), else CLIP with the nearest carriers and an error."""
+    vals: list[Number] = []
+    exact_all = True
+    for side, want in (("min", lo_want), ("max", hi_want)):
+        carrier, _, hit = pick_carrier(want, carrier_neighbours(want, FLOAT32),
+                                       lambda c, s=side: cast_bound_directml(c, dt, s))
+        exact_all &= hit
+        vals.append(carrier)
+    if not exact_all and level_tuple(level) >= (5, 0):
+        notes.add(Code.BOUND_PRECISION, Severity.INFO, f"A FLOAT Min/Max cannot hold the {dt.name} bounds "
+                  f"exactly: emitted ELEMENT_WISE_CLIP1 with MinMaxDataType {dml_name(dt)}")
+        return CLIP1, [lo_want, hi_want]
+    if not exact_all:
+        notes.add(Code.BOUND_PRECISION, Severity.ERROR, f"A FLOAT Min/Max cannot hold the {dt.name} bounds "
+                  f"[{format_number(lo_want)}, {format_number(hi_want)}] exactly, and FL "
+                  f"{level.replace('_', '.')} has no ELEMENT_WISE_CLIP1 (FL 5.0+)")
+    return CLIP, vals
+
+
 def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -> Emitted:
     """A DirectML clip desc computing `src` where the feature level can: CLIP, or CLIP1 for typed bounds."""
     level = feature_level_directml(target.feature_level or NEWEST_LEVEL)
@@ -71,7 +92,6 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
             Code.RANK_UNSUPPORTED, Severity.ERROR, f"DirectML FL {level.replace('_', '.')} cannot take shape "
             f"{shape} ({n} dimensions{', a zero size' if shape and 0 in shape else ''})")], unsupported=True)
     assert src.lower is not None and src.upper is not None
-    can_clip1 = level_tuple(level) >= (5, 0)
     operator = CLIP
     if mode is Mode.LITERAL:
         vals = [b.given if b.given is not None else b.value for b in (src.lower, src.upper)]
@@ -87,21 +107,7 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
         if not dt.is_float and (src.lower.is_nan or src.upper.is_nan):
             return Emitted(None, None, [Finding(Code.NAN_BOUND, Severity.ERROR, "NaN bound on an integer tensor")],
                            unsupported=True)
-        vals = []
-        exact_all = True
-        for side, want in (("min", lo_want), ("max", hi_want)):
-            carrier, _, hit = pick_carrier(want, carrier_neighbours(want, FLOAT32),
-                                             lambda c, s=side: cast_bound_directml(c, dt, s))
-            exact_all &= hit
-            vals.append(carrier)
-        if not exact_all and can_clip1:
-            operator, vals = CLIP1, [lo_want, hi_want]
-            notes.add(Code.BOUND_PRECISION, Severity.INFO, f"A FLOAT Min/Max cannot hold the {dt.name} bounds "
-                      f"exactly: emitted ELEMENT_WISE_CLIP1 with MinMaxDataType {dml_name(dt)}")
-        elif not exact_all:
-            notes.add(Code.BOUND_PRECISION, Severity.ERROR, f"A FLOAT Min/Max cannot hold the {dt.name} bounds "
-                      f"[{format_number(lo_want)}, {format_number(hi_want)}] exactly, and FL "
-                      f"{level.replace('_', '.')} has no ELEMENT_WISE_CLIP1 (FL 5.0+)")
+        operator, vals = _carriers(lo_want, hi_want, src.dtype, level, notes)
     tensor = DmlTensorDesc(DataType=dml_name(dt) or "", Flags="NONE", DimensionCount=len(sizes), Sizes=sizes,
                            Strides=None, TotalTensorSizeInBytes=total_tensor_size_directml(dt, sizes, None))
     sb = None

@@ -13,8 +13,8 @@ from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBia
 from app.core.numbers import Number, format_number
 from app.dialects.directml.dtypes import dml_name
 from app.dialects.directml.spec import DirectMLSpec, DmlScaleBias
-from app.dialects.directml.tensor import (CLIP, CLIP1, check_tensor_directml, data_type_directml, feature_level_directml,
-                                          level_tuple, total_tensor_size_directml)
+from app.dialects.directml.tensor import (CLIP, CLIP1, check_tensor_directml, data_type_directml,
+                                          feature_level_directml, level_tuple, total_tensor_size_directml)
 from app.dialects.kit.spec_base import spec_json
 
 NAME = "directml"
