@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from app.dialects.kit.common import Mode
 from app.core.drift import critical_points, status_of
 from app.core.findings import Code, Severity
 from app.core.evaluate import evaluate
-from app.core.meaning import READING_2022, READING_CURRENT, Order, same_outputs
+from app.core.meaning import Order, same_outputs
 from app.dialects.pytorch.spec import PyTorchSpec
 from app.dialects.stablehlo.spec import StableHloSpec
 from app.service.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget
@@ -113,14 +114,14 @@ CASES = [
                  id="crossed-onnx-max-vs-directml-current-doc-min"),
     pytest.param(onnx(13, "FLOAT", 2.5, -1.0), D(), P, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.INFO, False,
                  id="crossed-onnx-float-to-directml-preserve"),
-    pytest.param(dml("INT8", 5, 1), O(13), P, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.WARNING, False,
-                 id="crossed-directml-ambiguous-to-onnx"),
-    pytest.param(dml("INT8", 5, 1), V(), P, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.WARNING, False,
-                 id="crossed-directml-ambiguous-to-openvino"),
-    pytest.param(dml("INT8", 5, 1), D(), P, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.WARNING, None,
-                 id="crossed-directml-ambiguous-to-directml-preserve"),
-    pytest.param(dml("INT8", 5, 1), D(), L, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.WARNING, False,
-                 id="crossed-directml-ambiguous-to-directml-literal"),
+    # DirectML CLIP's min > max: the current doc's meaning (Min) is emitted exactly; the 2022 doc's (Max, its
+    # alternate) drifts, with a witness under that reading.
+    pytest.param(dml("INT8", 5, 1), O(13), P, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.ERROR, True,
+                 id="crossed-directml-2022-doc-to-onnx"),
+    pytest.param(dml("INT8", 5, 1), V(), P, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.ERROR, True,
+                 id="crossed-directml-2022-doc-to-openvino"),
+    pytest.param(dml("INT8", 5, 1), D(), P, Code.MIN_GREATER_THAN_MAX, DRIFT, Severity.ERROR, True,
+                 id="crossed-directml-2022-doc-to-directml-preserve"),
     pytest.param(dml("INT8", 5, 1, level="5_0", op="ELEMENT_WISE_CLIP1"), O(13), L, Code.MIN_GREATER_THAN_MAX,
                  DRIFT, Severity.ERROR, True, id="crossed-clip1-min-wins-vs-onnx-max-wins"),
     pytest.param(dml("INT8", 5, 1, level="5_0", op="ELEMENT_WISE_CLIP1"), O(13), P, Code.MIN_GREATER_THAN_MAX,
@@ -240,7 +241,9 @@ def check_witnesses(result, t) -> int:
         assert tgt is not None, f
         dt = src.dtype
         x = dt.array([w.input])
-        ys, yt = evaluate(src, x), evaluate(tgt, x)
+        named = re.match(r"under the (\S+) reading: ", f.message)  # a witness of that reading's meanings
+        reading = named.group(1) if named else None
+        ys, yt = evaluate(src.under(reading), x), evaluate(tgt.under(reading), x)
         if src.has_tensor_bounds or tgt.has_tensor_bounds:
             # The witness holds at some position of the per-element clip: x there gives both outputs.
             ys, yt = np.broadcast_arrays(ys, yt)
@@ -336,9 +339,20 @@ def test_ambiguous_source_is_not_exact_under_the_other_reading():
     r = translate(dml("INT8", 5, 1), [D()], P)
     t = r.translations[0]
     x = r.meaning.dtype.all_values()
-    differs = not same_outputs(evaluate(r.meaning, x, READING_2022), evaluate(t.meaning, x, READING_2022)).all()
+    ys, yt = evaluate(r.meaning.under("2022-doc"), x), evaluate(t.meaning.under("2022-doc"), x)
+    differs = not same_outputs(ys, yt).all()
     assert differs
     assert t.status != EXACT, [(f.code.value, f.severity.value, f.message) for f in t.findings]
+
+
+def test_crossed_directml_to_directml_literal_is_exact_under_both_readings():
+    """The same CLIP desc on both sides: each document's formula gives both sides the same output."""
+    r = translate(dml("INT8", 5, 1), [D()], L)
+    t = r.translations[0]
+    assert t.status == EXACT, [(f.code.value, f.severity.value, f.message) for f in t.findings]
+    x = r.meaning.dtype.all_values()
+    for reading in ("current-doc", "2022-doc"):
+        assert same_outputs(evaluate(r.meaning.under(reading), x), evaluate(t.meaning.under(reading), x)).all()
 
 
 def test_cross_dialect_scale_bias_precision_warning_is_reported():
@@ -350,10 +364,10 @@ def test_cross_dialect_scale_bias_precision_warning_is_reported():
 
 def test_crossed_readings_are_named():
     r = translate(dml("INT8", 5, 1), [O(13)], P)
-    f = next(f for f in r.translations[0].findings if f.code is Code.MIN_GREATER_THAN_MAX)
-    assert r.meaning.order is Order.AMBIGUOUS
-    assert READING_CURRENT in r.meaning.readings and READING_2022 in r.meaning.readings
-    assert "ambiguous" in f.message
+    f = [f for f in r.translations[0].findings if f.code is Code.MIN_GREATER_THAN_MAX][-1]
+    assert r.meaning.order is Order.MIN_WINS and [name for name, _ in r.meaning.alternates] == ["2022-doc"]
+    assert r.meaning.readings == ("current-doc: max(Min, min(x, Max))", "2022-doc: min(Max, max(Min, x))")
+    assert f.message.startswith("under the 2022-doc reading: ")
 
 
 def test_critical_points_include_bounds_and_neighbours():

@@ -18,7 +18,7 @@ from app.core.dtypes import DType
 from app.core.findings import Code, Finding, Severity, Witness
 from app.core.errors import SpecError
 from app.core.evaluate import evaluate
-from app.core.meaning import DEFAULT_READING, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, same_outputs
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, same_outputs
 from app.core import critical, exact
 from app.core.numbers import Number, format_number, same_value
 
@@ -137,7 +137,7 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
             sev = Severity.ERROR if diffs else Severity.WARNING
             msg = "min > max is computed differently"
             if ambiguous and not diffs:
-                msg = (f"min > max: DirectML documents two formulas ({'; '.join(ambiguous[0].readings)}); the "
+                msg = (f"min > max: the documents give two formulas ({'; '.join(ambiguous[0].readings)}); the "
                        f"outputs agree under the default reading only")
             out.append(Finding(Code.MIN_GREATER_THAN_MAX, sev, msg, _order_text(src), _order_text(tgt),
                                take(list(diffs))))
@@ -272,12 +272,6 @@ def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
                            if tgt.nan_bound is NanBound.UNDOCUMENTED else f"NaN bound: {tgt.nan_bound.value}",
                            rest[0] if rest else None))
     return out
-
-
-def _effective_order(m: Meaning) -> Order:
-    if m.order is Order.AMBIGUOUS:
-        return Order.MIN_WINS if DEFAULT_READING.startswith("current") else Order.MAX_WINS
-    return m.order
 
 
 def _order_text(m: Meaning) -> str:

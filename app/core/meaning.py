@@ -54,12 +54,6 @@ class State(StrEnum):
     AMBIGUOUS = "ambiguous"
 
 
-# Readings of an ambiguous DirectML min > max, named after the documentation that gives them.
-READING_CURRENT = "current-doc: max(Min, min(x, Max))"
-READING_2022 = "2022-doc: min(Max, max(Min, x))"
-DEFAULT_READING = READING_CURRENT
-
-
 @dataclass(frozen=True)
 class Bound:
     """An effective bound: an exact value of the tensor dtype, with how the spec's number became it."""
@@ -222,11 +216,12 @@ class Meaning:
 
 
 def effective_order(m: Meaning, crossed: bool, reading: str | None) -> Order:
-    """MAX_WINS or MIN_WINS as evaluate() resolves it: AMBIGUOUS by the reading, REJECTED raises when crossed
-    (the one place; app.core.evaluate and app.kernels.plan both use it)."""
+    """MAX_WINS or MIN_WINS as evaluate() resolves it: AMBIGUOUS as MIN_WINS (no dialect resolves to it: a dialect's
+    documents that disagree are readings, Meaning.alternates), REJECTED raises when crossed (the one place;
+    app.core.evaluate and app.kernels.plan both use it)."""
     order = m.order
     if order is Order.AMBIGUOUS:
-        order = Order.MIN_WINS if (reading or DEFAULT_READING) == READING_CURRENT else Order.MAX_WINS
+        order = Order.MIN_WINS
     if order is Order.REJECTED:
         if crossed:
             raise RejectedSpec(m.reason or f"{m.dialect} rejects min > max")

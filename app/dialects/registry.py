@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import coreml, directml_port, onnx, openvino, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
+from app.dialects import coreml, directml, onnx, openvino, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
 from app.dialects.kit.base import Dialect
 from app.core.errors import UnsupportedTarget
 from app.core.suggest import one_of
@@ -15,7 +15,7 @@ from app.core.suggest import one_of
 DIALECTS: dict[str, Dialect] = {
     "onnx": onnx.DIALECT,
     "openvino": openvino.DIALECT,
-    "directml": directml_port.DIALECT,
+    "directml": directml.DIALECT,
     "stablehlo": stablehlo.DIALECT,
     "webnn": webnn.DIALECT,
     "tosa": tosa.DIALECT,

@@ -28,12 +28,11 @@ from app.kernels.cupy import clip_cupy_half
 from app.kernels.half import HALF
 from app.kernels.numpy import clip_numpy
 from app.kernels.plan import reference_only
-from app.core.meaning import DEFAULT_READING, READING_2022, READING_CURRENT, Meaning, Order, State, same_outputs
+from app.core.meaning import Meaning, State, same_outputs
 from app.service.specs import AnyTarget
 from app.core.suggest import one_of
 from app.service.translate import Resolved, target_from, translate_one
 
-READINGS = {"current-doc": READING_CURRENT, "2022-doc": READING_2022}
 BACKENDS = ("numpy", "cupy", *registry.engine_names(), "auto")  # the meaning kernels, then each dialect's engines
 T = TypeVar("T")
 
@@ -86,11 +85,9 @@ def semantics_for(src: Resolved, semantics: str | AnyTarget | None, mode: Mode) 
 
 
 def reading_for(m: Meaning, reading: str | None) -> str | None:
-    """The reading `m` runs under, as reported: an ambiguous DirectML min > max's formula, or the name of a
-    dialect reading whose meaning differs (WebNN: spec, chromium; TensorRT: observed, header; TFLite: xnnpack,
-    builtin); None when no reading applies."""
-    if m.crossed and m.order is Order.AMBIGUOUS:
-        return READINGS.get(reading or "", DEFAULT_READING)
+    """The reading `m` runs under, as reported: the name of a dialect reading whose meaning differs (WebNN: spec,
+    chromium; TensorRT: observed, header; TFLite: xnnpack, builtin; DirectML CLIP min > max: current-doc,
+    2022-doc); None when no reading applies."""
     if m.alternates:
         names = readings_of(m.dialect)
         return reading if reading in names else default_reading_of(m, names)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.dialects import registry
-from app.dialects.kit.spec_base import (B64, MAX_ELEMENTS, Dim, DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlEnum,
-                                    DmlScaleBias, DmlTensorDesc, Shape, WireNumber, XmlText, _parse_wire, _Strict,
-                                    spec_json)
+from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlEnum, DmlScaleBias, DmlTensorDesc
+from app.dialects.kit.spec_base import (B64, MAX_ELEMENTS, Dim, Shape, WireNumber, XmlText, _parse_wire, _Strict,
+                                        spec_json)
 from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
 from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
 

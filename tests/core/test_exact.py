@@ -227,14 +227,15 @@ def test_issue13_onnx_clip1_int_bound_rounds_once_to_float32():
 
 def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
     """1152921573326323713 in DirectML CLIP's FLOAT Min on INT64: float32 nearest (2^60 + 2^37), not 2^60."""
-    from app.dialects import directml as D
+    from app.dialects.directml import meaning as D
+    from app.dialects.directml.cpp import cpp_snippet
     from app.service.specs import DirectMLSpec
     t = {"DataType": "INT64", "Sizes": [1, 1, 1, 1]}
     spec = DirectMLSpec(dialect="directml", feature_level="5_0",
                         desc={"InputTensor": t, "OutputTensor": t, "Min": 1152921573326323713, "Max": 2**62})
     m = D.resolve(spec)
     assert m.lo == 2**60 + 2**37 and m.lower.precision_loss
-    cpp = D.cpp_snippet(D.parse(spec).spec, INT64)
+    cpp = cpp_snippet(D.parse(spec).spec, INT64)
     assert "clipDesc.Min = 0x1.0000020000000p+60f" in cpp
 
 

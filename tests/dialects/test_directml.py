@@ -8,13 +8,18 @@ import re
 import numpy as np
 import pytest
 
-from app.dialects import directml as dm
+from app.dialects.directml import DIALECT
+from app.dialects.directml import emit as dm_emit
+from app.dialects.directml import meaning as dm
+from app.dialects.directml.dtypes import dml_name
+from app.dialects.directml.meaning import DOC_2022, READING_LINES
+from app.dialects.directml.tensor import NEWEST_LEVEL
 from app.dialects.kit.common import Mode
 from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
 from app.core.errors import SpecError
 from app.core.findings import Code, Severity
 from app.core.evaluate import evaluate
-from app.core.meaning import READING_2022, READING_CURRENT, Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app.core.numbers import parse_number
 from app.service.specs import DirectMLSpec, DirectMLTarget
 from app.service.translate import translate
@@ -281,29 +286,49 @@ def test_clip_nan_on_integer_tensor(dt):
     pytest.param("FLOAT16", 0.5, 0.25, 0.5, 0.25, id="float16"),
     pytest.param("UINT8", 300, 10, 255, 10, id="uint8-after-saturation"),
 ])
-def test_clip_min_greater_than_max_is_ambiguous(dt, mn, mx, lo, hi):
+def test_clip_min_greater_than_max_is_two_readings(dt, mn, mx, lo, hi):
+    """The current doc's meaning (Min), the 2022 doc's (Max) kept in alternates under its reading's name."""
     m = dm.resolve(spec("6_4", CLIP, dt, mn, mx))
-    assert m.state is State.AMBIGUOUS and m.order is Order.AMBIGUOUS
-    assert m.readings == (READING_CURRENT, READING_2022)
+    assert m.state is State.AMBIGUOUS and m.order is Order.MIN_WINS
+    assert m.readings == READING_LINES == ("current-doc: max(Min, min(x, Max))", "2022-doc: min(Max, max(Min, x))")
     assert "min > max" in m.reason
+    assert [name for name, _ in m.alternates] == [DOC_2022] and m.under(DOC_2022).order is Order.MAX_WINS
     x = m.dtype.array([m.dtype.lowest(), 0, m.dtype.highest()])
-    assert np.all(evaluate(m, x, READING_CURRENT) == lo)
-    assert np.all(evaluate(m, x, READING_2022) == hi)
     assert np.all(evaluate(m, x) == lo)  # the default reading is the current doc
+    assert np.all(evaluate(m.under("current-doc"), x) == lo)
+    assert np.all(evaluate(m.under(DOC_2022), x) == hi)
 
 
 def test_clip_truncation_can_uncross():
     m = dm.resolve(spec("6_4", CLIP, "INT8", 1.9, 1.2))
-    assert (m.lo, m.hi) == (1, 1) and m.state is State.DEFINED and m.readings == ()
+    assert (m.lo, m.hi) == (1, 1) and m.state is State.DEFINED and m.readings == () and m.alternates == ()
 
 
 @pytest.mark.parametrize("dt, mn, mx", [pytest.param("INT8", 5, 1, id="int8"),
                                         pytest.param("FLOAT32", 2.5, -1.0, id="float32")])
 def test_clip1_min_greater_than_max_min_wins(dt, mn, mx):
     m = dm.resolve(spec("5_0", CLIP1, dt, mn, mx))
-    assert m.state is State.DEFINED and m.order is Order.MIN_WINS and m.readings == ()
+    assert m.state is State.DEFINED and m.order is Order.MIN_WINS and m.readings == () and m.alternates == ()
     x = m.dtype.array([m.dtype.lowest(), 0, m.dtype.highest()])
     assert np.all(evaluate(m, x) == mn)
+
+
+def test_dialect_readings_name_both_documents_with_their_source():
+    """Dialect.readings: current-doc first (the default), then 2022-doc, each with its formula and source."""
+    readings = DIALECT.readings
+    assert list(readings) == ["current-doc", "2022-doc"]
+    assert readings["current-doc"].startswith("max(Min, min(x, Max))") and "reference/" in readings["current-doc"]
+    assert readings["2022-doc"].startswith("min(Max, max(Min, x))") and "2022" in readings["2022-doc"]
+
+
+def test_crossed_clip_drifts_under_the_2022_reading_only():
+    """Translate's alternates mechanism names the reading: exact under the current doc, drift under the 2022 doc."""
+    r = translate(spec("6_4", CLIP, "INT8", 5, 1), ["onnx"], Mode.PRESERVE)
+    t = r.translations[0]
+    mgm = [f for f in t.findings if f.code is Code.MIN_GREATER_THAN_MAX]
+    assert [f.severity for f in mgm] == [Severity.INFO, Severity.ERROR], [f.message for f in mgm]
+    assert mgm[1].message == "under the 2022-doc reading: min > max is computed differently"
+    assert t.status == "drift"
 
 
 def test_nan_is_undocumented():
@@ -374,13 +399,13 @@ def dmax(e):
     pytest.param(meaning(INT8, 5, 1), "6_4", Mode.LITERAL, CLIP, 5, 1, [], id="literal-crossed-kept"),
 ])
 def test_emit(src, level, mode, op, exp_min, exp_max, exp_codes):
-    e = dm.emit(src, target(level), mode, [2, 2, 2, 2])
+    e = dm_emit.emit(src, target(level), mode, [2, 2, 2, 2])
     assert not e.unsupported
     assert e.spec["operator"] == op and e.spec["feature_level"] == level
     assert same(dmin(e), exp_min) and same(dmax(e), exp_max), e.spec["desc"]
     assert [(f.code, f.severity) for f in e.notes] == exp_codes
     if op == CLIP1:
-        assert e.spec["desc"]["MinMaxDataType"] == src.dtype.directml
+        assert e.spec["desc"]["MinMaxDataType"] == dml_name(src.dtype)
         assert (e.meaning.lo, e.meaning.hi) == (src.lo, src.hi)
 
 
@@ -395,7 +420,7 @@ def test_emit(src, level, mode, op, exp_min, exp_max, exp_codes):
     pytest.param(["N", 3], "6_4", Mode.PRESERVE, [1], Code.SHAPE_UNKNOWN, id="symbolic-shape-placeholder"),
 ])
 def test_emit_sizes(shape, level, mode, sizes, code):
-    e = dm.emit(meaning(FLOAT32, 0.0, 1.0), target(level), mode, shape)
+    e = dm_emit.emit(meaning(FLOAT32, 0.0, 1.0), target(level), mode, shape)
     assert e.spec["desc"]["InputTensor"]["Sizes"] == sizes
     assert e.spec["desc"]["OutputTensor"]["Sizes"] == sizes
     assert [f.code for f in e.notes] == ([code] if code else [])
@@ -420,18 +445,18 @@ def test_emit_sizes(shape, level, mode, sizes, code):
                  "NaN bound on an integer tensor", id="nan-on-int"),
 ])
 def test_emit_unsupported(src, shape, level, mode, code, fragment):
-    e = dm.emit(src, target(level), mode, shape)
+    e = dm_emit.emit(src, target(level), mode, shape)
     assert e.unsupported and e.meaning is None
     assert e.notes[-1].code is code and fragment in e.notes[-1].message
 
 
 def test_emit_default_level_is_newest():
-    e = dm.emit(meaning(FLOAT32, 0.0, 1.0), target(), Mode.PRESERVE, [4])
-    assert e.spec["feature_level"] == dm.NEWEST_LEVEL == "6_4"
+    e = dm_emit.emit(meaning(FLOAT32, 0.0, 1.0), target(), Mode.PRESERVE, [4])
+    assert e.spec["feature_level"] == NEWEST_LEVEL == "6_4"
 
 
 def test_emit_round_trips_through_resolve():
-    e = dm.emit(meaning(INT32, 16777217, 2**30), target("5_0"), Mode.PRESERVE, [4])
+    e = dm_emit.emit(meaning(INT32, 16777217, 2**30), target("5_0"), Mode.PRESERVE, [4])
     again = dm.resolve(DirectMLSpec.model_validate(e.spec))
     assert (again.lo, again.hi, again.order) == (16777217, 2**30, Order.MIN_WINS)
 
@@ -439,7 +464,7 @@ def test_emit_round_trips_through_resolve():
 # --- the C++ snippet ------------------------------------------------------------------------------------------
 
 def cpp(src, level="6_4", mode=Mode.PRESERVE, shape=(1, 1, 2, 3)) -> str:
-    return dm.emit(src, target(level), mode, list(shape)).artifacts["cpp"]
+    return dm_emit.emit(src, target(level), mode, list(shape)).artifacts["cpp"]
 
 
 def hexfloat(snippet: str, field: str) -> float:

@@ -1,6 +1,5 @@
-"""The pydantic pieces every dialect's wire spec is built from (numbers, shapes, the strict base model) and the
-spec models of DirectML (ONNX's and OpenVINO's are in their packages: app/dialects/onnx/spec.py,
-app/dialects/openvino/spec.py).
+"""The pydantic pieces every dialect's wire spec is built from (numbers, shapes, the strict base model); each
+dialect's own spec models live in its package (app/dialects/<name>/spec.py).
 
 Dialect modules import from here, never from app/service/specs.py: app/service/specs.py builds the unions over the registry, and
 the registry imports the dialects. Anything in app/ may import this module; it imports only app.core.errors and
@@ -12,7 +11,7 @@ from fractions import Fraction
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt,
-                      StringConstraints, WithJsonSchema, field_validator, model_validator)
+                      StringConstraints, WithJsonSchema, model_validator)
 from pydantic_core import PydanticCustomError
 
 from app.core.errors import SpecError
@@ -65,64 +64,6 @@ class _Strict(BaseModel):
 def _field_rule(name: str, message: str) -> PydanticCustomError:
     """A model-level rule about one field: `field` in the context lets app/service/field_errors.py name it in `loc`."""
     return PydanticCustomError("spec_form", message.replace("{", "{{").replace("}", "}}"), {"field": name})
-
-
-def _strip(prefix: str) -> AfterValidator:
-    def strip(value: str) -> str:
-        value = value.strip()
-        return value[len(prefix):] if value.upper().startswith(prefix) else value
-    return AfterValidator(strip)
-
-
-DmlEnum = Annotated[str, StringConstraints(max_length=64)]
-
-
-class DmlTensorDesc(_Strict):
-    """DML_BUFFER_TENSOR_DESC."""
-
-    DataType: Annotated[DmlEnum, _strip("DML_TENSOR_DATA_TYPE_")]
-    Flags: Annotated[DmlEnum, _strip("DML_TENSOR_FLAG_")] = "NONE"
-    DimensionCount: Annotated[StrictInt, Field(ge=0, le=64)] | None = None
-    Sizes: Annotated[list[StrictInt], Field(max_length=64)]
-    Strides: Annotated[list[StrictInt], Field(max_length=64)] | None = None
-    TotalTensorSizeInBytes: Annotated[StrictInt, Field(ge=0)] | None = None
-    GuaranteedBaseOffsetAlignment: Annotated[StrictInt, Field(ge=0)] = 0
-
-
-class DmlScaleBias(_Strict):
-    Scale: WireNumber = 1.0
-    Bias: WireNumber = 0.0
-
-
-class DmlClipDesc(_Strict):
-    """DML_ELEMENT_WISE_CLIP_OPERATOR_DESC / DML_ELEMENT_WISE_CLIP1_OPERATOR_DESC."""
-
-    InputTensor: DmlTensorDesc
-    OutputTensor: DmlTensorDesc
-    ScaleBias: DmlScaleBias | None = None
-    MinMaxDataType: Annotated[DmlEnum, _strip("DML_TENSOR_DATA_TYPE_")] | None = None
-    Min: WireNumber
-    Max: WireNumber
-
-
-class DirectMLSpec(_Strict):
-    dialect: Literal["directml"]
-    feature_level: Annotated[DmlEnum, _strip("DML_FEATURE_LEVEL_")] = "6_4"
-    operator: Annotated[DmlEnum, _strip("DML_OPERATOR_")] = "ELEMENT_WISE_CLIP"
-    desc: DmlClipDesc
-
-    @field_validator("operator")
-    @classmethod
-    def _operator(cls, value: str) -> str:
-        if value.upper() not in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1"):
-            raise ValueError("operator must be ELEMENT_WISE_CLIP or ELEMENT_WISE_CLIP1")
-        return value.upper()
-
-
-
-class DirectMLTarget(_Strict):
-    dialect: Literal["directml"]
-    feature_level: Annotated[DmlEnum, _strip("DML_FEATURE_LEVEL_")] | None = None
 
 
 def spec_json(spec: BaseModel) -> dict[str, Any]:
