@@ -3,13 +3,11 @@ a witness example computed live by the translator), for `clipbridge explain` and
 
 The per-dialect rows are read when asked for, from the registry only: each registered dialect's `rule_texts`
 (app/dialects/registry.py), in registry order. A new dialect's rows appear here, in `clipbridge explain`, in
-SARIF's rule help and in docs/dialect-rules.md with its registry line and nothing else. Transitional (issue 26):
-each Rule's `builtin` table fills a row a registered dialect's rule_texts lack, until the three oldest dialects'
-catalogue.py carry their rows; then the tables are empty and go (tests/lint/test_rule_rows.py says when)."""
+SARIF's rule help and in docs/dialect-rules.md with its registry line and nothing else (each dialect's
+catalogue.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -25,7 +23,6 @@ from app.service.translate import translate
 # A clip the scan finds but cannot resolve (e.g. Clip-6 on INT32) is not a drift finding of the translator;
 # the linter reports it under this id so it can be selected, ignored and baselined like the others.
 UNRESOLVED = "unresolved-clip"
-DML_SRC = "DML_ELEMENT_WISE_CLIP_OPERATOR_DESC / _CLIP1_ remarks (reference/directml-clip-operator-desc.md)"
 
 
 @dataclass(frozen=True)
@@ -35,7 +32,6 @@ class Rule:
     title: str
     meaning: str
     level: str  # the usual severity: SARIF defaultConfiguration.level (error, warning, note)
-    builtin: dict[str, tuple[str, str]]  # transitional (see above): dialect -> (its rule, where it is written)
     example: tuple[dict[str, Any], str, str] | None = None  # (source spec, target, mode) showing a witness
     example_note: str = ""
     tags: tuple[str, ...] = field(default=())
@@ -43,19 +39,18 @@ class Rule:
     @property
     def dialects(self) -> dict[str, tuple[str, str]]:
         """dialect -> (its rule, its source), in registry order, from the registered dialects' rule_texts."""
-        return dialect_rows(str(self.id), self.builtin)
+        return dialect_rows(str(self.id))
 
     @property
     def sources(self) -> list[str]:
         return [f"{d}: {src}" for d, (_, src) in self.dialects.items()]
 
 
-def dialect_rows(rule_id: str, builtin: Mapping[str, tuple[str, str]] | None = None) -> dict[str, tuple[str, str]]:
-    """Every registered dialect's row for a rule, in registry order: its rule_texts. `builtin` (transitional) fills
-    a registered dialect's missing row; a name the registry lacks has no row."""
+def dialect_rows(rule_id: str) -> dict[str, tuple[str, str]]:
+    """Every registered dialect's row for a rule, in registry order: its rule_texts."""
     out: dict[str, tuple[str, str]] = {}
     for name, d in registry.DIALECTS.items():
-        row = d.rule_texts.get(rule_id) or (builtin or {}).get(name)
+        row = d.rule_texts.get(rule_id)
         if row is not None:
             out[name] = (row[0], row[1])
     return out
@@ -79,74 +74,54 @@ def _dml(dtype: str, lo: Any, hi: Any, sizes: list[int], **extra: Any) -> dict[s
 
 _RULES: list[Rule] = [
     Rule(Code.BOUND_ROUNDING, "BoundRounding", "Integer bound rounded differently", CODE_DOCS[Code.BOUND_ROUNDING],
-         "error", {"directml": ("CLIP: FLOAT Min/Max cast to T, integers truncate toward zero", DML_SRC)},
+         "error",
          ({"dialect": "openvino", "element_type": "i8", "min": 0.5, "max": 100.7}, "directml:2_1", "literal")),
     Rule(Code.BOUND_SATURATION, "BoundSaturation", "Bound outside the dtype's range",
          CODE_DOCS[Code.BOUND_SATURATION], "warning",
-         {"directml": ("out-of-range FLOAT->T cast undocumented (read as saturating)", DML_SRC)},
          ({"dialect": "openvino", "element_type": "u8", "min": -5, "max": 300}, "onnx:13", "literal")),
     Rule(Code.BOUND_PRECISION, "BoundPrecision", "Bound not representable in its carrier",
          CODE_DOCS[Code.BOUND_PRECISION], "error",
-         {"directml": ("CLIP: FLOAT Min/Max (exact to 2^24); CLIP1: typed", DML_SRC)},
          (_f("INT32", 16777217, 2000000000), "directml:2_1", "literal")),
     Rule(Code.DEFAULT_BOUND, "DefaultBound", "Missing bound defaults differently", CODE_DOCS[Code.DEFAULT_BOUND],
-         "error", {"directml": ("Min and Max are required", DML_SRC)},
-         (_f("FLOAT16", None, None, opset=6), "onnx:13", "literal")),
+         "error", (_f("FLOAT16", None, None, opset=6), "onnx:13", "literal")),
     Rule(Code.MIN_GREATER_THAN_MAX, "MinGreaterThanMax", "min > max computed differently",
          CODE_DOCS[Code.MIN_GREATER_THAN_MAX], "error",
-         {"directml": ("CLIP: 2022 document gives Max, current document gives Min; CLIP1: Min", DML_SRC)},
          (_f("INT8", 5, 2), "directml:5_0", "literal")),
     Rule(Code.NAN_INPUT, "NanInput", "NaN input handled differently", CODE_DOCS[Code.NAN_INPUT], "warning",
-         {"directml": ("undocumented (executed as propagating)", DML_SRC)},
          (_f("FLOAT", 0, 6), "directml", "literal")),
     Rule(Code.NAN_BOUND, "NanBound", "NaN bound handled differently", CODE_DOCS[Code.NAN_BOUND], "error",
-         {"directml": ("undocumented (executed as ignored)", DML_SRC)},
          (_f("FLOAT", "nan", 6), "directml", "literal")),
     Rule(Code.INFINITE_BOUND, "InfiniteBound", "Infinite bound carried specially", CODE_DOCS[Code.INFINITE_BOUND],
-         "note", {"directml": ("FLOAT Min/Max may be +-inf; integer cast undocumented", DML_SRC)},
-         (_f("FLOAT", "-inf", 6), "openvino", "literal")),
+         "note", (_f("FLOAT", "-inf", 6), "openvino", "literal")),
     Rule(Code.FLOAT16_BOUND_OVERFLOW, "Float16BoundOverflow", "Bound overflows float16",
          CODE_DOCS[Code.FLOAT16_BOUND_OVERFLOW], "error",
-         {"directml": ("FLOAT Min/Max cast to FLOAT16", DML_SRC)},
          (_f("FLOAT16", 0, 65519.999999), "onnx:6", "literal")),
     Rule(Code.DTYPE_UNSUPPORTED, "DtypeUnsupported", "Target has no such dtype", CODE_DOCS[Code.DTYPE_UNSUPPORTED],
-         "error", {"directml": ("tensor-support table per feature level (never f64, bf16)", DML_SRC)},
-         (_f("DOUBLE", 0, 6), "directml", "preserve")),
+         "error", (_f("DOUBLE", 0, 6), "directml", "preserve")),
     Rule(Code.VERSION_UNSUPPORTED, "VersionUnsupported", "Target version beyond this installation",
          CODE_DOCS[Code.VERSION_UNSUPPORTED], "error",
-         {"directml": ("the feature levels clipbridge knows; others are refused as invalid", DML_SRC)},
          (_f("FLOAT", 0, 6), "onnx:99", "preserve")),
     Rule(Code.RANK_UNSUPPORTED, "RankUnsupported", "Target cannot take the rank", CODE_DOCS[Code.RANK_UNSUPPORTED],
-         "error", {"directml": ("FL < 3.0: exactly 4 dimensions; 3.0+: 1 to 8", DML_SRC)},
-         (_f("FLOAT", 0, 6, shape=[1, 3, 224]), "directml:2_1", "literal")),
+         "error", (_f("FLOAT", 0, 6, shape=[1, 3, 224]), "directml:2_1", "literal")),
     Rule(Code.SCALE_BIAS, "ScaleBias", "DirectML ScaleBias", CODE_DOCS[Code.SCALE_BIAS], "warning",
-         {"directml": ("DML_SCALE_BIAS: x*Scale+Bias, precision undocumented (read as float32, two roundings)",
-                       DML_SRC)},
          (_dml("FLOAT32", 0, 6, [1, 1, 1, 4], ScaleBias={"Scale": 0.1, "Bias": 0.2}), "onnx", "preserve")),
     Rule(Code.STRIDES, "Strides", "Strided or broadcast DirectML tensor", CODE_DOCS[Code.STRIDES], "note",
-         {"directml": ("DML_BUFFER_TENSOR_DESC.Strides", DML_SRC)},
          (_dml("FLOAT32", 0, 6, [1, 1, 2, 2], input={"Strides": [0, 0, 0, 1]}), "onnx", "preserve")),
     Rule(Code.DYNAMIC_BOUNDS, "DynamicBounds", "Bounds computed at run time", CODE_DOCS[Code.DYNAMIC_BOUNDS],
-         "error", {"directml": ("Min/Max are desc fields: constants only", DML_SRC)},
-         None, "A spec has constant bounds by construction; see `clipbridge scan docs/example.onnx`, clip "
-               "graph/clip_dynamic_max (its max is a Relu's output)."),
+         "error", None, "A spec has constant bounds by construction; see `clipbridge scan docs/example.onnx`, "
+         "clip graph/clip_dynamic_max (its max is a Relu's output)."),
     Rule(Code.TENSOR_BOUNDS, "TensorBounds", "Per-element bounds", CODE_DOCS[Code.TENSOR_BOUNDS], "error",
-         {"directml": ("Min/Max are scalar desc fields", DML_SRC)},
          None, "Written by a dialect with tensor bounds (PyTorch, StableHLO): see `clipbridge explain` there."),
     Rule(Code.DTYPE_PROMOTION, "DtypePromotion", "Output dtype changes", CODE_DOCS[Code.DTYPE_PROMOTION], "error",
-         {"directml": ("OutputTensor.DataType equals InputTensor.DataType", DML_SRC)},
          None, "Written by PyTorch's type promotion (an integer tensor with a float bound)."),
     Rule(Code.SHAPE_UNKNOWN, "ShapeUnknown", "Target needs concrete sizes", CODE_DOCS[Code.SHAPE_UNKNOWN], "note",
-         {"directml": ("DML_BUFFER_TENSOR_DESC.Sizes are concrete", DML_SRC)},
          (_f("INT8", 0, 6), "directml:2_1", "preserve")),
     Rule(Code.ENGINE_BEHAVIOUR, "EngineBehaviour", "A real engine deviates from its spec",
          CODE_DOCS[Code.ENGINE_BEHAVIOUR], "note",
-         {"directml": ("no engine on Linux", DML_SRC)},
          (_f("FLOAT", 0, 6), "openvino", "preserve")),
     Rule(UNRESOLVED, "UnresolvedClip", "A clip of the model cannot be resolved",
          "The scan found a clip it cannot read as any dialect allows (e.g. Clip-6 on INT32, a bound of the wrong "
          "type); no translation is possible until the model is fixed.", "error",
-         {},
          None, "Reported by `clipbridge scan` only, with the reason as the message."),
 ]
 CATALOGUED = frozenset(str(r.id) for r in _RULES)
