@@ -40,17 +40,12 @@ FUNCTION_IMPORT_EXCEPTIONS = {
 
 
 # (module, dialect) pairs allowed past "core and the service never name a dialect in code", each with its reason.
-_THREE_PACKAGES = "removed when the onnx/openvino/directml packages land"
 NAMING_EXCEPTIONS: dict[tuple[str, str], str] = {
-    **{("app.core.dtypes", d): f"per-dialect dtype columns (onnx, openvino, directml names): {_THREE_PACKAGES}"
-       for d in ("onnx", "openvino", "directml")},
     **{("app.core.findings", d): "each code's one-line explanation cites the dialects as examples: removed when the "
        "rule texts move into each dialect's catalogue (issue 26)"
        for d in ("onnx", "openvino", "directml", "pytorch", "stablehlo")},
     ("app.core.drift", "directml"): "two finding messages (the ambiguous min > max, ScaleBias precision) name "
                                     "DirectML: removed when the drift/translate path takes them from the dialect",
-    **{("app.service.specs", d): f"the three older spec models still live in app/dialects/kit/spec_base.py and the "
-       f"service re-exports them by name: {_THREE_PACKAGES}" for d in ("onnx", "openvino", "directml")},
     ("app.service.capabilities", "openvino"): "the host's OpenVINO bf16 notes (/v1/dialects): removed when the "
                                               "openvino package serves its host notes through the Dialect interface",
     **{("app.service.translate", d): "two finding messages (bounds computed at run time, a strided DirectML tensor) "
@@ -355,7 +350,7 @@ def test_a_dialect_module_belongs_to_its_dialect():
     pytest.param("app.service.capabilities", "def stablehlo_notes() -> None: ...", id="service-function-name"),
     pytest.param("app.service.field_errors", "class TFLiteError(Exception): ...", id="service-camel-case"),
     pytest.param("app.core.numbers", 'MESSAGE = "The DirectML tensor is strided"', id="core-prose-in-code"),
-    pytest.param("app.core.dtypes", "TOSA_NAMES = {}", id="core-excepted-module-other-dialect"),
+    pytest.param("app.core.dtypes", "TOSA_NAMES = {}", id="core-dtypes-other-dialect"),
 ])
 def test_naming_a_dialect_is_caught(module, extra):
     assert naming(_with(module, extra)) != []

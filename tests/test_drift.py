@@ -17,7 +17,9 @@ from app.core.evaluate import evaluate
 from app.core.meaning import Order, same_outputs
 from app.dialects.pytorch.spec import PyTorchSpec
 from app.dialects.stablehlo.spec import StableHloSpec
-from app.service.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget
+from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget
+from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
+from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
 from app.service.translate import translate
 
 P, L = Mode.PRESERVE, Mode.LITERAL

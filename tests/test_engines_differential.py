@@ -57,7 +57,9 @@ from app.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, 
 from app.core.errors import ClipBridgeError, RejectedSpec  # noqa: E402
 from app.core.evaluate import evaluate  # noqa: E402
 from app.core.meaning import Meaning, NanBound, ScaleBias, State, same_outputs  # noqa: E402
-from app.service.specs import DirectMLSpec, OnnxSpec, OnnxTarget, OpenVinoSpec  # noqa: E402
+from app.dialects.directml.spec import DirectMLSpec  # noqa: E402
+from app.dialects.onnx.spec import OnnxSpec, OnnxTarget  # noqa: E402
+from app.dialects.openvino.spec import OpenVinoSpec  # noqa: E402
 from app.service.translate import translate  # noqa: E402
 from tests import oracle  # noqa: E402
 

@@ -34,7 +34,10 @@ from app.core.errors import RejectedSpec, SpecError
 from app.core.evaluate import evaluate
 from app.core.meaning import Meaning, State
 from app.dialects.openvino.dtypes import element_type_name
-from app.service.specs import DirectMLSpec, DirectMLTarget, OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget, spec_json
+from app.service.specs import spec_json
+from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget
+from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
+from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
 from app.service.translate import translate
 from tests import oracle
 

@@ -25,7 +25,7 @@ from app.dialects.onnx.versions import CLIP_VERSIONS
 from app.core.errors import ArtifactError
 from app.core.evaluate import evaluate
 from app.core.meaning import same_outputs
-from app.service.specs import OnnxSpec
+from app.dialects.onnx.spec import OnnxSpec
 
 
 @functools.lru_cache(maxsize=1)

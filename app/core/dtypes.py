@@ -1,4 +1,5 @@
-"""The element types clipbridge knows, with each dialect's name for them and exact value arithmetic."""
+"""The element types clipbridge knows and exact value arithmetic on them (each dialect names them in its own
+package: app/dialects/<name>/dtypes.py or spec.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from functools import cached_property
 
 import ml_dtypes
 import numpy as np
-from onnx import TensorProto
 
 from app.core import exact
 from app.core.errors import SpecError
@@ -23,9 +23,6 @@ class DType:
     np_dtype: np.dtype
     is_float: bool
     bits: int
-    onnx: str
-    openvino: str
-    directml: str | None
 
     @property
     def itemsize(self) -> int:
@@ -128,41 +125,27 @@ def _finfo(dt: DType) -> ml_dtypes.finfo | np.finfo:
 BFLOAT16_NP = np.dtype(ml_dtypes.bfloat16)
 
 
-def _d(name: str, npd: object, is_float: bool, bits: int, onnx: str, ov: str, dml: str | None) -> DType:
-    return DType(name, np.dtype(npd), is_float, bits, onnx, ov, dml)
+def _d(name: str, npd: object, is_float: bool, bits: int) -> DType:
+    return DType(name, np.dtype(npd), is_float, bits)
 
 
-FLOAT32 = _d("float32", np.float32, True, 32, "FLOAT", "f32", "FLOAT32")
-FLOAT16 = _d("float16", np.float16, True, 16, "FLOAT16", "f16", "FLOAT16")
-BFLOAT16 = _d("bfloat16", ml_dtypes.bfloat16, True, 16, "BFLOAT16", "bf16", None)
-FLOAT64 = _d("float64", np.float64, True, 64, "DOUBLE", "f64", "FLOAT64")
-INT8 = _d("int8", np.int8, False, 8, "INT8", "i8", "INT8")
-INT16 = _d("int16", np.int16, False, 16, "INT16", "i16", "INT16")
-INT32 = _d("int32", np.int32, False, 32, "INT32", "i32", "INT32")
-INT64 = _d("int64", np.int64, False, 64, "INT64", "i64", "INT64")
-UINT8 = _d("uint8", np.uint8, False, 8, "UINT8", "u8", "UINT8")
-UINT16 = _d("uint16", np.uint16, False, 16, "UINT16", "u16", "UINT16")
-UINT32 = _d("uint32", np.uint32, False, 32, "UINT32", "u32", "UINT32")
-UINT64 = _d("uint64", np.uint64, False, 64, "UINT64", "u64", "UINT64")
+FLOAT32 = _d("float32", np.float32, True, 32)
+FLOAT16 = _d("float16", np.float16, True, 16)
+BFLOAT16 = _d("bfloat16", ml_dtypes.bfloat16, True, 16)
+FLOAT64 = _d("float64", np.float64, True, 64)
+INT8 = _d("int8", np.int8, False, 8)
+INT16 = _d("int16", np.int16, False, 16)
+INT32 = _d("int32", np.int32, False, 32)
+INT64 = _d("int64", np.int64, False, 64)
+UINT8 = _d("uint8", np.uint8, False, 8)
+UINT16 = _d("uint16", np.uint16, False, 16)
+UINT32 = _d("uint32", np.uint32, False, 32)
+UINT64 = _d("uint64", np.uint64, False, 64)
 
 ALL: tuple[DType, ...] = (FLOAT32, FLOAT16, BFLOAT16, FLOAT64, INT8, INT16, INT32, INT64,
                           UINT8, UINT16, UINT32, UINT64)
 BY_NAME = {d.name: d for d in ALL}
-BY_ONNX = {d.onnx: d for d in ALL}
-BY_OPENVINO = {d.openvino: d for d in ALL}
-BY_DIRECTML = {d.directml: d for d in ALL if d.directml}
 BY_NUMPY = {d.np_dtype: d for d in ALL}
-
-
-def onnx_elem_type(dt: DType) -> int:
-    return int(TensorProto.DataType.Value(dt.onnx))
-
-
-def from_onnx_elem_type(code: int, loc: str | None = None) -> DType:
-    name = TensorProto.DataType.Name(code) if code in TensorProto.DataType.values() else str(code)
-    if name not in BY_ONNX:
-        raise SpecError(f"Clip has no meaning for element type {name}", loc)
-    return BY_ONNX[name]
 
 
 def by_name(name: str, loc: str | None = None) -> DType:

@@ -33,7 +33,7 @@ from app.scan.onnx_scan import scan_onnx, scan_onnx_model
 from app.scan.report import sniff, target_from_text
 from app.scan.sites import Site
 from app.scan.wire import Light, load_light
-from app.service.specs import OnnxSpec
+from app.dialects.onnx.spec import OnnxSpec
 from app.service.translate import Resolved, translate_one
 
 

@@ -19,7 +19,7 @@ from app.core.drift import MAX_TENSOR_BOUND
 from app.core.meaning import Bound, EngineNote, Meaning, Order, TensorBound
 from app.core.numbers import format_number, wire_number
 from app.scan.graph import Const, Graph, MinMax, OneSided, ScaleBiasCandidate, scalar, scale_bias_candidate
-from app.service.specs import OnnxSpec
+from app.dialects.onnx.spec import OnnxSpec
 from app.service.translate import Resolved
 
 

@@ -3,7 +3,8 @@
 The unions over every registered dialect (app/dialects/registry.py) are built here, eagerly, when this module is
 imported: Spec/TargetSpec are discriminated by `dialect`; AnySpec/AnyTarget are the same unions for annotations;
 DialectName is the Literal of the registered names. The pieces the models are built from live in
-app/dialects/kit/spec_base.py and are re-exported here. Dialect modules never import this module (the registry
+app/dialects/kit/spec_base.py and are re-exported here; each dialect's own models live in its package
+(app/dialects/<name>/spec.py) and are imported from there. Dialect modules never import this module (the registry
 imports them), so there is no import circle; service, scan, lint, api and cli import it."""
 
 from __future__ import annotations
@@ -11,16 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from app.dialects import registry
-from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlEnum, DmlScaleBias, DmlTensorDesc
 from app.dialects.kit.spec_base import (B64, MAX_ELEMENTS, Dim, Shape, WireNumber, XmlText, _parse_wire, _Strict,
                                         spec_json)
-from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
-from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
 
-__all__ = ["B64", "MAX_ELEMENTS", "AnySpec", "AnyTarget", "DialectName", "Dim", "DirectMLSpec", "DirectMLTarget",
-           "DmlClipDesc", "DmlEnum", "DmlScaleBias", "DmlTensorDesc", "OnnxSpec", "OnnxTarget", "OpenVinoSpec",
-           "OpenVinoTarget", "Shape", "Spec", "TargetSpec", "WireNumber", "XmlText", "_Strict", "_parse_wire",
-           "spec_json"]
+__all__ = ["B64", "MAX_ELEMENTS", "AnySpec", "AnyTarget", "DialectName", "Dim", "Shape", "Spec", "TargetSpec",
+           "WireNumber", "XmlText", "_Strict", "_parse_wire", "spec_json"]
 
 Spec: Any = registry.spec_union()
 AnySpec: Any = registry.spec_union()

@@ -218,7 +218,7 @@ def test_issue13_onnx_clip1_int_bound_rounds_once_to_float32():
     """-1152921573326323713 as a Clip-1 FLOAT attribute: the float32 nearest it, not the one of its double."""
     from app.dialects.onnx.meaning import resolve
     from app.dialects.onnx.model import build_model
-    from app.service.specs import OnnxSpec
+    from app.dialects.onnx.spec import OnnxSpec
     m = resolve(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
     assert m.lo == -1.1529216420458004e18
     model = build_model(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
@@ -229,7 +229,7 @@ def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
     """1152921573326323713 in DirectML CLIP's FLOAT Min on INT64: float32 nearest (2^60 + 2^37), not 2^60."""
     from app.dialects.directml import meaning as D
     from app.dialects.directml.cpp import cpp_snippet
-    from app.service.specs import DirectMLSpec
+    from app.dialects.directml.spec import DirectMLSpec
     t = {"DataType": "INT64", "Sizes": [1, 1, 1, 1]}
     spec = DirectMLSpec(dialect="directml", feature_level="5_0",
                         desc={"InputTensor": t, "OutputTensor": t, "Min": 1152921573326323713, "Max": 2**62})
@@ -241,7 +241,7 @@ def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
 
 def test_issue13_bfloat16_bound_below_the_overflow_midpoint_is_max_not_inf():
     from app.dialects.onnx.meaning import resolve
-    from app.service.specs import OnnxSpec
+    from app.dialects.onnx.spec import OnnxSpec
     m = resolve(OnnxSpec(dialect="onnx", opset=13, elem_type="BFLOAT16", min=0, max=3.3961775292304597e38))
     assert m.hi == BF16_MAX and not m.upper.overflow
 

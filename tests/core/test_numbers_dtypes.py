@@ -107,13 +107,14 @@ def test_parse_number_rejects(value, fragment):
 def test_spec_models_reject_bad_wire_numbers(value):
     from pydantic import ValidationError
 
-    from app.service.specs import OnnxSpec
+    from app.dialects.onnx.spec import OnnxSpec
     with pytest.raises(ValidationError):
         OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", min=value)
 
 
 def test_spec_models_read_wire_strings_exactly():
-    from app.service.specs import OnnxSpec, OpenVinoSpec
+    from app.dialects.onnx.spec import OnnxSpec
+    from app.dialects.openvino.spec import OpenVinoSpec
     s = OnnxSpec(dialect="onnx", opset=13, elem_type="UINT64", min="0", max="18446744073709551615")
     assert s.max == 2**64 - 1 and type(s.max) is int
     v = OpenVinoSpec(dialect="openvino", element_type="f32", min="-inf", max="0x1.8p+1")
@@ -207,15 +208,9 @@ def test_bfloat16_max_is_the_documented_value():
 
 
 @pytest.mark.parametrize("dt", [pytest.param(d, id=d.name) for d in D.ALL])
-def test_dialect_names_and_lookups(dt):
+def test_names_and_lookups(dt):
     assert D.BY_NAME[dt.name] is dt
-    if dt.directml:
-        assert D.BY_DIRECTML[dt.directml] is dt
     assert dt.itemsize * 8 == dt.bits == np.dtype(dt.np_dtype).itemsize * 8
-
-
-def test_bfloat16_has_no_directml_name():
-    assert D.BFLOAT16.directml is None
 
 
 def test_by_name_rejects_unknown():

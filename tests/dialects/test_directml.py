@@ -8,10 +8,11 @@ import re
 import numpy as np
 import pytest
 
+from app.core.dtypes import ALL as ALL_DTYPES
 from app.dialects.directml import DIALECT
 from app.dialects.directml import emit as dm_emit
 from app.dialects.directml import meaning as dm
-from app.dialects.directml.dtypes import dml_name
+from app.dialects.directml.dtypes import by_dml_name, dml_name
 from app.dialects.directml.meaning import DOC_2022, READING_LINES
 from app.dialects.directml.tensor import NEWEST_LEVEL
 from app.dialects.kit.common import Mode
@@ -21,7 +22,7 @@ from app.core.findings import Code, Severity
 from app.core.evaluate import evaluate
 from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app.core.numbers import parse_number
-from app.service.specs import DirectMLSpec, DirectMLTarget
+from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget
 from app.service.translate import translate
 
 CLIP, CLIP1 = "ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1"
@@ -539,3 +540,13 @@ def test_translate_reports_directml_as_source():
     r = translate(spec("2_1", CLIP, "INT8", -1.7, 1.9), ["onnx"])
     assert (r.meaning.lo, r.meaning.hi) == (-1, 1)
     assert r.source["desc"]["InputTensor"]["TotalTensorSizeInBytes"] == 4
+
+
+@pytest.mark.parametrize("dt", [pytest.param(d, id=d.name) for d in ALL_DTYPES])
+def test_dml_type_names_round_trip(dt):
+    """DirectML's DML_TENSOR_DATA_TYPE names (its own table; core's DType has no DirectML column)."""
+    name = dml_name(dt)
+    if dt is BFLOAT16:
+        assert name is None  # DML_TENSOR_DATA_TYPE has no bfloat16
+    else:
+        assert by_dml_name(name) is dt and name == dt.name.upper()

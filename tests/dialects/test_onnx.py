@@ -24,7 +24,7 @@ from app.core.findings import Code, Severity
 from app.core.evaluate import evaluate
 from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, same_outputs
 from app.core.numbers import parse_number
-from app.service.specs import OnnxSpec, OnnxTarget
+from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
 from app.lint.rules import RULES
 from app.service.translate import translate
 

@@ -20,7 +20,7 @@ from app.core.findings import Code, Severity
 from app.core.evaluate import evaluate
 from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
 from app.core.numbers import parse_number
-from app.service.specs import OpenVinoSpec, OpenVinoTarget
+from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
 from app.service.translate import translate
 
 FLT_MAX = float(np.finfo(np.float32).max)

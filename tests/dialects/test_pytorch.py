@@ -27,7 +27,7 @@ from app.service.execute import Semantics
 from app.core.findings import Code
 from app.core.evaluate import evaluate
 from app.core.meaning import NanBound, State, same_outputs
-from app.service.specs import OnnxSpec
+from app.dialects.onnx.spec import OnnxSpec
 from app.service.translate import translate
 
 
@@ -178,7 +178,7 @@ def test_translate_into_pytorch(source, status):
 
 def test_literal_float_bound_on_int_promotes():
     """OpenVINO ceils 1.5 on i8; torch.clamp given the literal 1.5 promotes to float32."""
-    from app.service.specs import OpenVinoSpec
+    from app.dialects.openvino.spec import OpenVinoSpec
     t = translate(OpenVinoSpec(dialect="openvino", element_type="i8", min=1.5, max=100), ["pytorch"],
                   Mode.LITERAL).translations[0]
     assert t.meaning.result_dtype is FLOAT32 and Code.DTYPE_PROMOTION in {f.code for f in t.findings}

@@ -130,7 +130,7 @@ def test_fake_dialect_is_a_full_dialect(fake):
 
 
 def test_translate_target_parsing_picks_it_up(fake):
-    from app.service.specs import OnnxSpec
+    from app.dialects.onnx.spec import OnnxSpec
     from app.service.translate import default_targets, target_from, translate
     assert target_from("Fake") == FakeTarget(dialect="fake")
     assert [t.dialect for t in default_targets("onnx")] == [n for n in registry.default_names() if n != "onnx"]

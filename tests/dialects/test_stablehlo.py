@@ -20,7 +20,9 @@ from app.core.errors import SpecError
 from app.core.findings import Code
 from app.core.evaluate import evaluate
 from app.core.meaning import NanBound, NanInput, Order, same_outputs
-from app.service.specs import DirectMLSpec, OnnxSpec, OpenVinoSpec
+from app.dialects.directml.spec import DirectMLSpec
+from app.dialects.onnx.spec import OnnxSpec
+from app.dialects.openvino.spec import OpenVinoSpec
 from app.service.translate import translate
 
 

@@ -115,7 +115,7 @@ def test_min_wins_source_is_written_min_then_max():
     src = replace(r.meaning, order=Order.MIN_WINS)
     from app.dialects.onnx.minmax import emit_minmax
     from app.dialects.kit.common import Mode
-    from app.service.specs import OnnxTarget
+    from app.dialects.onnx.spec import OnnxTarget
     e = emit_minmax(src, OnnxTarget(dialect="onnx"), Mode.PRESERVE, [3])
     assert e.meaning.order is Order.MIN_WINS and "min wins" in e.notes[-1].message
     x = np.full(3, 3.0, np.float32)

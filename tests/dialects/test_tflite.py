@@ -25,7 +25,8 @@ from app.core.errors import RejectedSpec, SpecError
 from app.core.findings import Code
 from app.core.evaluate import evaluate
 from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
-from app.service.specs import OnnxSpec, OpenVinoSpec
+from app.dialects.onnx.spec import OnnxSpec
+from app.dialects.openvino.spec import OpenVinoSpec
 from app.service.translate import translate
 from tests import oracle
 from tests.dialects._readings import default_status, under

@@ -26,7 +26,7 @@ from app.core.errors import SpecError
 from app.core.findings import Code
 from app.core.evaluate import evaluate
 from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
-from app.service.specs import OnnxSpec
+from app.dialects.onnx.spec import OnnxSpec
 from app.service.translate import translate
 from tests.dialects._readings import default_status, under
 

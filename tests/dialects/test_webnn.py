@@ -32,7 +32,7 @@ from app.core.errors import RejectedSpec, SpecError
 from app.core.findings import Code, Severity
 from app.core.evaluate import evaluate
 from app.core.meaning import NanBound, NanInput, Order, State
-from app.service.specs import OnnxSpec
+from app.dialects.onnx.spec import OnnxSpec
 from app.service.translate import translate
 from tests import oracle
 
@@ -377,7 +377,7 @@ def test_translation_reports_drift_under_the_chromium_reading(source, target, co
 def test_openvino_fraction_literal_into_webnn_int8_drifts_under_chromium_only():
     """OpenVINO i8 min=1.5 (ceil: 2) copied literally: the spec reading rounds half to even (2: exact), Chromium
     truncates (1): a finding under the chromium reading, with its witness."""
-    from app.service.specs import OpenVinoSpec
+    from app.dialects.openvino.spec import OpenVinoSpec
     tr = _tr(OpenVinoSpec(dialect="openvino", element_type="i8", min=1.5, max=100), mode=Mode.LITERAL)
     assert tr.target["minValue"] == 1.5
     errors = [f for f in tr.findings if f.severity is Severity.ERROR]
@@ -518,7 +518,7 @@ def test_default_bound_row_onnx_lowest_vs_no_clamp():
 
 
 def test_scale_bias_row_has_no_webnn_equivalent():
-    from app.service.specs import DirectMLSpec
+    from app.dialects.directml.spec import DirectMLSpec
     src = DirectMLSpec.model_validate({"dialect": "directml", "feature_level": "5_0", "desc": {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6,

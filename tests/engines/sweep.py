@@ -39,7 +39,8 @@ from app.core.drift import critical_points
 from app.core.dtypes import ALL, DType
 from app.core.evaluate import evaluate
 from app.core.meaning import Meaning, State, same_outputs
-from app.service.specs import OnnxSpec, OpenVinoSpec
+from app.dialects.onnx.spec import OnnxSpec
+from app.dialects.openvino.spec import OpenVinoSpec
 
 BOUND_SHAPES = ("none", "min", "max", "both")  # which ONNX bounds are given (Clip-11+ inputs, Clip-1/6 attributes)
 

@@ -29,7 +29,8 @@ from app.dialects.openvino import meaning as ov_meaning, notes as d_ov  # noqa: 
 from app.core.dtypes import FLOAT32, DType  # noqa: E402
 from app.core.evaluate import evaluate  # noqa: E402
 from app.core.meaning import EngineNote, Meaning, same_outputs  # noqa: E402
-from app.service.specs import OnnxSpec, OpenVinoSpec  # noqa: E402
+from app.dialects.onnx.spec import OnnxSpec  # noqa: E402
+from app.dialects.openvino.spec import OpenVinoSpec  # noqa: E402
 from tests.engines import sweep  # noqa: E402
 
 pytestmark = pytest.mark.engines

@@ -119,7 +119,7 @@ def test_unknown_precision_is_refused():
 def test_onnxruntime_knobs_are_pinned_in_model_precision():
     pytest.importorskip("onnxruntime")
     from app.dialects.onnx.model import build_model
-    from app.service.specs import OnnxSpec
+    from app.dialects.onnx.spec import OnnxSpec
     raw = build_model(OnnxSpec.model_validate({**F32_ONNX, "shape": [3]})).SerializeToString()
     _, model = ec.onnxruntime_session(raw, "model")
     _, deployed = ec.onnxruntime_session(raw, "deployed")

@@ -11,7 +11,8 @@ from app.dialects.kit import runtime_support  # noqa: E402
 from app.dialects.onnx.meaning import resolve  # noqa: E402
 from app.dialects.openvino import meaning as d_ov  # noqa: E402
 from app.dialects.kit.common import Mode  # noqa: E402
-from app.service.specs import OnnxSpec, OnnxTarget, OpenVinoSpec, OpenVinoTarget  # noqa: E402
+from app.dialects.onnx.spec import OnnxSpec, OnnxTarget  # noqa: E402
+from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget  # noqa: E402
 from app.service.translate import translate  # noqa: E402
 from tests.engines import sweep  # noqa: E402
 
