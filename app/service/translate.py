@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -45,15 +47,22 @@ def resolve_spec(spec: AnySpec) -> Resolved:
     return registry.DIALECTS[spec.dialect].resolve(spec)
 
 
+@lru_cache(maxsize=64)
+def _newest(make: Callable[[str | None], AnyTarget]) -> AnyTarget:
+    """A dialect's newest-version target, built once per dialect (keyed on its `target` function: a registry a
+    test swaps in gets its own); target models are never mutated."""
+    return make(None)
+
+
 def default_targets(source_dialect: str) -> list[AnyTarget]:
     """Every other default dialect at its newest version."""
-    return [registry.DIALECTS[name].target(None) for name in registry.default_names() if name != source_dialect]
+    return [_newest(registry.DIALECTS[name].target) for name in registry.default_names() if name != source_dialect]
 
 
 def target_from(item: str | AnyTarget) -> AnyTarget:
     """A dialect name (its newest version) or a target model, as a target model."""
     if isinstance(item, str):
-        return registry.get(item).target(None)
+        return _newest(registry.get(item).target)
     return item
 
 
@@ -164,6 +173,19 @@ def _dumps(result: TranslateResult, artifacts: bool = True) -> str:
     return json.dumps(result.to_json(artifacts), allow_nan=False, separators=(",", ":"))
 
 
+class Answer(str):
+    """translate_text's JSON document, carrying the (code, count) pairs of its findings (sorted by code) for the
+    findings metric, which then never scans the text (app/server/observability.py)."""
+
+    codes: tuple[tuple[str, int], ...] = ()
+
+
+def _answer(result: TranslateResult, artifacts: bool) -> Answer:
+    out = Answer(_dumps(result, artifacts))
+    out.codes = tuple(sorted(Counter(f.code.value for t in result.translations for f in t.findings).items()))
+    return out
+
+
 DEFAULT_MEMO = Memo(Settings.memo_bytes, Settings.memo_entries)
 
 
@@ -178,10 +200,10 @@ def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, mem
     memo = DEFAULT_MEMO if memo is None else memo
     if sum(len(getattr(source, f, None) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
         memo.skipped += 1  # a model or IR source: not memoized, so not even its key (another copy) is built
-        return _dumps(translate(source, targets, mode), artifacts)  # type: ignore[arg-type]
+        return _answer(translate(source, targets, mode), artifacts)  # type: ignore[arg-type]
     key = json.dumps({"source": source.model_dump(mode="json"),
                       "targets": None if targets is None else
                       [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
                       "mode": mode.value, "artifacts": artifacts}, sort_keys=True)
     # Computed from the request pydantic already validated: the key is only a digest input, never parsed back.
-    return memo.get_or_compute(key, lambda _key: _dumps(translate(source, targets, mode), artifacts))  # type: ignore[arg-type]
+    return memo.get_or_compute(key, lambda _key: _answer(translate(source, targets, mode), artifacts))  # type: ignore[arg-type]
