@@ -20,6 +20,7 @@ from app.core.findings import Code, Finding, Severity
 from app.core.meaning import Meaning, State
 from app.core.memo import MEMO_MAX_KEY_BYTES, Memo
 from app.core.settings import Settings
+from app.service import json_text
 from app.service.specs import AnySpec, AnyTarget
 
 __all__ = ["Resolved", "Translation", "TranslateResult", "resolve_spec", "default_targets", "target_from",
@@ -170,7 +171,8 @@ def translate(source: AnySpec, targets: list[str | AnyTarget] | None = None,
 
 
 def _dumps(result: TranslateResult, artifacts: bool = True) -> str:
-    return json.dumps(result.to_json(artifacts), allow_nan=False, separators=(",", ":"))
+    """The compact JSON text (json.dumps', byte for byte: app/service/json_text.py)."""
+    return json_text.dumps(result.to_json(artifacts))
 
 
 class Answer(str):
