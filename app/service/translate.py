@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_json
 
 from app.dialects import registry
 from app.dialects.kit.base import Resolved
@@ -200,12 +201,24 @@ def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, mem
     Requests whose normalized form passes MEMO_MAX_KEY_BYTES (model-form sources carry the model) are
     translated every time: holding them would keep megabytes per request after the answer."""
     memo = DEFAULT_MEMO if memo is None else memo
-    if sum(len(getattr(source, f, None) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
+    fields = vars(source)  # the model's fields (getattr of an absent one goes through pydantic's __getattr__)
+    if sum(len(fields.get(f) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
         memo.skipped += 1  # a model or IR source: not memoized, so not even its key (another copy) is built
         return _answer(translate(source, targets, mode), artifacts)  # type: ignore[arg-type]
-    key = json.dumps({"source": source.model_dump(mode="json"),
-                      "targets": None if targets is None else
-                      [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
-                      "mode": mode.value, "artifacts": artifacts}, sort_keys=True)
     # Computed from the request pydantic already validated: the key is only a digest input, never parsed back.
-    return memo.get_or_compute(key, lambda _key: _answer(translate(source, targets, mode), artifacts))  # type: ignore[arg-type]
+    return memo.get_or_compute(_memo_key(source, targets, mode, artifacts),
+                               lambda _key: _answer(translate(source, targets, mode), artifacts))  # type: ignore[arg-type]
+
+
+def _memo_key(source: BaseModel, targets: list[Any] | None, mode: Mode, artifacts: bool) -> str:
+    """The normalized request as one text: equal for equal requests, different for different ones. Written by
+    pydantic_core (NaN and the infinities as distinct tokens); a string it cannot encode (a lone surrogate)
+    makes it json.dumps' sorted text, whose spaces after ':' and ',' keep the two kinds of key apart."""
+    doc = {"source": source.model_dump(mode="json"),
+           "targets": None if targets is None else
+           [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
+           "mode": mode.value, "artifacts": artifacts}
+    try:
+        return to_json(doc, inf_nan_mode="constants").decode()
+    except PydanticSerializationError:
+        return json.dumps(doc, sort_keys=True)
