@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Message
 
-from app.api.models import TranslateRequest
+from app.api.translate_models import TranslateRequest
 from app.api.strict import StrictJSONRoute
 from app.core.json_depth import too_deep
 
