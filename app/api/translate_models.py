@@ -21,7 +21,7 @@ class TranslateRequest(Renamed):
         description="Dialect names or partial specs naming a version; default: every other dialect, newest.")
     mode: Literal["preserve", "literal"] = "preserve"
     include: list[Literal["artifacts"]] = Field(
-        default=["artifacts"], max_length=1,
+        default=("artifacts",), max_length=1,  # a tuple: pydantic deep-copies a list default per request
         description="What each translation carries beyond its target, status, findings and meaning. Default "
                     "[\"artifacts\"] (ONNX model, IR XML, MLIR, code, ...); [] leaves `artifacts` empty ({}) and "
                     "skips building them, the larger part of a translation's cost.")

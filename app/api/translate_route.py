@@ -101,7 +101,8 @@ def _parse(body: bytes) -> TranslateRequest | None:
 
 def _model_form(req: TranslateRequest) -> bool:
     """A source carrying a model or an IR document: parsed in a sandbox worker, so kept off the event loop."""
-    return getattr(req.spec, "model", None) is not None or getattr(req.spec, "ir_xml", None) is not None
+    fields = vars(req.spec)  # getattr of a field the spec lacks goes through pydantic's slow __getattr__
+    return fields.get("model") is not None or fields.get("ir_xml") is not None
 
 
 class TranslateRoute(StrictJSONRoute):
