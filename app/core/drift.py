@@ -17,7 +17,8 @@ import numpy as np
 
 from app.core import critical, exact
 from app.core.findings import Code, Finding, Severity, Witness
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evaluate, same_outputs
+from app.core.meaning import (FILLED_NAN_INPUTS, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State,
+                               evaluate, same_outputs)
 from app.core.numbers import Number, format_number, same_value
 from app.core.tensor_drift import MAX_PAIR_COMPARES, MAX_TENSOR_BOUND, check_tensor_bound_size, compare_tensor
 from app.core.witnesses import closest, critical_points, witnesses
@@ -33,15 +34,20 @@ def same_on_numbers(a: Meaning, b: Meaning) -> bool:
     """Two scalar clips that give the same output (up to the sign of a zero) for every non-NaN input: the same
     dtypes and effective bounds, min <= max, no NaN bound and no ScaleBias (x*0 makes NaN from inf), so
     neither the min > max order nor a NaN rule is ever reached except by a NaN input (meaning.evaluate)."""
-    if a.dtype != b.dtype or a.out_dtype != b.out_dtype or a.scale_bias is not None or b.scale_bias is not None:
+    if a.scale_bias is not None or b.scale_bias is not None:
         return False
-    if a.lower is None or a.upper is None or b.lower is None or b.upper is None or a.crossed:
+    # DTypes are module constants: `is` settles almost every comparison before the dataclass __eq__ runs.
+    if (a.dtype is not b.dtype and a.dtype != b.dtype) or (a.out_dtype is not b.out_dtype
+                                                           and a.out_dtype != b.out_dtype):
+        return False
+    la, ua, lb, ub = a.lower, a.upper, b.lower, b.upper
+    if la is None or ua is None or lb is None or ub is None or a.crossed:
         return False
     if a.state is State.REJECTED or b.state is State.REJECTED:
         return False  # compare() lets evaluate() raise for it
-    if a.lower.is_nan or a.upper.is_nan or b.lower.is_nan or b.upper.is_nan:
+    if la.is_nan or ua.is_nan or lb.is_nan or ub.is_nan:
         return False
-    return same_value(a.lower.value, b.lower.value) and same_value(a.upper.value, b.upper.value)
+    return same_value(la.value, lb.value) and same_value(ua.value, ub.value)
 
 
 def _bound_code(a: Bound | None, b: Bound | None) -> Code:
@@ -141,12 +147,21 @@ def _same_on_numbers_findings(src: Meaning, tgt: Meaning) -> list[Finding]:
     promotion finding can arise, so only the NaN-input rules are looked at, on the NaN input alone."""
     def nan_out() -> tuple[np.ndarray, np.ndarray]:
         pts = critical.nan_points(src.dtype)
-        return evaluate(src, pts), evaluate(tgt, pts)
+        return _nan_output(src, pts), _nan_output(tgt, pts)
 
     # One NaN-input rule on one clip gives one output for NaN too: nothing to look at.
     same_rule = src.nan_input == tgt.nan_input or not src.dtype.is_float
     found = [] if same_rule else _nan_findings(src, tgt, [], nan_out)
     return found + [engine_finding(n) for n in tgt.engine_notes]
+
+
+def _nan_output(m: Meaning, pts: np.ndarray) -> np.ndarray:
+    """evaluate(m, pts) at the NaN input of a clip same_on_numbers accepted (bounds present, not NaN, not crossed):
+    a rule that does not fill the NaN (propagate, undocumented) passes it through min and max, so the output is a
+    NaN of the output dtype, without evaluating; a filling rule is evaluated."""
+    if m.nan_input in FILLED_NAN_INPUTS or not m.out_dtype.is_float:
+        return evaluate(m, pts)
+    return critical.nan_points(m.out_dtype)
 
 
 def engine_finding(note: EngineNote) -> Finding:
