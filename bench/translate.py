@@ -10,7 +10,9 @@ the core with the response's JSON (artifacts built), no HTTP.
 
 Goals (issue 28): >= 0.8x healthz with the default targets, >= 0.5x with all nine, core < 0.1 ms per target.
 Uses wrk (apt-get install wrk) when installed, else a keep-alive http.client loop on threads (slower client:
-record which one ran). Prints rates, ratios, the load average and the client; the ratios are the figures.
+record which one ran). Prints rates, ratios, the load average and the client; the ratios are the figures. On
+Linux it also prints the server's CPU time per request (the server process and its children, from /proc) and
+the CPU ratio healthz / translate: on a machine other processes load, that ratio moves less than req/s does.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import http.client
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -88,21 +91,40 @@ def lua_script(start_n: int, targets: list[str] | None, artifacts: bool) -> str:
         return f.name
 
 
-def run_wrk(url: str, seconds: float, connections: int, script: str | None) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its descendants (uvicorn's supervisor and worker), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / tick
+        for task in os.listdir(f"/proc/{pid}/task"):
+            for child in open(f"/proc/{pid}/task/{task}/children").read().split():
+                total += cpu_seconds(int(child))
+    except OSError:  # not Linux, or the process is gone
+        return math.nan
+    return total
+
+
+def run_wrk(url: str, seconds: float, connections: int, script: str | None, pid: int) -> tuple[float, float]:
+    """req/s, and the server's CPU milliseconds per request (less sensitive to other processes' load)."""
     cmd = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "10s"]
     if script:
         cmd += ["-s", script]
+    cpu = cpu_seconds(pid)
     out = subprocess.run([*cmd, url], capture_output=True, text=True, check=True).stdout
+    cpu = cpu_seconds(pid) - cpu
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     if non2xx:
         raise SystemExit(f"{non2xx.group(1)} non-2xx responses from {url}")
     m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    assert m, out
-    return float(m.group(1))
+    n = re.search(r"(\d+) requests in", out)
+    assert m and n, out
+    return float(m.group(1)), cpu * 1e3 / max(1, int(n.group(1)))
 
 
-def run_fallback(port: int, seconds: float, connections: int, make: object) -> float:
-    """Keep-alive http.client loops on `connections` threads for `seconds`: requests per second."""
+def run_fallback(port: int, seconds: float, connections: int, make: object, pid: int) -> tuple[float, float]:
+    """Keep-alive http.client loops on `connections` threads for `seconds`: requests per second, and the server's
+    CPU milliseconds per request."""
     stop = time.perf_counter() + seconds
     counts = [0] * connections
     lock = threading.Lock()
@@ -121,21 +143,24 @@ def run_fallback(port: int, seconds: float, connections: int, make: object) -> f
         conn.close()
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(connections)]
-    t0 = time.perf_counter()
+    t0, cpu = time.perf_counter(), cpu_seconds(pid)
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return sum(counts) / (time.perf_counter() - t0)
+    cpu = cpu_seconds(pid) - cpu
+    return sum(counts) / (time.perf_counter() - t0), cpu * 1e3 / max(1, sum(counts))
 
 
-def http_rounds(args: argparse.Namespace) -> dict[str, list[float]]:
-    """req/s of healthz and of each translate load, in interleaved rounds on one server."""
+def http_rounds(args: argparse.Namespace) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """req/s and server CPU ms per request of healthz and of each translate load, in interleaved rounds on one
+    server."""
     port = free_port()
     proc = start(port)
     base = f"http://127.0.0.1:{port}"
     counter = itertools.count(1)
     rates: dict[str, list[float]] = {"healthz": [], **{name: [] for name in LOADS}}
+    cpus: dict[str, list[float]] = {"healthz": [], **{name: [] for name in LOADS}}
     use_wrk = shutil.which("wrk") is not None and not args.no_wrk
     try:
         for r in range(args.rounds + 1):  # round 0 warms up (imports, first compiles) and is not kept
@@ -144,8 +169,8 @@ def http_rounds(args: argparse.Namespace) -> dict[str, list[float]]:
                 targets, artifacts = LOADS.get(name, (None, True))
                 if use_wrk:
                     script = None if name == "healthz" else lua_script(next(counter) * 100_000, targets, artifacts)
-                    rate = run_wrk(base + ("/healthz" if name == "healthz" else "/v1/translate"), secs,
-                                   args.connections, script)
+                    rate, cpu = run_wrk(base + ("/healthz" if name == "healthz" else "/v1/translate"), secs,
+                                        args.connections, script, proc.pid)
                     if script:
                         os.unlink(script)
                 else:
@@ -155,14 +180,15 @@ def http_rounds(args: argparse.Namespace) -> dict[str, list[float]]:
                             return "GET", "/healthz", None
                         n = next(counter) % (1 << 21)
                         return "POST", "/v1/translate", json.dumps(body(n, targets, artifacts)).encode()
-                    rate = run_fallback(port, secs, args.connections, make)
+                    rate, cpu = run_fallback(port, secs, args.connections, make, proc.pid)
                 if r:
                     rates[name].append(rate)
+                    cpus[name].append(cpu)
     finally:
         proc.terminate()
         proc.wait()
     rates["client"] = ["wrk" if use_wrk else "http.client threads"]  # type: ignore[list-item]
-    return rates
+    return rates, cpus
 
 
 def core_per_target(repeat: int) -> dict[str, float]:
@@ -209,7 +235,7 @@ def main() -> None:
             del LOADS[name]
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     if not args.core_only:
-        rates = http_rounds(args)
+        rates, cpus = http_rounds(args)
         print(f"client: {rates.pop('client')[0]}, {args.rounds} rounds of {args.seconds:g} s, "
               f"{args.connections} connections, one worker")
         for name in ("healthz", *LOADS):
@@ -219,6 +245,11 @@ def main() -> None:
             ratios = [t / h for t, h in zip(rates[name], rates["healthz"])]
             print(f"translate {name} / healthz: median paired {statistics.median(ratios):.2f} "
                   f"(rounds {', '.join(f'{r:.2f}' for r in ratios)}; goal >= {goal})")
+        for name in ("healthz", *LOADS):
+            print(f"{name:20s} server CPU per request: {statistics.median(cpus[name]):.3f} ms (median)")
+        for name in LOADS:
+            ratios = [h / t for t, h in zip(cpus[name], cpus["healthz"])]
+            print(f"CPU ratio healthz / {name}: median paired {statistics.median(ratios):.2f}")
     core = core_per_target(args.core_repeat)
     for name, ms in core.items():
         print(f"{name} per target: {ms:.3f} ms (median; goal for the core < 0.1)")

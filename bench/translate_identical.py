@@ -37,6 +37,8 @@ EXTRA = {
     "webnn-f16": {"dialect": "webnn", "dataType": "float16", "minValue": -65504, "maxValue": 0.1},
     "pytorch-int-float": {"dialect": "pytorch", "op": "clamp", "dtype": "int32", "min": 0.5, "max": 6.5},
     "tosa-int8": {"dialect": "tosa", "dtype": "int8", "min_val": -5, "max_val": 100},
+    "onnx-tiny": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 1e-07, "max": 0.00005},
+    "onnx-subnormal": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT16", "min": -1e-40, "max": 3e-8},
 }
 BAD = [
     {"source": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}, "targets": ["nope"]},

@@ -8,14 +8,17 @@ emitted into every dialect in both modes, under every reading either side has.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
-from app.core import drift
+from app.core import critical, drift
+from app.core.dtypes import ALL
 from app.dialects import registry
 from app.dialects.kit.common import Mode
 from app.core.errors import ClipBridgeError
-from app.core.meaning import Meaning, State
+from app.core.evaluate import evaluate
+from app.core.meaning import Bound, Meaning, NanInput, Order, State
 from app.service.translate import emit_to, resolve_spec
 from tests.api.test_all_pairs import HAND
 from tests.dialects.test_registry import EXAMPLES
@@ -82,3 +85,19 @@ def test_shortcut_is_refused_where_a_rule_can_differ_on_numbers(case):
     b = resolve_spec(TypeAdapter(registry.spec_union()).validate_python(other)).meaning
     assert drift.same_on_numbers(a, a)
     assert not drift.same_on_numbers(a, b) and not drift.same_on_numbers(b, a)
+
+
+@pytest.mark.parametrize("rule", list(NanInput), ids=lambda r: r.value)
+def test_nan_output_equals_evaluate(rule: NanInput) -> None:
+    """The shortcut's NaN-input output (a NaN of the output dtype where the rule does not fill it) is evaluate()'s:
+    NaN where evaluate gives NaN, the same bits elsewhere, for every float dtype and order."""
+    for dt in (d for d in ALL if d.is_float):
+        for lo, hi in ((0.0, 6.0), (-0.0, 0.0), (-1.0, -1.0)):
+            for order in (Order.MAX_WINS, Order.MIN_WINS, Order.AMBIGUOUS):
+                m = Meaning("x", "1", dt, Bound(dt.round(lo)), Bound(dt.round(hi)), order=order, nan_input=rule)
+                pts = critical.nan_points(dt)
+                got, want = drift._nan_output(m, pts), evaluate(m, pts)
+                assert got.dtype == want.dtype and len(got) == len(want) == 1
+                assert np.isnan(got.astype(np.float64)[0]) == np.isnan(want.astype(np.float64)[0])
+                if not np.isnan(want.astype(np.float64)[0]):
+                    assert got.view(dt.uint_view).tolist() == want.view(dt.uint_view).tolist()

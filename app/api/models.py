@@ -1,152 +1,34 @@
-"""Request and response bodies of the HTTP API (the source of schemas/*.json and /openapi.json)."""
+"""Request and response bodies of the HTTP API (the source of schemas/*.json and /openapi.json): the capability
+matrix, health, problems, execute and compare here; translate's in app/api/translate_models.py, the model scan's
+in app/api/scan_models.py, the shared base in app/api/model_base.py (all importable from here)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema, create_model, model_validator
-from pydantic_core import PydanticCustomError
-from typing import Annotated
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
 
+from app.api.model_base import (ENGINE_DOC, OLD_NAMES_UNTIL, PRECISION_DOC, PrecisionField, Renamed, WireValue,
+                                _Strict)
+from app.api.scan_models import (ClipLikeOut, ClipSiteOut, ScaleBiasCandidateOut, ScanCount, ScanResponse,
+                                 ScanSummary, ScanTargetOut, ScanTranslationOut, WorstFinding)
+from app.api.translate_models import (ArtifactsOut, BoundOut, EngineNoteOut, FindingOut, MeaningOut, ScaleBiasOut,
+                                      TensorBoundOut, TranslateRequest, TranslateResponse, TranslationOut,
+                                      WitnessOut)
+from app.core.findings import Code
 from app.dialects import registry
 from app.service.execute import BACKENDS
-from app.core.findings import Code
 from app.service.specs import DialectName, Spec, TargetSpec
 
-WireValue = Union[int, float, str]
-PrecisionField = Literal["model", "deployed"]
-PRECISION_DOC = ("How an engine backend computes: model (default) pins the engine's inference precision to the "
-                 "model's own element type (OpenVINO f32 stays f32, onnxruntime without graph rewrites); deployed "
-                 "uses the engine's defaults on this host (OpenVINO runs f32 in bf16 on CPUs with bf16 support). "
-                 "The numpy and cupy backends compute the spec exactly either way.")
-ENGINE_DOC = ("The settings the engine ran with (precision asked, OpenVINO's effective inference precision read "
-              "back from the compiled model, onnxruntime's optimization level, flush-to-zero); null for numpy/cupy")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-# One vocabulary (docs/api.md#one-vocabulary): every request names its spec `spec`, a list of dialects `targets` and
-# one dialect `target`. The names of 0.1.0 and before stay accepted until this release; the schemas show only the new.
-OLD_NAMES_UNTIL = "0.2.0"
-
-
-class Renamed(_Strict):
-    """A request body whose fields had other names: the old names are read as the new ones until OLD_NAMES_UNTIL."""
-
-    RENAMED: ClassVar[dict[str, str]] = {}
-
-    @model_validator(mode="before")
-    @classmethod
-    def _old_names(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or not any(old in data for old in cls.RENAMED):
-            return data
-        data = dict(data)
-        for old, new in cls.RENAMED.items():
-            if old not in data:
-                continue
-            if new in data:
-                raise PydanticCustomError("renamed", "`{old}` is the old name of `{new}`: send only `{new}`",
-                                          {"old": old, "new": new})
-            data[new] = data.pop(old)
-        return data
-
-
-class TranslateRequest(Renamed):
-    RENAMED: ClassVar[dict[str, str]] = {"source": "spec"}
-    spec: Spec
-    targets: list[Union[DialectName, TargetSpec]] | None = Field(
-        default=None, max_length=16,
-        description="Dialect names or partial specs naming a version; default: every other dialect, newest.")
-    mode: Literal["preserve", "literal"] = "preserve"
-    include: list[Literal["artifacts"]] = Field(
-        default=["artifacts"], max_length=1,
-        description="What each translation carries beyond its target, status, findings and meaning. Default "
-                    "[\"artifacts\"] (ONNX model, IR XML, MLIR, code, ...); [] leaves `artifacts` empty ({}) and "
-                    "skips building them, the larger part of a translation's cost.")
-
-
-class BoundOut(_Strict):
-    value: WireValue
-    given: WireValue | None
-    default: bool
-    steps: list[str]
-
-
-class ScaleBiasOut(_Strict):
-    scale: WireValue
-    bias: WireValue
-    precision: str
-    fused: bool
-
-
-class EngineNoteOut(_Strict):
-    engine: str
-    text: str
-
-
-class TensorBoundOut(_Strict):
-    shape: list[int]
-    values: list[WireValue]
-    steps: list[str]
-
-
-class MeaningOut(_Strict):
-    dialect: str
-    version: str
-    dtype: str
-    lower: BoundOut | None
-    upper: BoundOut | None
-    order: Literal["max-wins", "min-wins", "ambiguous", "rejected"]
-    nan_input: Literal["propagate", "undocumented", "to-lower", "to-zero", "to-upper"]
-    nan_bound: Literal["propagate", "ignore", "rejected", "undocumented", "zero"]
-    scale_bias: ScaleBiasOut | None
-    state: Literal["defined", "rejected", "ambiguous"]
-    reason: str | None
-    readings: list[str]
-    dynamic: bool
-    summary: str
-    rules: list[str]
-    engine_notes: list[EngineNoteOut]
-    result_dtype: str | None = Field(description="The output dtype when the op promotes the input's; else null")
-    lower_tensor: TensorBoundOut | None = Field(description="A per-element lower bound (then `lower` is null)")
-    upper_tensor: TensorBoundOut | None = Field(description="A per-element upper bound (then `upper` is null)")
-
-
-class WitnessOut(_Strict):
-    input: WireValue
-    source_output: WireValue
-    target_output: WireValue
-
-
-class FindingOut(_Strict):
-    code: Code
-    severity: Literal["info", "warning", "error"]
-    message: str
-    source_behaviour: str
-    target_behaviour: str
-    witness: WitnessOut | None
-
-
-# Each registered dialect's artifact keys (Dialect.artifacts), in registry order.
-ArtifactsOut = create_model("ArtifactsOut", __base__=_Strict, **{  # type: ignore[call-overload]
-    key: (Union[str, None], Field(default=None, description=text))
-    for d in registry.DIALECTS.values() for key, text in d.artifacts.items()})
-
-
-class TranslationOut(_Strict):
-    target: dict[str, Any] | None
-    status: Literal["exact", "drift", "unsupported"]
-    findings: list[FindingOut]
-    artifacts: ArtifactsOut
-    meaning: MeaningOut | None
-
-
-class TranslateResponse(_Strict):
-    source: dict[str, Any]
-    meaning: MeaningOut
-    translations: list[TranslationOut]
+__all__ = ["ArtifactsOut", "Backend", "BoundOut", "ClipLikeOut", "ClipSiteOut", "CodeDoc", "CompareOutput",
+           "ComparePair", "CompareRequest", "CompareResponse", "DialectCapability", "DialectsResponse", "DiffAt",
+           "ENGINE_DOC", "EngineNoteOut", "EngineStatus", "ExecuteOptions", "ExecuteRequest", "ExecuteResponse",
+           "FindingOut", "Health", "MeaningOut", "OLD_NAMES_UNTIL", "PRECISION_DOC", "PrecisionField", "Problem",
+           "ProblemError", "READING_NAMES", "Reading", "Renamed", "RuleText", "RuntimeCannotRun", "RuntimeChecked",
+           "RuntimeSupport", "RuntimeVersion", "ScaleBiasCandidateOut", "ScaleBiasOut", "ScanCount", "ScanResponse",
+           "ScanSummary", "ScanTargetOut", "ScanTranslationOut", "Semantic", "TensorBoundOut", "TensorIn",
+           "TensorOut", "TranslateRequest", "TranslateResponse", "TranslationOut", "VersionCapability", "WIRE_ITEM",
+           "WireValue", "WitnessOut", "WorstFinding", "_Strict"]
 
 
 class VersionCapability(_Strict):
@@ -358,83 +240,3 @@ class ComparePair(_Strict):
 class CompareResponse(_Strict):
     outputs: list[CompareOutput]
     pairs: list[ComparePair]
-
-
-# --- model scan -------------------------------------------------------------------------------------------
-
-class ScanTargetOut(_Strict):
-    label: str = Field(description="The target as given: onnx, onnx:13, openvino:opset16, directml:5_0")
-    target: dict[str, Any]
-
-
-class ScanTranslationOut(_Strict):
-    label: str
-    target: dict[str, Any] | None
-    status: Literal["exact", "drift", "unsupported"]
-    findings: list[FindingOut]
-
-
-class ScaleBiasCandidateOut(_Strict):
-    scale: WireValue
-    bias: WireValue
-    nodes: list[str] = Field(description="The Mul/Add (Multiply/Add) nodes a DirectML ScaleBias could absorb")
-
-
-class ClipSiteOut(_Strict):
-    id: int
-    path: str = Field(description="graph, graph/<node>.<attribute> for subgraphs, function <name>, net, ...")
-    node: str
-    pattern: str = Field(description="Clip-6, Clip-13, Clamp-1, Min(Max(x, a), b), Minimum(Maximum(x, a), b), ...")
-    nodes: list[str]
-    input: str
-    output: str
-    dtype: str | None
-    shape: list[int | str | None] | None
-    spec: dict[str, Any] | None = Field(description="The clip as a compact spec; a Min/Max pair as the "
-                                                    "Clip-13 it equals")
-    meaning: MeaningOut | None
-    scale_bias: ScaleBiasCandidateOut | None
-    findings: list[FindingOut] = Field(description="Findings about the clip itself (dynamic bounds, ScaleBias)")
-    error: str | None = Field(description="Why the clip could not be resolved (then no translations)")
-    translations: list[ScanTranslationOut]
-
-
-class ScanCount(_Strict):
-    label: str
-    exact: int
-    drift: int
-    unsupported: int
-
-
-class WorstFinding(FindingOut):
-    clip: int
-    label: str
-
-
-class ScanSummary(_Strict):
-    clips: int
-    unresolved: int
-    targets: list[ScanCount]
-    worst: WorstFinding | None
-
-
-class ClipLikeOut(_Strict):
-    node: str
-    op: str
-    pattern: str = Field(description="relu, leaky-relu-0, hard-sigmoid, hard-swish, quantize-saturate")
-    input: str
-    output: str
-    summary: str
-    nan_input: dict[str, str] = Field(description="per engine: what a NaN input gives (propagate, zero, one, "
-                                      "lower, upper, engine)")
-    sources: dict[str, str]
-
-
-class ScanResponse(_Strict):
-    format: Literal["onnx", "openvino-ir"]
-    model: dict[str, Any]
-    targets: list[ScanTargetOut]
-    clips: list[ClipSiteOut]
-    summary: ScanSummary
-    clip_like: list[ClipLikeOut] = Field(default_factory=list, description="ops that clip without being a Clip "
-                                         "(docs/diff.md): listed with each engine's NaN rule, not translated")

@@ -95,8 +95,9 @@ def _centres(dt: DType, values: list[Number]) -> np.ndarray:
 
 
 def centre(dt: DType, value: Number) -> float:
-    """The first of bound_points(dt, value) as a Python float, without its neighbours (a float dtype)."""
-    return float(_centres(dt, [value])[0])
+    """The first of bound_points(dt, value) as a Python float, without its neighbours (a float dtype): the value
+    rounded once to dt, which dt.round computes on Python numbers, without an array (tests/test_critical.py)."""
+    return dt.round(value)
 
 
 def float_around_one(dt: DType, pattern: int, reach: int) -> np.ndarray:

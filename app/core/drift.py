@@ -3,69 +3,52 @@
 `exact` is a promise: no input of the dtype gives a different output. Both meanings are clip functions
 (monotone, piecewise constant or identity with breakpoints at their bounds), so evaluating them at every
 bound, its neighbours by one ulp/unit, the dtype's extremes, zeros, infinities, NaN and subnormals visits
-every piece of both; the exhaustive tests re-check each `exact` on all 8- and 16-bit values.
+every piece of both; the exhaustive tests re-check each `exact` on all 8- and 16-bit values. The points and
+witnesses are app/core/witnesses.py's; per-element (tensor) bounds are compared in app/core/tensor_drift.py.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
-from app.core.dtypes import DType
-from app.core.findings import Code, Finding, Severity, Witness
-from app.core.errors import SpecError
-from app.core.evaluate import evaluate
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, same_outputs
 from app.core import critical, exact
+from app.core.findings import Code, Finding, Severity, Witness
+from app.core.evaluate import evaluate
+from app.core.meaning import (FILLED_NAN_INPUTS, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State,
+                               same_outputs)
 from app.core.numbers import Number, format_number, same_value
+from app.core.tensor_drift import MAX_PAIR_COMPARES, MAX_TENSOR_BOUND, check_tensor_bound_size, compare_tensor
+from app.core.witnesses import closest, critical_points, witnesses
+
+__all__ = ["EXACT", "DRIFT", "UNSUPPORTED", "MAX_PAIR_COMPARES", "MAX_TENSOR_BOUND", "check_tensor_bound_size",
+           "compare", "compare_tensor", "critical_points", "demoted", "engine_finding", "promotion_findings",
+           "same_on_numbers", "source_findings", "status_of"]
 
 EXACT, DRIFT, UNSUPPORTED = "exact", "drift", "unsupported"
-
-
-def critical_points(dt: DType, meanings: Iterable[Meaning]) -> np.ndarray:
-    """The inputs where two clip functions of `dt` can first differ (see the module docstring), in a fixed
-    order: the dtype's points, then each meaning's bounds and ScaleBias pre-images with their neighbours."""
-    parts = [critical.fixed_points(dt)]
-    for m in meanings:
-        for b in (m.lower, m.upper):
-            if b is None or b.is_nan or (not dt.is_float and exact.is_inf(b.value)):
-                continue  # an infinite bound of a promoting meaning has no integer neighbours
-            parts.append(critical.bound_points(dt, b.value))
-            if m.scale_bias is not None and m.scale_bias.scale != 0 and math.isfinite(float(b.value)):
-                pre = (float(b.value) - m.scale_bias.bias) / m.scale_bias.scale
-                if math.isfinite(pre):
-                    parts.append(critical.bound_points(dt, pre if dt.is_float else dt.saturate(int(pre)), 3))
-    return critical.unique_in_order(dt, parts)
 
 
 def same_on_numbers(a: Meaning, b: Meaning) -> bool:
     """Two scalar clips that give the same output (up to the sign of a zero) for every non-NaN input: the same
     dtypes and effective bounds, min <= max, no NaN bound and no ScaleBias (x*0 makes NaN from inf), so
     neither the min > max order nor a NaN rule is ever reached except by a NaN input (meaning.evaluate)."""
-    if a.dtype != b.dtype or a.out_dtype != b.out_dtype or a.scale_bias is not None or b.scale_bias is not None:
+    if a.scale_bias is not None or b.scale_bias is not None:
         return False
-    if a.lower is None or a.upper is None or b.lower is None or b.upper is None or a.crossed:
+    # DTypes are module constants: `is` settles almost every comparison before the dataclass __eq__ runs.
+    if (a.dtype is not b.dtype and a.dtype != b.dtype) or (a.out_dtype is not b.out_dtype
+                                                           and a.out_dtype != b.out_dtype):
+        return False
+    la, ua, lb, ub = a.lower, a.upper, b.lower, b.upper
+    if la is None or ua is None or lb is None or ub is None or a.crossed:
         return False
     if a.state is State.REJECTED or b.state is State.REJECTED:
         return False  # compare() lets evaluate() raise for it
-    if a.lower.is_nan or a.upper.is_nan or b.lower.is_nan or b.upper.is_nan:
+    if la.is_nan or ua.is_nan or lb.is_nan or ub.is_nan:
         return False
-    return same_value(a.lower.value, b.lower.value) and same_value(a.upper.value, b.upper.value)
-
-
-def _py(dt: DType, v: object) -> Number:
-    return dt.to_python(v)
-
-
-def _diffs(src: Meaning, tgt: Meaning, pts: np.ndarray, ys: np.ndarray, yt: np.ndarray) -> list[Witness]:
-    """The witnesses among the points, from both meanings' outputs there (in the points' order)."""
-    bad = ~same_outputs(ys, yt)
-    # Each output in its own dtype: a promoting source (PyTorch int32 -> float32) keeps its fractions.
-    dt, ds, dtt = src.dtype, src.out_dtype, tgt.out_dtype
-    return [Witness(_py(dt, pts[i]), _py(ds, ys[i]), _py(dtt, yt[i])) for i in np.flatnonzero(bad)]
+    return same_value(la.value, lb.value) and same_value(ua.value, ub.value)
 
 
 def _bound_code(a: Bound | None, b: Bound | None) -> Code:
@@ -96,13 +79,6 @@ def _behaviour(b: Bound | None, side: str) -> str:
     return f"{side} = {format_number(b.value)} ({how})"
 
 
-def _closest(ws: list[Witness], anchor: Number) -> Witness | None:
-    finite = [w for w in ws if not (isinstance(w.input, float) and math.isnan(w.input))]
-    if not finite:
-        return None
-    return min(finite, key=lambda w: exact.distance(w.input, anchor))
-
-
 def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
     """Every way `tgt` computes something other than `src`, each with a witness where one exists."""
     out: list[Finding] = []
@@ -110,7 +86,7 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
         return [Finding(Code.DYNAMIC_BOUNDS, Severity.ERROR, "Bounds are computed at run time; clipbridge cannot "
                         "tell what they will be", src.describe(), tgt.describe())]
     if src.has_tensor_bounds or tgt.has_tensor_bounds:
-        return compare_tensor(src, tgt)
+        return compare_tensor(src, tgt, compare, [engine_finding(n) for n in tgt.engine_notes])
     if same_on_numbers(src, tgt):
         return _same_on_numbers_findings(src, tgt)
     dt = src.dtype
@@ -119,7 +95,7 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
     ys, yt = evaluate(src, pts), evaluate(tgt, pts)
     nan_at = np.isnan(pts.astype(np.float64)) if dt.is_float else np.zeros(pts.shape, dtype=bool)
     keep = ~nan_at
-    diffs = _diffs(src, tgt, pts[keep], ys[keep], yt[keep])
+    diffs = witnesses(src, tgt, pts[keep], ys[keep], yt[keep])
     def nan_out() -> tuple[np.ndarray, np.ndarray]:
         return ys[nan_at][:1], yt[nan_at][:1]
     out += promotion_findings(src, tgt, diffs)
@@ -172,12 +148,21 @@ def _same_on_numbers_findings(src: Meaning, tgt: Meaning) -> list[Finding]:
     promotion finding can arise, so only the NaN-input rules are looked at, on the NaN input alone."""
     def nan_out() -> tuple[np.ndarray, np.ndarray]:
         pts = critical.nan_points(src.dtype)
-        return evaluate(src, pts), evaluate(tgt, pts)
+        return _nan_output(src, pts), _nan_output(tgt, pts)
 
     # One NaN-input rule on one clip gives one output for NaN too: nothing to look at.
     same_rule = src.nan_input == tgt.nan_input or not src.dtype.is_float
     found = [] if same_rule else _nan_findings(src, tgt, [], nan_out)
     return found + [engine_finding(n) for n in tgt.engine_notes]
+
+
+def _nan_output(m: Meaning, pts: np.ndarray) -> np.ndarray:
+    """evaluate(m, pts) at the NaN input of a clip same_on_numbers accepted (bounds present, not NaN, not crossed):
+    a rule that does not fill the NaN (propagate, undocumented) passes it through min and max, so the output is a
+    NaN of the output dtype, without evaluating; a filling rule is evaluated."""
+    if m.nan_input in FILLED_NAN_INPUTS or not m.out_dtype.is_float:
+        return evaluate(m, pts)
+    return critical.nan_points(m.out_dtype)
 
 
 def engine_finding(note: EngineNote) -> Finding:
@@ -238,7 +223,7 @@ def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], 
     used.update(id(x) for x in ws)
     word = "lower" if side == "min" else "upper"
     return Finding(_bound_code(a, b), Severity.ERROR, f"The effective {word} bound changes: {format_number(sv)} "
-                   f"-> {format_number(tv)}", _behaviour(a, side), _behaviour(b, side), _closest(ws, edge))
+                   f"-> {format_number(tv)}", _behaviour(a, side), _behaviour(b, side), closest(ws, edge))
 
 
 def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
@@ -253,7 +238,7 @@ def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
                                f"NaN input: {src.nan_input.value}", f"NaN input: {tgt.nan_input.value}",
-                               Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))
+                               Witness(math.nan, src.dtype.to_python(ys[0]), src.dtype.to_python(yt[0]))))
     elif src.nan_input != tgt.nan_input:
         out.append(Finding(Code.NAN_INPUT, Severity.WARNING,
                            f"NaN inputs: {src.dialect} says {src.nan_input.value}, {tgt.dialect} says "
@@ -263,7 +248,7 @@ def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
         ys, yt = nan_out()
         if not same_outputs(ys, yt)[0]:
             out.append(Finding(Code.NAN_INPUT, Severity.ERROR, "NaN input gives different outputs",
-                               "", "", Witness(math.nan, _py(src.dtype, ys[0]), _py(src.dtype, yt[0]))))
+                               "", "", Witness(math.nan, src.dtype.to_python(ys[0]), src.dtype.to_python(yt[0]))))
     has_nan = any(b is not None and b.is_nan for b in (src.lower, src.upper, tgt.lower, tgt.upper))
     if has_nan and (src.nan_bound != tgt.nan_bound or NanBound.UNDOCUMENTED in (src.nan_bound, tgt.nan_bound)):
         out.append(Finding(Code.NAN_BOUND, Severity.ERROR if rest else Severity.WARNING,
@@ -309,124 +294,3 @@ def source_findings(src: Meaning) -> list[Finding]:
     if src.state is State.AMBIGUOUS and not src.crossed:
         return [Finding(Code.SCALE_BIAS, Severity.WARNING, src.reason or "ambiguous", src.describe(), "", None)]
     return []
-
-
-# --- per-element (tensor) bounds -------------------------------------------------------------------------------
-
-MAX_TENSOR_BOUND = 4096  # elements of a tensor bound (and of the positions two meanings are compared at)
-MAX_PAIR_COMPARES = 256  # distinct (source, target) bound pairs with different rules compared one by one
-
-
-def check_tensor_bound_size(count: int, loc: str) -> None:
-    """A tensor bound is compared position by position: its element count is capped (MAX_TENSOR_BOUND)."""
-    if count > MAX_TENSOR_BOUND:
-        raise SpecError(f"A tensor bound may have at most {MAX_TENSOR_BOUND} elements (each is compared as its own "
-                        f"clip). Got: {count}", loc)
-
-
-def _side_array(m: Meaning, side: str) -> np.ndarray:
-    """One side of `m` as an object array of element indices into its tensor (-1: the scalar or open side)."""
-    t = m.lower_tensor if side == "min" else m.upper_tensor
-    if t is None:
-        return np.full((), -1, dtype=np.int64)
-    check_tensor_bound_size(len(t.values), side)
-    return np.arange(len(t.values), dtype=np.int64).reshape(t.shape)
-
-
-def _element_bound(m: Meaning, side: str, i: int) -> Bound | None:
-    """The scalar Bound that side `side` of `m` has at element `i` of its tensor (the scalar Bound when i < 0)."""
-    scalar, t = (m.lower, m.lower_tensor) if side == "min" else (m.upper, m.upper_tensor)
-    if i < 0 or t is None:
-        return scalar if scalar is not None else _open_bound(m.out_dtype, side)
-    v = t.values[i]
-    given = t.given[i] if t.given is not None else v
-    changed = not same_value(v, given)
-    inf = isinstance(v, float) and math.isinf(v)
-    return Bound(v, given, t.steps if changed else (), precision_loss=changed and not inf and m.out_dtype.is_float,
-                 overflow=inf and not exact.is_inf(given), rounded=changed and not m.out_dtype.is_float)
-
-
-def _open_bound(dt: DType, side: str) -> Bound:
-    """An absent side of a per-element clip: unbounded (+-inf, or the integer type's extreme)."""
-    if dt.is_float:
-        v: Number = -math.inf if side == "min" else math.inf
-    else:
-        v = dt.lowest() if side == "min" else dt.highest()
-    return Bound(v, None, (f"no {side}: unbounded",), default=True)
-
-
-def _scalar_at(m: Meaning, lo: int, hi: int) -> Meaning:
-    """The scalar clip `m` computes at a position whose bounds are elements lo and hi of its tensors."""
-    return replace(m, lower=_element_bound(m, "min", lo), upper=_element_bound(m, "max", hi), lower_tensor=None,
-                   upper_tensor=None)
-
-
-def _position_text(idx: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(i) for i in idx) + "]"
-
-
-def compare_tensor(src: Meaning, tgt: Meaning) -> list[Finding]:
-    """compare() for per-element bounds: the clip at each position is a scalar clip, so every distinct
-    (source min, source max, target min, target max) combination is compared once, as scalars."""
-    sides = [_side_array(src, "min"), _side_array(src, "max"), _side_array(tgt, "min"), _side_array(tgt, "max")]
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in sides))
-    except ValueError:
-        raise SpecError("The source's and the target's tensor bounds do not broadcast together. Got: "
-                        + ", ".join(str(list(a.shape)) for a in sides), "min") from None
-    check_tensor_bound_size(math.prod(shape), "min")
-    grid = np.stack([np.broadcast_to(a, shape).reshape(-1) for a in sides], axis=1)
-    tensors = [src.lower_tensor, src.upper_tensor, tgt.lower_tensor, tgt.upper_tensor]
-
-    def value_key(row: list[int]) -> tuple:
-        # Positions with equal bound values (NaN equal to NaN) are one scalar comparison.
-        vals = [None if t is None else t.values[i] for t, i in zip(tensors, row)]
-        return tuple("nan" if isinstance(v, float) and math.isnan(v) else v for v in vals)
-
-    first: dict[tuple, tuple[tuple[int, ...], int]] = {}
-    for pos, row in enumerate(grid.tolist()):
-        first.setdefault(value_key(row), (tuple(row), pos))
-    grouped: dict[tuple, tuple[Finding, int]] = {}
-    notes = [engine_finding(n) for n in tgt.engine_notes]
-    skipped = 0
-    compared = 0
-    for key, pos in first.values():
-        where = _position_text(tuple(int(i) for i in np.unravel_index(pos, shape))) if shape else "[]"
-        a, b = _scalar_at(src, key[0], key[1]), _scalar_at(tgt, key[2], key[3])
-        if _same_rules(a, b):
-            continue  # the same scalar function at this position: nothing but the target's engine notes
-        if compared >= MAX_PAIR_COMPARES:
-            skipped += 1
-            continue
-        compared += 1
-        found = compare(a, b)
-        for f in found:
-            # One finding per code and kind ("The effective lower bound changes"), whatever the values.
-            gkey = (f.code, f.severity, f.message if f.code is Code.ENGINE_BEHAVIOUR else f.message.split(":")[0])
-            if gkey in grouped:
-                grouped[gkey] = (grouped[gkey][0], grouped[gkey][1] + 1)
-                continue
-            if f.code is not Code.ENGINE_BEHAVIOUR:
-                f = Finding(f.code, f.severity, f"{f.message} (at position {where})",
-                            f"at {where}: {f.source_behaviour}" if f.source_behaviour else "",
-                            f"at {where}: {f.target_behaviour}" if f.target_behaviour else "", f.witness)
-            grouped[gkey] = (f, 0)
-    out = []
-    for f, more in grouped.values():
-        if more and f.code is not Code.ENGINE_BEHAVIOUR:
-            f = replace(f, message=f"{f.message} and at {more} other distinct bound pair{'s' if more > 1 else ''}")
-        out.append(f)
-    if skipped:
-        out.append(Finding(Code.TENSOR_BOUNDS, Severity.WARNING, f"{skipped} more distinct bound pairs have different "
-                           f"rules in the two meanings and were not compared one by one (at most "
-                           f"{MAX_PAIR_COMPARES} are)", src.describe(), tgt.describe()))
-    seen = {f.message for f in out if f.code is Code.ENGINE_BEHAVIOUR}
-    return out + [n for n in notes if n.message not in seen]
-
-
-def _same_rules(a: Meaning, b: Meaning) -> bool:
-    """Two scalar meanings that compute one function: equal bounds (NaN equal to NaN) and equal rules."""
-    def rules(m: Meaning) -> tuple:
-        return (m.dtype, m.out_dtype, m.order, m.nan_input, m.nan_bound, m.scale_bias, m.state)
-    return (rules(a) == rules(b) and same_value(a.lo, b.lo) and same_value(a.hi, b.hi))
-

@@ -57,10 +57,13 @@ class Metrics:
         pair[1].observe(seconds)
 
     def count_findings(self, translate_json: str) -> None:
-        """Count the findings of a /v1/translate response (its codes are read once per distinct response; a
-        large one, which the memo does not keep either, is parsed every time rather than held by the cache)."""
-        codes = finding_codes(translate_json) if len(translate_json) <= FINDINGS_CACHE_MAX_TEXT else \
-            finding_codes.__wrapped__(translate_json)
+        """Count the findings of a /v1/translate response: the codes its Answer carries, else read from the text
+        (once per distinct response; a large one, which the memo does not keep either, is scanned every time
+        rather than held by the cache)."""
+        codes = getattr(translate_json, "codes", None)  # translate_text's Answer carries them
+        if codes is None:
+            codes = finding_codes(translate_json) if len(translate_json) <= FINDINGS_CACHE_MAX_TEXT else \
+                finding_codes.__wrapped__(translate_json)
         for code, n in codes:
             child = self._finding_children.get(code)
             if child is None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_json
 
 from app.dialects import registry
 from app.dialects.kit.base import Resolved
@@ -18,6 +21,7 @@ from app.core.findings import Code, Finding, Severity
 from app.core.meaning import Meaning, State
 from app.core.memo import MEMO_MAX_KEY_BYTES, Memo
 from app.core.settings import Settings
+from app.service import json_text
 from app.service.specs import AnySpec, AnyTarget
 
 __all__ = ["Resolved", "Translation", "TranslateResult", "resolve_spec", "default_targets", "target_from",
@@ -45,15 +49,22 @@ def resolve_spec(spec: AnySpec) -> Resolved:
     return registry.DIALECTS[spec.dialect].resolve(spec)
 
 
+@lru_cache(maxsize=64)
+def _newest(make: Callable[[str | None], AnyTarget]) -> AnyTarget:
+    """A dialect's newest-version target, built once per dialect (keyed on its `target` function: a registry a
+    test swaps in gets its own); target models are never mutated."""
+    return make(None)
+
+
 def default_targets(source_dialect: str) -> list[AnyTarget]:
     """Every other default dialect at its newest version."""
-    return [registry.DIALECTS[name].target(None) for name in registry.default_names() if name != source_dialect]
+    return [_newest(registry.DIALECTS[name].target) for name in registry.default_names() if name != source_dialect]
 
 
 def target_from(item: str | AnyTarget) -> AnyTarget:
     """A dialect name (its newest version) or a target model, as a target model."""
     if isinstance(item, str):
-        return registry.get(item).target(None)
+        return _newest(registry.get(item).target)
     return item
 
 
@@ -161,7 +172,21 @@ def translate(source: AnySpec, targets: list[str | AnyTarget] | None = None,
 
 
 def _dumps(result: TranslateResult, artifacts: bool = True) -> str:
-    return json.dumps(result.to_json(artifacts), allow_nan=False, separators=(",", ":"))
+    """The compact JSON text (json.dumps', byte for byte: app/service/json_text.py)."""
+    return json_text.dumps(result.to_json(artifacts))
+
+
+class Answer(str):
+    """translate_text's JSON document, carrying the (code, count) pairs of its findings (sorted by code) for the
+    findings metric, which then never scans the text (app/server/observability.py)."""
+
+    codes: tuple[tuple[str, int], ...] = ()
+
+
+def _answer(result: TranslateResult, artifacts: bool) -> Answer:
+    out = Answer(_dumps(result, artifacts))
+    out.codes = tuple(sorted(Counter(f.code.value for t in result.translations for f in t.findings).items()))
+    return out
 
 
 DEFAULT_MEMO = Memo(Settings.memo_bytes, Settings.memo_entries)
@@ -176,12 +201,24 @@ def translate_text(source: BaseModel, targets: list[Any] | None, mode: Mode, mem
     Requests whose normalized form passes MEMO_MAX_KEY_BYTES (model-form sources carry the model) are
     translated every time: holding them would keep megabytes per request after the answer."""
     memo = DEFAULT_MEMO if memo is None else memo
-    if sum(len(getattr(source, f, None) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
+    fields = vars(source)  # the model's fields (getattr of an absent one goes through pydantic's __getattr__)
+    if sum(len(fields.get(f) or "") for f in ("model", "ir_xml")) > MEMO_MAX_KEY_BYTES:
         memo.skipped += 1  # a model or IR source: not memoized, so not even its key (another copy) is built
-        return _dumps(translate(source, targets, mode), artifacts)  # type: ignore[arg-type]
-    key = json.dumps({"source": source.model_dump(mode="json"),
-                      "targets": None if targets is None else
-                      [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
-                      "mode": mode.value, "artifacts": artifacts}, sort_keys=True)
+        return _answer(translate(source, targets, mode), artifacts)  # type: ignore[arg-type]
     # Computed from the request pydantic already validated: the key is only a digest input, never parsed back.
-    return memo.get_or_compute(key, lambda _key: _dumps(translate(source, targets, mode), artifacts))  # type: ignore[arg-type]
+    return memo.get_or_compute(_memo_key(source, targets, mode, artifacts),
+                               lambda _key: _answer(translate(source, targets, mode), artifacts))  # type: ignore[arg-type]
+
+
+def _memo_key(source: BaseModel, targets: list[Any] | None, mode: Mode, artifacts: bool) -> str:
+    """The normalized request as one text: equal for equal requests, different for different ones. Written by
+    pydantic_core (NaN and the infinities as distinct tokens); a string it cannot encode (a lone surrogate)
+    makes it json.dumps' sorted text, whose spaces after ':' and ',' keep the two kinds of key apart."""
+    doc = {"source": source.model_dump(mode="json"),
+           "targets": None if targets is None else
+           [t if isinstance(t, str) else t.model_dump(mode="json") for t in targets],
+           "mode": mode.value, "artifacts": artifacts}
+    try:
+        return to_json(doc, inf_nan_mode="constants").decode()
+    except PydanticSerializationError:
+        return json.dumps(doc, sort_keys=True)

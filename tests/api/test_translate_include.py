@@ -4,9 +4,15 @@ response carries them, the default response unchanged, finding codes counted wit
 from __future__ import annotations
 
 import pytest
+from pydantic import TypeAdapter
 
+from app.core.errors import RejectedSpec
+from app.dialects import registry
+from app.dialects.kit.common import Mode
 from app.dialects.openvino import emit as openvino_emit
 from app.server.observability import finding_codes
+from app.service.specs import Spec
+from app.service.translate import translate_text
 
 ALL = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
 SOURCE = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "shape": [1, 3, 8, 8], "min": 0, "max": 6.25}
@@ -56,6 +62,21 @@ def test_finding_codes_count_findings_only() -> None:
     text = ('{"translations":[{"findings":[{"code":"bound-rounding","message":"x"},{"code":"nan-input"}],'
             '"artifacts":{"cpp":"s = \\"code\\":\\"fake\\";"}},{"findings":[{"code":"bound-rounding"}]}]}')
     assert finding_codes.__wrapped__(text) == (("bound-rounding", 2), ("nan-input", 1))
+
+
+def test_answers_carry_the_codes_a_scan_finds() -> None:
+    """translate_text's Answer carries its findings' codes; they equal a scan of its text, for every example source
+    into every dialect, so the metric counts the same whether the codes are carried or scanned."""
+    spec = TypeAdapter(Spec)
+    for d in registry.DIALECTS.values():
+        for example in d.examples.values():
+            for artifacts in (True, False):
+                try:
+                    text = translate_text(spec.validate_python(example), list(registry.names()), Mode.PRESERVE,
+                                          artifacts=artifacts)
+                except RejectedSpec:
+                    continue  # a refused example (TOSA's min > max) has no answer
+                assert text.codes == finding_codes.__wrapped__(text), (d.name, example)  # type: ignore[attr-defined]
 
 
 def test_client_sends_include_only_when_asked(client) -> None:

@@ -104,3 +104,23 @@ def test_lazy_carrier_neighbours_are_the_bound_points(dt: DType) -> None:
         got = np.asarray(list(carrier_neighbours(v, dt)), dtype=np.float64)
         want = critical.bound_points(dt, v).astype(np.float64)
         assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), (dt.name, v)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
+def test_centre_is_the_first_bound_point(dt: DType) -> None:
+    """centre (dt.round on Python numbers) equals bound_points' first point, the one-rounding array path: on the
+    grid, on every 16-bit value, on the midpoints between neighbours (ties to even) and just off them."""
+    values: list[object] = list(_grid(dt))
+    if dt.bits == 16:
+        pats = np.arange(1 << 16, dtype=np.uint64).astype(dt.uint_view)
+        vals = pats.view(dt.np_dtype).astype(np.float64)
+        vals = np.sort(vals[np.isfinite(vals)])
+        mids = (vals[:-1] + vals[1:]) / 2  # exact in a double
+        values += vals.tolist() + mids.tolist() + np.nextafter(mids, np.inf).tolist() \
+            + np.nextafter(mids, -np.inf).tolist()
+    else:
+        rng = np.random.default_rng(28)
+        values += (rng.standard_normal(2000) * 10.0 ** rng.integers(-40, 40, 2000)).tolist()
+    for v in values:
+        got, want = critical.centre(dt, v), critical.bound_points(dt, v)[:1].astype(np.float64)
+        assert np.array_equal(np.asarray([got]).view(np.uint64), want.view(np.uint64)), (dt.name, v)
