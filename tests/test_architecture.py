@@ -46,8 +46,6 @@ NAMING_EXCEPTIONS: dict[tuple[str, str], str] = {
        for d in ("onnx", "openvino", "directml", "pytorch", "stablehlo")},
     ("app.core.drift", "directml"): "two finding messages (the ambiguous min > max, ScaleBias precision) name "
                                     "DirectML: removed when the drift/translate path takes them from the dialect",
-    ("app.service.capabilities", "openvino"): "the host's OpenVINO bf16 notes (/v1/dialects): removed when the "
-                                              "openvino package serves its host notes through the Dialect interface",
     **{("app.service.translate", d): "two finding messages (bounds computed at run time, a strided DirectML tensor) "
        "name the dialects: removed when the drift/translate path takes them from the dialect"
        for d in ("onnx", "openvino", "directml")},

@@ -15,7 +15,6 @@ from app.engines import config as engine_config, extras as engines
 from app.dialects.kit import runtime_support
 from app.dialects import registry
 from app.dialects.kit.base import Dialect
-from app.dialects.openvino.notes import BF16_NOTES
 from app.core.errors import ClipBridgeError
 from app.core.findings import CODE_DOCS
 from app.core.meaning import EngineNote
@@ -29,19 +28,23 @@ def capabilities() -> dict[str, Any]:
 
 
 def host() -> dict[str, Any]:
-    """This host's facts (app/engines/config.py) and each CPU-dependent engine note: the host variants it holds
-    on and whether it is attached here (docs/host-differences.md)."""
+    """This host's facts (app/engines/config.py) and each registered dialect's host-dependent engine notes
+    (Dialect.host_notes): the host variants each holds on and whether it is attached here
+    (docs/host-differences.md)."""
     facts = engine_config.host_facts()
-    here = facts["openvino_bf16_variant"]
     notes: dict[EngineNote, list[str]] = {}
-    for variant, attached in BF16_NOTES.items():
-        for n in attached:
-            notes.setdefault(n, [])
-            if variant != engine_config.BF16_UNKNOWN:
-                notes[n].append(variant)
+    here: set[EngineNote] = set()
+    for d in registry.DIALECTS.values():
+        for fact, by_value in d.host_notes.items():
+            for value, attached in by_value.items():
+                for n in attached:
+                    notes.setdefault(n, [])
+                    if value != engine_config.BF16_UNKNOWN:  # "none of the measured variants": not a variant
+                        notes[n].append(value)
+            here.update(by_value.get(facts.get(fact), ()))
     return {**facts, "host_dependent_notes": [
-        {"engine": n.engine, "text": n.text, "variants": variants,
-         "applies_here": n in BF16_NOTES[here]} for n, variants in notes.items()]}
+        {"engine": n.engine, "text": n.text, "variants": variants, "applies_here": n in here}
+        for n, variants in notes.items()]}
 
 
 @lru_cache(maxsize=4)  # keyed on the registry's contents (dialects hash by identity)

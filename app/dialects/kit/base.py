@@ -70,6 +70,9 @@ class Dialect:
     # Readings (name -> one line with its source) when the dialect's documents and implementations disagree;
     # the first is the default. /v1/execute and /v1/compare take `reading` to choose one.
     readings: Mapping[str, str] = field(default_factory=dict)
+    # Engine notes that depend on the host: a host fact (app.engines.config.host_facts key) -> its value -> the notes
+    # that hold there. /v1/dialects `host` lists each with the values it holds on and whether it applies here.
+    host_notes: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
 
 
 def missing_interface(d: Any) -> list[str]:

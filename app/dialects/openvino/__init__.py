@@ -15,6 +15,7 @@ from app.dialects.openvino.catalogue import ARTIFACTS, EXAMPLES, RULE_TEXTS, cap
 from app.dialects.openvino.emit import EMIT
 from app.dialects.openvino.engine import bundle, run_openvino
 from app.dialects.openvino.meaning import resolve_source, version_openvino
+from app.dialects.openvino.notes import BF16_NOTES
 from app.dialects.openvino.spec import NAME, OpenVinoSpec, OpenVinoTarget, target
 
 __all__ = ["DIALECT", "NAME"]
@@ -23,4 +24,5 @@ DIALECT = Dialect(
     name=NAME, spec_model=OpenVinoSpec, target_model=OpenVinoTarget, resolve=resolve_source, emit=EMIT,
     target=target, check_version=version_openvino, capability=capability,
     version_example="openvino:opset16", engines={"openvino": run_openvino},
-    bundle=bundle, artifacts=ARTIFACTS, rule_texts=RULE_TEXTS, examples=EXAMPLES)
+    bundle=bundle, artifacts=ARTIFACTS, rule_texts=RULE_TEXTS, examples=EXAMPLES,
+    host_notes={"openvino_bf16_variant": BF16_NOTES})
