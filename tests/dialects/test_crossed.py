@@ -43,10 +43,10 @@ def test_collapse_table(order, target_gives, lo, hi, want, noted):
         [(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "msg")] if noted else [])
 
 
-def test_message_made_from_the_value_and_severity_passed_in():
+def test_message_made_from_the_value_written():
     notes = Notes()
-    collapse_crossed(clip(6.0, 4.0, MAX), [6.0, 4.0], notes, None, lambda v: f"wrote {v}", Severity.WARNING)
-    assert [(f.severity, f.message) for f in notes.items] == [(Severity.WARNING, "wrote 4.0")]
+    collapse_crossed(clip(6.0, 4.0, MAX), [6.0, 4.0], notes, None, lambda v: f"wrote {v}")
+    assert [(f.severity, f.message) for f in notes.items] == [(Severity.INFO, "wrote 4.0")]
 
 
 @pytest.mark.parametrize("values", [

@@ -28,7 +28,7 @@ def source_value(src: Meaning, values: Sequence[Any]) -> Any:
 
 
 def collapse_crossed(src: Meaning, values: Sequence[Any], notes: Notes, target_gives: Order | None,
-                     message: Message, severity: Severity = Severity.INFO) -> list[Any]:
+                     message: Message) -> list[Any]:
     """Crossed bounds (Meaning.crossed, or the values written for them: a NaN bound read as 0 can cross) under a
     min-wins or max-wins source: both written as the value the source gives, with a MIN_GREATER_THAN_MAX note,
     where the target gives the other one or must not hold min > max (`target_gives` None). Else `values`."""
@@ -38,5 +38,5 @@ def collapse_crossed(src: Meaning, values: Sequence[Any], notes: Notes, target_g
     if not (src.crossed or values_cross(out)):
         return out
     pick = source_value(src, out)
-    notes.add(Code.MIN_GREATER_THAN_MAX, severity, message if isinstance(message, str) else message(pick))
+    notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, message if isinstance(message, str) else message(pick))
     return [pick, pick]
