@@ -9,7 +9,7 @@ Two entry points:
 - `outputs(spec, x, reading)`: what a wire spec of ONNX Clip-6/11/12/13, OpenVINO Clamp-1 or DirectML
   ELEMENT_WISE_CLIP / CLIP1 computes on `x`, derived from the spec text alone (bound types, defaults, casts,
   min > max, NaN). `Refused` when the text makes the spec invalid.
-- `tests.oracle_meaning.expected(m, x, reading)`: what a `Meaning`'s declared fields (bounds, order, NaN rules,
+- `tests.oracle_meaning.expected(m, x)`: what a `Meaning`'s declared fields (bounds, order, NaN rules,
   ScaleBias, promotion, per-element bounds) compute, for the kernel tests; the fields are read, never evaluated by
   the app.
 

@@ -58,7 +58,7 @@ class MeaningOut(_Strict):
     dtype: str
     lower: BoundOut | None
     upper: BoundOut | None
-    order: Literal["max-wins", "min-wins", "ambiguous", "rejected"]
+    order: Literal["max-wins", "min-wins", "rejected"]
     nan_input: Literal["propagate", "undocumented", "to-lower", "to-zero", "to-upper"]
     nan_bound: Literal["propagate", "ignore", "rejected", "undocumented", "zero"]
     scale_bias: ScaleBiasOut | None

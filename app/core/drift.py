@@ -108,15 +108,9 @@ def compare(src: Meaning, tgt: Meaning) -> list[Finding]:
         return ws[0] if ws else None
 
     if src.crossed or tgt.crossed:
-        ambiguous = [m for m in (src, tgt) if m.crossed and m.order is Order.AMBIGUOUS]
-        if diffs or ambiguous:
-            sev = Severity.ERROR if diffs else Severity.WARNING
-            msg = "min > max is computed differently"
-            if ambiguous and not diffs:
-                msg = (f"min > max: the documents give two formulas ({'; '.join(ambiguous[0].readings)}); the "
-                       f"outputs agree under the default reading only")
-            out.append(Finding(Code.MIN_GREATER_THAN_MAX, sev, msg, _order_text(src), _order_text(tgt),
-                               take(list(diffs))))
+        if diffs:
+            out.append(Finding(Code.MIN_GREATER_THAN_MAX, Severity.ERROR, "min > max is computed differently",
+                               _order_text(src), _order_text(tgt), take(list(diffs))))
     else:
         for side in ("min", "max"):
             f = _bound_finding(side, src, tgt, diffs, used)
@@ -262,8 +256,6 @@ def _nan_findings(src: Meaning, tgt: Meaning, rest: list[Witness],
 def _order_text(m: Meaning) -> str:
     if not m.crossed:
         return f"min <= max: [{format_number(m.lo)}, {format_number(m.hi)}]"
-    if m.order is Order.AMBIGUOUS:
-        return "min > max: ambiguous (" + "; ".join(m.readings) + ")"
     return f"min > max: {m.order.value} (every output {format_number(m.hi if m.order is Order.MAX_WINS else m.lo)})"
 
 

@@ -32,7 +32,7 @@ def apply_scale_bias(sb: ScaleBias, x: np.ndarray, dtype: DType) -> np.ndarray:
         return trunc_saturate(np, y.astype(np.float64), dtype.np_dtype, dtype.lowest(), dtype.highest())
 
 
-def evaluate(m: Meaning, x: np.ndarray, reading: str | None = None) -> np.ndarray:
+def evaluate(m: Meaning, x: np.ndarray) -> np.ndarray:
     """The output of the clip on `x` (an array of m.dtype) under the spec meaning."""
     if m.state is State.REJECTED:
         raise RejectedSpec(m.reason or "rejected by the framework")
@@ -40,7 +40,7 @@ def evaluate(m: Meaning, x: np.ndarray, reading: str | None = None) -> np.ndarra
         raise RejectedSpec("bounds are computed at run time; the clip cannot be evaluated without them")
     x = np.asarray(x, dtype=m.dtype.np_dtype)
     if m.has_tensor_bounds:
-        return _evaluate_tensor(m, x, reading)
+        return _evaluate_tensor(m, x)
     if m.lower is None or m.upper is None:
         raise RejectedSpec("bounds are computed at run time; the clip cannot be evaluated without them")
     dt = m.out_dtype
@@ -60,13 +60,13 @@ def evaluate(m: Meaning, x: np.ndarray, reading: str | None = None) -> np.ndarra
             hi = math.inf if m.upper.is_nan else hi
     lo_a = np.asarray(lo, dtype=dt.np_dtype)
     hi_a = np.asarray(hi, dtype=dt.np_dtype)
-    return _clip(m, t, lo_a, hi_a, reading)
+    return _clip(m, t, lo_a, hi_a)
 
 
-def _clip(m: Meaning, t: np.ndarray, lo_a: np.ndarray, hi_a: np.ndarray, reading: str | None) -> np.ndarray:
+def _clip(m: Meaning, t: np.ndarray, lo_a: np.ndarray, hi_a: np.ndarray) -> np.ndarray:
     """The clip of `t` with (possibly per-element) bounds, under m's NaN-input rule and min > max order."""
     crossed = bool((lo_a > hi_a).any())
-    order = effective_order(m, crossed, reading)
+    order = effective_order(m, crossed)
     if m.nan_input in FILLED_NAN_INPUTS and m.out_dtype.is_float:
         fill = {NanInput.TO_LOWER: lo_a, NanInput.TO_UPPER: hi_a}.get(m.nan_input, np.zeros((), dtype=t.dtype))
         t = np.where(np.isnan(t.astype(np.float32)), fill, t).astype(t.dtype)
@@ -84,7 +84,7 @@ def _promote(m: Meaning, x: np.ndarray) -> np.ndarray:
     return x.astype(rd.np_dtype)
 
 
-def _evaluate_tensor(m: Meaning, x: np.ndarray, reading: str | None) -> np.ndarray:
+def _evaluate_tensor(m: Meaning, x: np.ndarray) -> np.ndarray:
     """evaluate() with per-element bounds (each NaN bound element propagates, as PyTorch's and StableHLO's do)."""
     dt = m.out_dtype
     t = apply_scale_bias(m.scale_bias, x, m.dtype) if m.scale_bias else _promote(m, x)
@@ -94,4 +94,4 @@ def _evaluate_tensor(m: Meaning, x: np.ndarray, reading: str | None) -> np.ndarr
     hi = m.upper_tensor.array(dt) if m.upper_tensor else np.asarray(
         math.inf if m.upper is None and dt.is_float else (dt.highest() if m.upper is None else m.upper.value),
         dtype=dt.np_dtype)
-    return _clip(m, t, lo, hi, reading)
+    return _clip(m, t, lo, hi)

@@ -24,7 +24,6 @@ class Order(StrEnum):
 
     MAX_WINS = "max-wins"  # min(hi, max(x, lo)): every value becomes hi
     MIN_WINS = "min-wins"  # max(lo, min(x, hi)): every value becomes lo
-    AMBIGUOUS = "ambiguous"  # the documentation gives both formulas
     REJECTED = "rejected"  # min > max is an error (TOSA ERROR_IF, WebNN TypeError, OpenVINO, Core ML iOS17)
 
 
@@ -215,13 +214,11 @@ class Meaning:
         }
 
 
-def effective_order(m: Meaning, crossed: bool, reading: str | None) -> Order:
-    """MAX_WINS or MIN_WINS as evaluate() resolves it: AMBIGUOUS as MIN_WINS (no dialect resolves to it: a dialect's
-    documents that disagree are readings, Meaning.alternates), REJECTED raises when crossed (the one place;
-    app.core.evaluate and app.kernels.plan both use it)."""
+def effective_order(m: Meaning, crossed: bool) -> Order:
+    """MAX_WINS or MIN_WINS as evaluate() resolves it: REJECTED raises when crossed (the one place;
+    app.core.evaluate and app.kernels.plan both use it). A dialect whose documents disagree has readings
+    (Meaning.alternates), each with its own order."""
     order = m.order
-    if order is Order.AMBIGUOUS:
-        order = Order.MIN_WINS
     if order is Order.REJECTED:
         if crossed:
             raise RejectedSpec(m.reason or f"{m.dialect} rejects min > max")

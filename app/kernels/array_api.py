@@ -18,7 +18,7 @@ from app.kernels.plan import (RULE_PROPAGATE, RULE_TO_LOWER, RULE_TO_UPPER, nan_
                               tensor_bounds)
 
 
-def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
+def clip_xp(xp: Any, m: Meaning, x: Any) -> Any:
     """The clip on any array-API namespace `xp` (numpy, cupy, array_api_strict); x has m's dtype.
 
     evaluate()'s steps in array-API calls: ScaleBias or promotion, the NaN-input rule, then min/max in the
@@ -28,11 +28,11 @@ def clip_xp(xp: Any, m: Meaning, x: Any, reading: str | None = None) -> Any:
         raise not_run()
     out_dt = getattr(xp, m.out_dtype.np_dtype.name)
     if m.has_tensor_bounds:
-        lo_np, hi_np, max_wins = tensor_bounds(m, reading)
+        lo_np, hi_np, max_wins = tensor_bounds(m)
         lo = xp.reshape(xp.asarray(lo_np.ravel().tolist(), dtype=out_dt), lo_np.shape)
         hi = xp.reshape(xp.asarray(hi_np.ravel().tolist(), dtype=out_dt), hi_np.shape)
         return _min_max(xp, m, xp.astype(x, out_dt), lo, hi, max_wins)
-    p = plan(m, reading)
+    p = plan(m)
     if getattr(xp, "__name__", "") == "cupy" and m.out_dtype == m.dtype \
             and kernels_cupy.runs(np.dtype(x.dtype), p.scale is not None, p.all_nan):
         # One elementwise kernel per order, NaN rule and ScaleBias: one read and one write of the array.

@@ -157,14 +157,14 @@ def _device_table(hp: HalfPlan, dt_name: str, sbk: tuple[str, str, str, bool], d
     return cp.asarray(cached_table(hp, dt_name, sbk))
 
 
-def clip_cupy_half(m: Any, x: Any, reading: str | None = None) -> Any:
+def clip_cupy_half(m: Any, x: Any) -> Any:
     """float16/bfloat16 on CuPy: `x` a device uint16 array of m's patterns; returns the output patterns."""
     if m.has_tensor_bounds or m.out_dtype != m.dtype:
         raise BackendUnavailable("backend 'cupy' does not run per-element bounds or promotion of 16-bit floats "
                                  "yet; use backend 'numpy'", "backend")
     import cupy as cp  # type: ignore[import-not-found]
 
-    p = plan(m, reading)
+    p = plan(m)
     hp = half_plan(m.dtype.np_dtype, p.lo, p.hi, p.max_wins, p.all_nan, p.nan_out)
     lut = None if m.scale_bias is None else _device_table(hp, m.dtype.name, sb_key(m.scale_bias),
                                                           cp.cuda.Device().id)

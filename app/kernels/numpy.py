@@ -35,7 +35,7 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="clip")
 
 
-def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading: str | None = None,
+def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None,
                threads: int | None = None) -> np.ndarray:
     """The clip on NumPy: one np.clip pass per chunk, chunks over threads (ufuncs release the GIL).
 
@@ -45,8 +45,8 @@ def clip_numpy(m: Meaning, x: np.ndarray, out: np.ndarray | None = None, reading
     if reference_only(m):
         raise not_run()
     if m.has_tensor_bounds or m.out_dtype != m.dtype:
-        return _clip_general(m, x, out, reading, threads)
-    p = plan(m, reading)
+        return _clip_general(m, x, out, threads)
+    p = plan(m)
     if not (x.flags.c_contiguous or x.flags.f_contiguous):
         x = np.ascontiguousarray(x)
     if out is None:
@@ -180,15 +180,14 @@ def run_spans(span: Any, n: int, sub: int, threads: int | None, elements: int | 
     list(_pool().map(lambda s: span(s, min(s + step, n)), range(0, n, step)))
 
 
-def _clip_general(m: Meaning, x: np.ndarray, out: np.ndarray | None, reading: str | None,
-                  threads: int | None) -> np.ndarray:
+def _clip_general(m: Meaning, x: np.ndarray, out: np.ndarray | None, threads: int | None) -> np.ndarray:
     """Per-element bounds or promotion (app.kernels.tensor): one compiled pass where the layout allows, else
     evaluate()'s ufuncs on chunks over the cores. The output has the broadcast shape and the result dtype."""
     dt = m.out_dtype.np_dtype
     if m.has_tensor_bounds:
-        lo, hi, max_wins = tensor_bounds(m, reading)
+        lo, hi, max_wins = tensor_bounds(m)
     else:
-        p = plan(m, reading)
+        p = plan(m)
         if p.all_nan:
             return np.full(x.shape, np.nan, dtype=dt)
         lo, hi, max_wins = np.asarray(p.lo, dtype=dt), np.asarray(p.hi, dtype=dt), p.max_wins

@@ -40,7 +40,7 @@ class Plan:
     nan_out: float | None = None  # the output for a NaN input under TO_LOWER/TO_ZERO/TO_UPPER (replaced, then clipped)
 
 
-def plan(m: Meaning, reading: str | None = None) -> Plan:
+def plan(m: Meaning) -> Plan:
     """Reduce a meaning to the operations a kernel runs (the same rules as evaluate())."""
     if m.state is State.REJECTED:
         raise RejectedSpec(m.reason or "rejected by the framework")
@@ -56,7 +56,7 @@ def plan(m: Meaning, reading: str | None = None) -> Plan:
         open_lo, open_hi = (0.0, 0.0) if m.nan_bound is NanBound.ZERO else (-math.inf, math.inf)
         lo = open_lo if m.lower.is_nan else lo
         hi = open_hi if m.upper.is_nan else hi
-    order = effective_order(m, not all_nan and lo > hi, reading)
+    order = effective_order(m, not all_nan and lo > hi)
     sb = m.scale_bias
     nan_out = None
     if not all_nan and nan_rule(m) != RULE_PROPAGATE and m.dtype.is_float:
@@ -98,7 +98,7 @@ def not_run() -> BackendUnavailable:
                               "(no dialect builds that meaning)", "backend")
 
 
-def tensor_bounds(m: Meaning, reading: str | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
+def tensor_bounds(m: Meaning) -> tuple[np.ndarray, np.ndarray, bool]:
     """evaluate()'s per-element bounds in the result dtype (a side without a tensor: its scalar, or the dtype's
     extreme when absent; a NaN element propagates) and whether max wins."""
     if m.state is State.REJECTED:
@@ -115,7 +115,7 @@ def tensor_bounds(m: Meaning, reading: str | None = None) -> tuple[np.ndarray, n
     lo = side(m.lower_tensor, m.lower, -math.inf if dt.is_float else dt.lowest())
     hi = side(m.upper_tensor, m.upper, math.inf if dt.is_float else dt.highest())
     crossed = m.order is Order.REJECTED and bool(np.any(lo > hi))
-    return lo, hi, effective_order(m, crossed, reading) is Order.MAX_WINS
+    return lo, hi, effective_order(m, crossed) is Order.MAX_WINS
 
 
 _BOUND_ARRAYS: dict[tuple[int, str], np.ndarray] = {}

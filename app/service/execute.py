@@ -213,7 +213,7 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
     if m.has_tensor_bounds:
         check_bounds_fit(m, x.shape)
     if backend == "numpy":
-        return clip_numpy(m, x, out=x if inplace and x.flags.writeable else None, reading=reading)
+        return clip_numpy(m, x, out=x if inplace and x.flags.writeable else None)
     if backend == "cupy":
         if not cupy_available():
             raise BackendUnavailable(f"backend 'cupy' needs CuPy and a CUDA device ({INSTALL_HINT['gpu']}); "
@@ -223,9 +223,9 @@ def run(sem: Semantics, x: np.ndarray, backend: str, reading: str | None, inplac
             raise BackendUnavailable("backend 'cupy' does not run this meaning (a ScaleBias together with "
                                      "per-element bounds or promotion); use backend 'numpy'", "backend")
         if m.dtype.np_dtype in HALF:  # on the uint16 patterns: bit-exact, and bfloat16 needs no CuPy dtype
-            y = clip_cupy_half(m, cupy.asarray(np.ascontiguousarray(x).view(np.uint16)), reading)
+            y = clip_cupy_half(m, cupy.asarray(np.ascontiguousarray(x).view(np.uint16)))
             return cupy.asnumpy(y).view(m.dtype.np_dtype)
-        return cupy.asnumpy(clip_xp(cupy, m, cupy.asarray(x), reading))
+        return cupy.asnumpy(clip_xp(cupy, m, cupy.asarray(x)))
     owner = registry.engine_owner(backend)
     if owner is not None:
         if sem.dialect != owner.name:

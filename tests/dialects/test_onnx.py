@@ -269,8 +269,6 @@ def codes(findings):
                  id="preserve-float16-into-clip6"),
     pytest.param(meaning(FLOAT32, 5.0, 1.0, order=Order.MIN_WINS), 13, Mode.PRESERVE, 5.0, 5.0,
                  [(Code.MIN_GREATER_THAN_MAX, Severity.INFO)], id="preserve-min-wins-becomes-min-equals-max"),
-    pytest.param(meaning(FLOAT32, 5.0, 1.0, order=Order.AMBIGUOUS, state=State.AMBIGUOUS), 13, Mode.PRESERVE,
-                 5.0, 5.0, [(Code.MIN_GREATER_THAN_MAX, Severity.WARNING)], id="preserve-ambiguous-warns"),
     pytest.param(meaning(FLOAT32, 5.0, 1.0), 13, Mode.PRESERVE, 1.0, 1.0, [(Code.MIN_GREATER_THAN_MAX, Severity.INFO)],
                  id="preserve-max-wins-becomes-min-equals-max"),
     pytest.param(meaning(FLOAT32, 5.0, 1.0), 13, Mode.LITERAL, 5.0, 1.0, [], id="literal-crossed-kept"),

@@ -207,8 +207,6 @@ TGT = OpenVinoTarget(dialect="openvino")
                  id="preserve-max-wins-crossed-becomes-max"),
     pytest.param(meaning(INT8, 5, 1, order=Order.MIN_WINS), Mode.PRESERVE, 5.0, 5.0,
                  [(Code.MIN_GREATER_THAN_MAX, Severity.INFO)], id="preserve-min-wins-crossed-becomes-min"),
-    pytest.param(meaning(INT8, 5, 1, order=Order.AMBIGUOUS, state=State.AMBIGUOUS), Mode.PRESERVE, 5.0, 5.0,
-                 [(Code.MIN_GREATER_THAN_MAX, Severity.WARNING)], id="preserve-ambiguous-warns"),
     pytest.param(meaning(INT64, 2**53 + 1, 2**60), Mode.PRESERVE, float(2**53), float(2**60),
                  [(Code.BOUND_PRECISION, Severity.ERROR)], id="preserve-int64-beyond-double"),
     pytest.param(meaning(FLOAT32, -math.inf, math.inf), Mode.PRESERVE, -math.inf, math.inf,

@@ -10,6 +10,7 @@ from app.core.meaning import Meaning, NanBound, Order, State
 from app.core.numbers import Number
 from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit,
                                      literal_integer_cast)
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.kit.spec_base import spec_json
 
 from tests.fake_dialect.meaning import NAME_OF, resolve, version_fake
@@ -44,11 +45,8 @@ def _preserve(src: Meaning, notes: Notes) -> list[Number]:
         elif exact.is_nan(values[i]) and src.nan_bound is not NanBound.IGNORE:
             notes.add(Code.NAN_BOUND, Severity.WARNING, f"The source's NaN {side} is not ignored there; "
                       "fake.clamp ignores a NaN bound")
-    if src.crossed and src.order is Order.MAX_WINS:
-        values = [values[1], values[1]]
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives max when min > max; fake.clamp "
-                  "gives lo: emitted lo = hi = max")
-    return values
+    return collapse_crossed(src, values, notes, Order.MIN_WINS, "The source gives max when min > max; fake.clamp "
+                            "gives lo: emitted lo = hi = max")
 
 
 def emit(src: Meaning, target: FakeTarget, mode: Mode, shape: list | None) -> Emitted:

@@ -38,11 +38,11 @@ def _grid(dt: DType) -> list[float]:
 
 
 @functools.lru_cache(maxsize=None)
-def _want(m: Meaning, reading: str | None, zero_signs: str) -> np.ndarray:
+def _want(m: Meaning, zero_signs: str) -> np.ndarray:
     """The oracle on every pattern, once per meaning (both paths compare against it); -0.0 == 0.0 in a Meaning, so
     the key also spells the bounds and the bias out."""
     with np.errstate(all="ignore"):
-        return oracle_meaning.expected(m, PATTERNS.view(m.dtype.np_dtype).copy(), reading).view(np.uint16)
+        return oracle_meaning.expected(m, PATTERNS.view(m.dtype.np_dtype).copy()).view(np.uint16)
 
 
 def _agrees(got: np.ndarray, want: np.ndarray, dt: DType, strict_zero: bool = False) -> np.ndarray:
@@ -55,17 +55,17 @@ def _agrees(got: np.ndarray, want: np.ndarray, dt: DType, strict_zero: bool = Fa
     return ok
 
 
-def _check(m: Meaning, reading: str | None = None, strict_zero: bool = False) -> None:
+def _check(m: Meaning, strict_zero: bool = False) -> None:
     x = PATTERNS.view(m.dtype.np_dtype)
-    want = _want(m, reading, repr((m.lo, m.hi, m.scale_bias and m.scale_bias.bias)))
+    want = _want(m, repr((m.lo, m.hi, m.scale_bias and m.scale_bias.bias)))
     big = np.concatenate([x] * REPS + [x[:7]])
-    got = kernels.clip_numpy(m, big, reading=reading).view(np.uint16)
+    got = kernels.clip_numpy(m, big).view(np.uint16)
     for r in range(REPS):
         bad = np.nonzero(~_agrees(got[r << 16:(r + 1) << 16], want, m.dtype, strict_zero))[0]
         assert bad.size == 0, (f"{m.describe()} order={m.order} nan_bound={m.nan_bound}: {bad.size} patterns differ, "
                                f"first {bad[0]:#06x} -> {got[bad[0]]:#06x}, oracle {want[bad[0]]:#06x}")
     assert _agrees(got[-7:], want[:7], m.dtype, strict_zero).all()
-    small = kernels.clip_numpy(m, x[:1000].copy(), reading=reading).view(np.uint16)  # below the numba threshold
+    small = kernels.clip_numpy(m, x[:1000].copy()).view(np.uint16)  # below the numba threshold
     assert _agrees(small, want[:1000], m.dtype, strict_zero).all()
 
 
@@ -166,7 +166,7 @@ def test_cupy_kernel_every_pattern(dt: DType) -> None:
     for lo, hi, order, sb in itertools.product([math.nan, -0.0, 6.0, -math.inf], [math.nan, 0.0, -2.0, math.inf],
                                                [Order.MAX_WINS, Order.MIN_WINS], [None, ScaleBias(0.5, 1.0)]):
         m = Meaning("directml", "CLIP", dt, Bound(lo), Bound(hi), order=order, scale_bias=sb)
-        want = _want(m, None, repr((lo, hi, sb and sb.bias)))
+        want = _want(m, repr((lo, hi, sb and sb.bias)))
         assert _agrees(cp.asnumpy(clip_cupy_half(m, xd)), want, dt).all(), m.describe()
         assert _agrees(cp.asnumpy(clip_cupy_half(m, xd[3:4000])), want[3:4000], dt).all(), m.describe()
 

@@ -77,7 +77,7 @@ def test_expected_outputs_are_each_meanings_evaluate(source):
             assert s.error
             continue
         m = semantics_for(src, s.label, Mode.LITERAL).meaning
-        assert same_outputs(evaluate(m, p.inputs, s.reading), s.outputs).all(), s.label
+        assert same_outputs(evaluate(m, p.inputs), s.outputs).all(), s.label
     for i in p.differing():
         outs = [s.outputs[i] for s in p.semantics if s.outputs is not None]
         assert not all(same_outputs(np.array([outs[0]]), np.array([o]))[0] for o in outs[1:])

@@ -12,6 +12,7 @@ from app.dialects.coreml.meaning import normalize, opset_coreml, resolve
 from app.dialects.coreml.mil import mil_text
 from app.dialects.coreml.spec import NAME, NAME_OF, OPSETS, CoreMLSpec, CoreMLTarget
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, default_made_explicit
+from app.dialects.kit.crossed import collapse_crossed
 
 
 def _unsupported(code: Code, message: str, src: Meaning) -> Emitted:
@@ -34,11 +35,9 @@ def _values(src: Meaning, mode: Mode, notes: Notes) -> list[Number]:
             values[i] = 0.0 if src.nan_bound is NanBound.ZERO else (-math.inf if i == 0 else math.inf)
             notes.add(Code.NAN_BOUND, Severity.INFO, f"The source reads a NaN {side} as {format_number(values[i])}; "
                       f"Core ML does not document NaN: wrote {format_number(values[i])}")
-    if src.crossed and src.order in (Order.MIN_WINS, Order.AMBIGUOUS):
-        values = [values[0], values[0]]
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives min when min > max; Core ML clip "
-                  "gives beta: emitted alpha = beta = min")
-    return values
+    # iOS15/16 clip gives beta; iOS17+ refuses alpha >= beta, so a max-wins source is left for resolve to refuse.
+    return collapse_crossed(src, values, notes, Order.MAX_WINS, "The source gives min when min > max; Core ML clip "
+                            "gives beta: emitted alpha = beta = min")
 
 
 def emit(src: Meaning, target: CoreMLTarget, mode: Mode, shape: list | None) -> Emitted:

@@ -8,7 +8,7 @@ import math
 from app.core.dtypes import FLOAT32, DType
 from app.core.errors import SpecError
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Meaning, Order
+from app.core.meaning import Meaning
 from app.core.numbers import Number, format_number
 from app.dialects.directml.cpp import cpp_snippet
 from app.dialects.directml.dtypes import dml_name
@@ -17,6 +17,7 @@ from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget, DmlClipDesc
 from app.dialects.directml.tensor import (CLIP, CLIP1, NEWEST_LEVEL, feature_level_directml, first_level_for,
                                           level_tuple, tensor_support_directml, total_tensor_size_directml)
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
+from app.dialects.kit.crossed import collapse_crossed
 
 
 def _sizes_for(shape: list | None, level: str, mode: Mode, notes: Notes) -> list[int] | None:
@@ -99,11 +100,10 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
             vals = [v if not (isinstance(v, float) and math.isnan(v)) else 0 for v in vals]
     else:
         lo_want, hi_want = src.lower.value, src.upper.value
-        if src.crossed:
-            pick = lo_want if src.order in (Order.MIN_WINS, Order.AMBIGUOUS) else hi_want
-            lo_want = hi_want = pick
-            notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, f"min > max emitted as Min = Max = "
-                      f"{format_number(pick)}: DirectML's two documented formulas agree only there")
+        # Whichever formula the source has, DirectML's two documented ones agree only at Min = Max.
+        lo_want, hi_want = collapse_crossed(src, [lo_want, hi_want], notes, None, lambda v: (
+            f"min > max emitted as Min = Max = {format_number(v)}: DirectML's two documented formulas agree only "
+            "there"))
         if not dt.is_float and (src.lower.is_nan or src.upper.is_nan):
             return Emitted(None, None, [Finding(Code.NAN_BOUND, Severity.ERROR, "NaN bound on an integer tensor")],
                            unsupported=True)

@@ -13,6 +13,7 @@ from app.core.meaning import Meaning, Order
 from app.core.numbers import Number, format_number
 from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, carrier_neighbours,
                                      literal_integer_cast, pick_carrier)
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.kit.tensor_bounds import with_tensor_bounds
 from app.dialects.onnx.dtypes import onnx_name
 from app.dialects.onnx.meaning import cast_attribute_onnx, normalize, resolve
@@ -21,6 +22,11 @@ from app.dialects.onnx.model import build_model
 from app.dialects.onnx.spec import NAME, OnnxSpec, OnnxTarget
 from app.dialects.onnx.versions import (CLIP_VERSIONS, NEWEST_OPSET, ClipSchema, first_schema_for,
                                         newest_known_opset, schema_for_opset)
+
+
+CROSSED_MAX = ("min > max emitted as min = max = max: the same outputs, and a model every onnxruntime Clip kernel "
+               "loads")
+CROSSED_MIN = "The source gives min when min > max; emitted min = max = min"
 
 
 def _literal_value(given: Number, dt: DType, schema: ClipSchema, side: str, notes: Notes) -> Number:
@@ -73,8 +79,10 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
             values.append(carrier)
         else:
             values.append(want)
-    if mode is Mode.PRESERVE and src.crossed:
-        values = _crossed(src, values, notes)
+    if mode is Mode.PRESERVE:
+        # Written min = max even where Clip-11+ computes the same: onnxruntime refuses Clip-1/6 with min > max.
+        values = collapse_crossed(src, values, notes, None, CROSSED_MAX if src.order is Order.MAX_WINS
+                                  else CROSSED_MIN)
     spec = OnnxSpec(dialect=NAME, opset=opset, elem_type=onnx_name(dt), shape=shape,
                     min=values[0], max=values[1])
     meaning = resolve(spec)
@@ -86,23 +94,6 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
         notes.add(Code.SCALE_BIAS, Severity.INFO, "ScaleBias emitted as Cast(float) -> Mul -> Add -> Cast before "
                   "the Clip node in onnx_model (float32, two roundings)")
     return Emitted(normalize(spec), meaning, notes.items, artifacts)
-
-
-def _crossed(src: Meaning, values: list[Number | None], notes: Notes) -> list[Number | None]:
-    """Preserve mode with min > max: both bounds written as the one value the source's order gives."""
-    if src.order is Order.MAX_WINS:
-        # Same function, and it loads everywhere: onnxruntime refuses Clip-1/6 with min > max.
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "min > max emitted as min = max = max: the same "
-                  "outputs, and a model every onnxruntime Clip kernel loads")
-        return [values[1], values[1]]
-    # Clip gives max when min > max; a source that gives min (or is ambiguous) needs min = max = min.
-    if src.order is Order.AMBIGUOUS:
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; "
-                  "emitted min = max under the default reading (current doc: Min)")
-    else:
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives min when min > max; emitted "
-                  "min = max = min")
-    return [values[0], values[0]]
 
 
 # Per-element bounds: Max then Min (Clip takes scalars).

@@ -26,7 +26,7 @@ FIRST_OPSET = 8  # Max-8/Min-8: multidirectional (numpy) broadcasting
 
 def minmax_order_onnx(src: Meaning) -> Order:
     """Max then Min gives max where min > max (Clip-13's formula); Min then Max gives min."""
-    return Order.MIN_WINS if src.order in (Order.MIN_WINS, Order.AMBIGUOUS) else Order.MAX_WINS
+    return Order.MIN_WINS if src.order is Order.MIN_WINS else Order.MAX_WINS
 
 
 def emit_minmax(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Emitted:

@@ -9,9 +9,10 @@ from dataclasses import replace
 
 from app.core.dtypes import FLOAT32, FLOAT64
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Meaning, Order, ScaleBias, State
+from app.core.meaning import Meaning, ScaleBias, State
 from app.core.numbers import format_number, to_double
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.kit.tensor_bounds import with_tensor_bounds
 from app.dialects.openvino.dtypes import element_type_name
 from app.dialects.openvino.ir import build_ir
@@ -41,16 +42,8 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
                         "attributes (min <= max fails)", f"NaN bound: {src.nan_bound.value}", "rejected")
             return Emitted(None, None, [f], unsupported=True)
         lo_want, hi_want = src.lower.value, src.upper.value
-        if src.crossed:
-            pick = hi_want if src.order is not Order.MIN_WINS else lo_want
-            if src.order is Order.AMBIGUOUS:
-                pick = lo_want  # the default reading (current DirectML doc) gives Min
-                notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; "
-                          "emitted min = max under the default reading")
-            else:
-                notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, f"min > max emitted as min = max = "
-                          f"{format_number(pick)}, the only equivalent Clamp-1 accepts")
-            lo_want = hi_want = pick
+        lo_want, hi_want = collapse_crossed(src, [lo_want, hi_want], notes, None, lambda v: (
+            f"min > max emitted as min = max = {format_number(v)}, the only equivalent Clamp-1 accepts"))
         vals = []
         for side, want in (("min", lo_want), ("max", hi_want)):
             carrier, got, hit = pick_carrier(want, carrier_neighbours(want, FLOAT64),

@@ -98,7 +98,7 @@ def emit_minmax_openvino(src: Meaning, target: OpenVinoTarget, mode: Mode, shape
     notes = Notes()
     lo = bound_array(src, "min", notes, "OpenVINO Maximum/Minimum")
     hi = bound_array(src, "max", notes, "OpenVINO Maximum/Minimum")
-    order = Order.MIN_WINS if src.order in (Order.MIN_WINS, Order.AMBIGUOUS) else Order.MAX_WINS
+    order = Order.MIN_WINS if src.order is Order.MIN_WINS else Order.MAX_WINS
     words = ("Maximum(x, min) then Minimum(., max): max wins" if order is Order.MAX_WINS else
              "Minimum(x, max) then Maximum(., min): min wins")
     meaning = Meaning(

@@ -10,6 +10,7 @@ import numpy as np
 
 from app.core import exact
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.pytorch.export import export_notes, predict_export
 from app.dialects.pytorch.meaning import normalize, resolve, version_pytorch
@@ -91,11 +92,8 @@ def _preserve(src: Meaning, dt: DType, notes: Notes) -> list[Any]:
                       Severity.WARNING, f"The source reads a NaN {side} as {src.nan_bound.value}; torch would make "
                       f"every output NaN: wrote {format_number(v)}")
         out.append(None if not exact.is_nan(v) and _open(side, ct, v) else _as_scalar(v, promote))
-    if src.crossed and src.order is not Order.MAX_WINS:
-        out[1] = out[0]
-        sev = Severity.WARNING if src.order is Order.AMBIGUOUS else Severity.INFO
-        notes.add(Code.MIN_GREATER_THAN_MAX, sev, "The source gives min when min > max; torch.clamp gives max: "
-                  "wrote max = min")
+    out = collapse_crossed(src, out, notes, Order.MAX_WINS, "The source gives min when min > max; torch.clamp "
+                           "gives max: wrote max = min")
     if out[0] is None and out[1] is None:
         out[0] = _as_scalar(-math.inf if ct.is_float else ct.lowest(), promote)  # clamp needs one bound
     if src.has_tensor_bounds:  # torch takes two scalars or two tensors: a scalar beside a tensor becomes [v]

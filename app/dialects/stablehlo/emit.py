@@ -14,6 +14,7 @@ from app.core.meaning import Bound, Meaning, NanBound, Order
 from app.core.numbers import Number, format_number
 from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit,
                                      literal_integer_cast)
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.stablehlo.meaning import normalize, resolve, version_stablehlo
 from app.dialects.stablehlo.mlir import mlir_text
 from app.dialects.stablehlo.spec import NAME_OF, VERSIONS, StableHloSpec, StableHloTarget
@@ -41,15 +42,8 @@ def _preserve(src: Meaning, notes: Notes) -> list[Number]:
                 values[i] = -math.inf if i == 0 else math.inf
                 notes.add(Code.NAN_BOUND, Severity.INFO, f"The source ignores a NaN {side}; StableHLO would "
                           f"propagate it: wrote {format_number(values[i])}")
-    if src.crossed and src.order is not Order.MAX_WINS:
-        values = [values[0], values[0]]
-        if src.order is Order.AMBIGUOUS:
-            notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; emitted "
-                      "min = max under the default reading (current doc: Min)")
-        else:
-            notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives min when min > max; StableHLO "
-                      "gives max: emitted min = max = min")
-    return values
+    return collapse_crossed(src, values, notes, Order.MAX_WINS, "The source gives min when min > max; StableHLO "
+                            "gives max: emitted min = max = min")
 
 
 def emit(src: Meaning, target: StableHloTarget, mode: Mode, shape: list | None) -> Emitted:
@@ -111,10 +105,8 @@ def _emit_tensor(src: Meaning, shape: list | None, notes: Notes) -> Emitted:
                               "would propagate them: wrote them unbounded")
     if src.order is not Order.MAX_WINS:
         for i, (a, b) in enumerate(zip(lo.flat, hi.flat)):
-            if not exact.is_nan(a) and not exact.is_nan(b) and a > b:
-                hi.flat[i] = a
-                notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives min where min > max; "
-                          "StableHLO gives max: wrote max = min at those elements")
+            hi.flat[i] = collapse_crossed(src, [a, b], notes, Order.MAX_WINS, "The source gives min where min > "
+                                          "max; StableHLO gives max: wrote max = min at those elements")[1]
     if any(t is not None and a.shape != t.shape for a, t in ((lo, src.lower_tensor), (hi, src.upper_tensor))):
         notes.add(Code.TENSOR_BOUNDS, Severity.INFO, f"StableHLO min/max are rank 0 or the operand's shape: "
                   f"wrote the tensor bounds as {list(want)} constants")

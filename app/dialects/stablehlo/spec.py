@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, PlainSerializer, StringConstraints, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from app.core.drift import MAX_TENSOR_BOUND
+from app.core.drift import MAX_TENSOR_BOUND, check_tensor_bound_size
 from app.core.dtypes import (BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32,
                              UINT64, DType)
+from app.core.errors import SpecError
 from app.core.numbers import MAX_NUMBER_STRING, wire_number
 from app.dialects.kit.spec_base import Shape, _parse_wire, _Strict
 
@@ -42,11 +43,19 @@ def _parse_bound(value: Any) -> Any:
                 stack.append((item, sub, depth + 1))
             else:
                 count += 1
-                if count > MAX_TENSOR_BOUND:
-                    raise PydanticCustomError("bound", "A tensor bound may have at most {n} elements",
-                                              {"n": MAX_TENSOR_BOUND})
+                _check_count(count)
                 dst.append(_parse_wire(item))
     return out
+
+
+def _check_count(count: int) -> None:
+    """The tensor-bound cap (core's check_tensor_bound_size) while the list is read, as a validation error of the
+    field, so that a huge list stops being read at the first element past the cap."""
+    try:
+        check_tensor_bound_size(count, "bound")
+    except SpecError:
+        raise PydanticCustomError("bound", "A tensor bound may have at most {n} elements",
+                                  {"n": MAX_TENSOR_BOUND}) from None
 
 
 def _wire_bound(value: Any) -> Any:

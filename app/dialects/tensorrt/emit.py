@@ -8,6 +8,7 @@ import math
 
 from app.core import exact
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.tensorrt.meaning import normalize, resolve, version_tensorrt
 from app.dialects.tensorrt.network_api import cpp_api, python_api
 from app.dialects.tensorrt.spec import NAME_OF, PARSER_SRC, VERSIONS, TensorRtSpec, TensorRtTarget
@@ -82,14 +83,8 @@ def _preserve(src: Meaning, notes: Notes) -> list[Number] | Finding:
             return Finding(Code.NAN_BOUND, Severity.ERROR, "A NaN bound makes every output NaN in the source; "
                            "TensorRT does not document a NaN alpha/beta", f"NaN bound: {src.nan_bound.value}",
                            "undocumented")
-    if vals[1] < vals[0] and src.order is Order.MAX_WINS:
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, f"min > max gives max in the source; kCLIP gives alpha: "
-                  f"wrote alpha = beta = {format_number(vals[1])}")
-        vals = [vals[1], vals[1]]
-    elif vals[1] < vals[0] and src.order is Order.AMBIGUOUS:
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; kCLIP gives "
-                  "alpha, as the source's default reading does")
-    return vals
+    return collapse_crossed(src, vals, notes, Order.MIN_WINS, lambda v: (
+        f"min > max gives max in the source; kCLIP gives alpha: wrote alpha = beta = {format_number(v)}"))
 
 
 def emit(src: Meaning, target: TensorRtTarget, mode: Mode, shape: list | None) -> Emitted:

@@ -11,6 +11,7 @@ from app.core.findings import Code, Finding, Notes, Severity
 from app.core.meaning import Bound, Meaning, NanBound, Order
 from app.core.numbers import Number, format_number
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.tflite.flatbuffer import model_base64
 from app.dialects.tflite.meaning import normalize, resolve, version_tflite
 from app.dialects.tflite.spec import DTYPES, FIXED, MINMAX, NAME, VERSIONS, TfliteSpec, TfliteTarget
@@ -50,11 +51,8 @@ def _preserve(src: Meaning, notes: Notes) -> list[Number]:
             notes.add(Code.NAN_BOUND, Severity.INFO, f"The source reads a NaN {side} as "
                       f"{format_number(values[i])}; TFLite's MINIMUM/MAXIMUM are order-dependent on NaN: wrote "
                       f"{format_number(values[i])}")
-    if src.crossed and src.order is Order.MAX_WINS:
-        values = [values[1], values[1]]
-        notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, "The source gives max when min > max; MINIMUM then "
-                  "MAXIMUM gives min: emitted min = max = max")
-    return values
+    return collapse_crossed(src, values, notes, Order.MIN_WINS, "The source gives max when min > max; MINIMUM "
+                            "then MAXIMUM gives min: emitted min = max = max")
 
 
 def _unsupported(code: Code, message: str, src: Meaning) -> Emitted:

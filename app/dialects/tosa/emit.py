@@ -8,9 +8,10 @@ from app.core import exact
 from app.core.dtypes import DType
 from app.core.errors import SpecError
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, State
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, State
 from app.core.numbers import Number, format_number
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.tosa.catalogue import ERROR_NAN, ERROR_ORDER, TYPESUPPORT
 from app.dialects.tosa.flatbuffer import flatbuffer_b64
 from app.dialects.tosa.meaning import nan_mode_of, normalize, resolve, shape_tosa, version_tosa
@@ -51,13 +52,9 @@ def _preserve(src: Meaning, notes: Notes) -> tuple[list[Number], str] | Finding:
             return Finding(Code.NAN_BOUND, Severity.ERROR, f"A NaN bound makes every output NaN in the source; "
                            f"CLAMP cannot compute that: {ERROR_NAN}", f"NaN bound: {src.nan_bound.value}",
                            "rejected")
-    if vals[1] < vals[0]:
-        pick = vals[0] if src.order in (Order.MIN_WINS, Order.AMBIGUOUS) else vals[1]
-        sev = Severity.WARNING if src.order is Order.AMBIGUOUS else Severity.INFO
-        notes.add(Code.MIN_GREATER_THAN_MAX, sev, f"min > max gives {format_number(pick)} in the source "
-                  f"({src.order.value}); TOSA rejects it ({ERROR_ORDER}): wrote min_val = max_val = "
-                  f"{format_number(pick)}")
-        vals = [pick, pick]
+    vals = collapse_crossed(src, vals, notes, None, lambda v: (
+        f"min > max gives {format_number(v)} in the source ({src.order.value}); TOSA rejects it ({ERROR_ORDER}): "
+        f"wrote min_val = max_val = {format_number(v)}"))
     mode = "PROPAGATE"
     if src.nan_input is NanInput.TO_LOWER:
         mode = "IGNORE"

@@ -12,13 +12,14 @@ from dataclasses import replace
 
 from app.core import exact
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode
+from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.webnn.js import js_text
 from app.dialects.webnn.meaning import TYPE_ERROR, normalize, resolve, version_webnn
 from app.dialects.webnn.spec import (DATA_TYPES, NAME, NAME_OF, REQUIRED_RANKS, VERSIONS, BigInt, WebNNSpec,
                                      WebNNTarget)
 from app.core.dtypes import DType
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, Order, State
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, State
 from app.core.numbers import Number, format_number
 
 JS_SAFE = 2**53
@@ -84,16 +85,9 @@ def _preserve(src: Meaning, notes: Notes) -> list[Number | None] | Emitted:
             how = "ignores" if src.nan_bound is NanBound.IGNORE else "does not document (executed as ignored)"
             notes.add(Code.NAN_BOUND, Severity.INFO if src.nan_bound is NanBound.IGNORE else Severity.WARNING,
                       f"The source {how} its NaN {side}: left it out (no clamp on that side)")
-    lo, hi = want
-    if lo is not None and hi is not None and exact.compare_key(lo) > exact.compare_key(hi):
-        pick = hi if src.order is Order.MAX_WINS else lo
-        if src.order is Order.AMBIGUOUS:
-            notes.add(Code.MIN_GREATER_THAN_MAX, Severity.WARNING, "The source's min > max is ambiguous; emitted "
-                      "minValue = maxValue under the default reading (current doc: Min)")
-        else:
-            notes.add(Code.MIN_GREATER_THAN_MAX, Severity.INFO, f"min > max emitted as minValue = maxValue = "
-                      f"{format_number(pick)} (WebNN throws a TypeError on minValue > maxValue)")
-        lo = hi = pick
+    lo, hi = collapse_crossed(src, want, notes, None, lambda v: (
+        f"min > max emitted as minValue = maxValue = {format_number(v)} (WebNN throws a TypeError on minValue > "
+        "maxValue)"))
     out: list[Number | None] = []
     for v, side in ((lo, "minValue"), (hi, "maxValue")):
         out.append(None if v is None or _open_side(v, dt, side) else _number_for(v, dt))
