@@ -14,6 +14,7 @@ layout always goes through build_model (tests/dialects/test_tflite_patch.py comp
 from __future__ import annotations
 
 import base64
+import struct
 from dataclasses import replace
 from typing import Any
 
@@ -64,24 +65,26 @@ def _positions(data: bytes, g: Graph) -> list[int]:
 
 
 def _values(g: Graph) -> list[bytes]:
-    """The bytes of each value group, packed as flatbuffers packs them (its own checks and packers)."""
+    """The bytes of each value group, packed as flatbuffers packs them (little-endian int32 sizes; the scale and
+    zero point through its own checks and packers). struct.error where a size is not an int32 (model() then
+    builds, and raises, as build_model does)."""
     from flatbuffers import number_types as n
     from flatbuffers.number_types import enforce_number
 
-    def pack(flags: Any, items: list) -> bytes:
-        out = bytearray(flags.bytewidth * len(items))
-        for j, x in enumerate(items):
-            enforce_number(x, flags)
-            flags.packer_type.pack_into(out, j * flags.bytewidth, x)
-        return bytes(out)
+    def pack(flags: Any, x: Any) -> bytes:
+        enforce_number(x, flags)
+        return flags.packer_type.pack(x)
 
+    rank = len(g.shape)
+    sizes = struct.pack(f"<{rank}i", *[max(d, 1) for d in g.shape])
+    per_tensor = [sizes, struct.pack(f"<{rank}i", *g.shape)] if any(d < 0 for d in g.shape) else [sizes]
+    scalar: list[bytes] = [b""]  # hi and lo: shape (), an empty vector
+    if g.quantization is not None:
+        q = [pack(n.Float32Flags, g.quantization[0]), pack(n.Int64Flags, g.quantization[1])]
+        per_tensor, scalar = per_tensor + q, scalar + q
     out = []
     for shape in _tensor_shapes(g):
-        out.append(pack(n.Int32Flags, [max(d, 1) for d in shape]))
-        if any(d < 0 for d in shape):
-            out.append(pack(n.Int32Flags, list(shape)))
-        if g.quantization is not None:
-            out += [pack(n.Float32Flags, [g.quantization[0]]), pack(n.Int64Flags, [g.quantization[1]])]
+        out += per_tensor if shape is g.shape else scalar
     if g.op == MINMAX:
         np_dtype = np.dtype(g.dtype)
         out += [np.asarray([value], dtype=np_dtype).tobytes() for value in (g.hi, g.lo)]
@@ -112,7 +115,10 @@ def model(g: Graph) -> bytes:
     if cached is None:
         return build_model(g)
     if cached is not False:
-        return _patched(cached[0], cached[1], _values(g))
+        try:
+            return _patched(cached[0], cached[1], _values(g))
+        except struct.error:
+            return build_model(g)
     data = build_model(g)
     if len(_CACHE) < _CACHE_SIZE:
         positions = _positions(data, g)
