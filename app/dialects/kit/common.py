@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache, wraps
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,29 @@ def carrier_neighbours(value: Number, carrier: DType, reach: int = 2) -> Iterato
         up, down = carrier.next_up(up), carrier.next_down(down)
         yield up
         yield down
+
+
+def number_key(value: Number) -> tuple[type, Number, bool]:
+    """A cache key telling apart numbers that == confuses: 1, 1.0 and Fraction(1); 0.0 and -0.0. (A NaN equals
+    only itself, so another NaN object misses: computed again, never confused.)"""
+    return value.__class__, value, value.__class__ is float and math.copysign(1.0, value) < 0
+
+
+CastRule = Callable[[Number, DType, str], Bound]
+
+
+def cached_cast(rule: CastRule) -> CastRule:
+    """A bound rule `rule(value, dt, side)` memoized per (number_key(value), dt, side): the rules are pure, and a
+    translation casts the same numbers again (each carrier candidate in the pick, then the chosen one when the
+    emitted spec is resolved; the common bounds 0, 6, 1 in every request). A raised SpecError is not kept."""
+    @lru_cache(maxsize=8192)
+    def by_key(key: tuple[type, Number, bool], dt: DType, side: str) -> Bound:
+        return rule(key[1], dt, side)
+
+    @wraps(rule)
+    def cast(value: Number, dt: DType, side: str) -> Bound:
+        return by_key(number_key(value), dt, side)
+    return cast
 
 
 def pick_carrier(want: Number, candidates: Iterable[Number],

@@ -16,7 +16,7 @@ from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 from app.dialects.kit import runtime_support
 from app.dialects.kit.base import Resolved
-from app.dialects.kit.common import typed_scalar_bound
+from app.dialects.kit.common import cached_cast, typed_scalar_bound
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.onnx.dtypes import BY_ONNX_NAME, by_onnx_name, onnx_name
 from app.dialects.onnx.model import Parsed, parse_model
@@ -67,6 +67,7 @@ def default_bounds_onnx(dt: DType, schema: ClipSchema) -> tuple[Bound, Bound]:
     return (Bound(dt.lowest(), None, (step,), default=True), Bound(dt.highest(), None, (step,), default=True))
 
 
+@cached_cast
 def cast_attribute_onnx(value: Number, dt: DType, side: str) -> Bound:
     """Clip-1/6: 'min - FLOAT': the number is stored as a FLOAT attribute (one rounding of its exact value), then
     cast to T (nearest even): two roundings by the spec itself when T is float16."""
