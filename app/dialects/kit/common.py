@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fractions import Fraction
 from functools import lru_cache, wraps
 from typing import Any
 
@@ -80,10 +81,13 @@ def carrier_neighbours(value: Number, carrier: DType, reach: int = 2) -> Iterato
         yield down
 
 
-def number_key(value: Number) -> tuple[type, Number, bool]:
-    """A cache key telling apart numbers that == confuses: 1, 1.0 and Fraction(1); 0.0 and -0.0. (A NaN equals
-    only itself, so another NaN object misses: computed again, never confused.)"""
-    return value.__class__, value, value.__class__ is float and math.copysign(1.0, value) < 0
+def number_key(value: Number | None) -> tuple[type, Number | None, bool]:
+    """A cache key telling apart numbers that == confuses: 1, 1.0 and Fraction(1); 0.0 and -0.0 (NumPy floats
+    too). A NaN equals only itself, so another NaN object misses: computed again, never confused."""
+    cls = value.__class__
+    if cls is not float and (value is None or isinstance(value, (int, Fraction))):
+        return cls, value, False
+    return cls, value, math.copysign(1.0, value) < 0
 
 
 CastRule = Callable[[Number, DType, str], Bound]
