@@ -90,20 +90,20 @@ def number_key(value: Number | None) -> tuple[type, Number | None, bool]:
     return cls, value, math.copysign(1.0, value) < 0
 
 
-CastRule = Callable[[Number, DType, str], Bound]
+CastRule = Callable[..., Bound]
 
 
 def cached_cast(rule: CastRule) -> CastRule:
-    """A bound rule `rule(value, dt, side)` memoized per (number_key(value), dt, side): the rules are pure, and a
-    translation casts the same numbers again (each carrier candidate in the pick, then the chosen one when the
-    emitted spec is resolved; the common bounds 0, 6, 1 in every request). A raised SpecError is not kept."""
+    """A bound rule `rule(value, dt, side, *more)` memoized per (number_key(value), dt, side, *more): the rules are
+    pure, and a translation casts the same numbers again (each carrier candidate in the pick, then the chosen one
+    when the emitted spec is resolved; the common bounds 0, 6, 1 in every request). A raised error is not kept."""
     @lru_cache(maxsize=8192)
-    def by_key(key: tuple[type, Number, bool], dt: DType, side: str) -> Bound:
-        return rule(key[1], dt, side)
+    def by_key(key: tuple[type, Number, bool], dt: DType, side: str, *more: Any) -> Bound:
+        return rule(key[1], dt, side, *more)
 
     @wraps(rule)
-    def cast(value: Number, dt: DType, side: str) -> Bound:
-        return by_key(number_key(value), dt, side)
+    def cast(value: Number, dt: DType, side: str, *more: Any) -> Bound:
+        return by_key(number_key(value), dt, side, *more)
     return cast
 
 

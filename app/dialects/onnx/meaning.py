@@ -83,6 +83,7 @@ def cast_attribute_onnx(value: Number, dt: DType, side: str) -> Bound:
     return Bound(out, value, tuple(steps), precision_loss=precision_loss, overflow=overflow)
 
 
+@cached_cast
 def typed_bound_onnx(value: Number, dt: DType, side: str, loc: str) -> Bound:
     """Clip-11+: 'min (optional) - T ... It must be a scalar': the bound is a value of T."""
     return typed_scalar_bound(value, dt, side, loc, f"written into a {onnx_name(dt)} tensor", onnx_name(dt),
@@ -117,15 +118,14 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
     if dt is None:
         raise SpecError(one_of("Unknown elem_type", s.elem_type, BY_ONNX_NAME), "elem_type")
     check_dtype_onnx(schema, dt)
-    if schema.since == 6:
-        lo_d, hi_d = default_bounds_clip_6(dt)
-    else:
-        lo_d, hi_d = default_bounds_onnx(dt, schema)
+    defaults = None  # built only for an absent side
     rules = [f"{schema.name}: {schema.summary}"]
     bounds = []
-    for side, given, default in (("min", s.min, lo_d), ("max", s.max, hi_d)):
+    for i, (side, given) in enumerate((("min", s.min), ("max", s.max))):
         if given is None:
-            bounds.append(default)
+            if defaults is None:
+                defaults = default_bounds_clip_6(dt) if schema.since == 6 else default_bounds_onnx(dt, schema)
+            bounds.append(defaults[i])
         elif schema.attributes:
             bounds.append(cast_attribute_onnx(given, dt, side))
         else:
