@@ -77,7 +77,7 @@ def _opset_name(opset: str) -> str:
 
 def _printed_program(spec: CoreMLSpec) -> str | None:
     """What str(build_program(spec)) prints, written directly (Program/Function/Block/Operation/Var.__str__ of
-    coremltools 8), advancing the two process-wide counters the text shows (Block.counter: `blockN`;
+    coremltools 9.0), advancing the two process-wide counters the text shows (Block.counter: `blockN`;
     k_num_internal_syms: `isN`) as building would. None where alpha >= beta (iOS17+ builders raise there): the
     caller builds, and raises, as before. tests/dialects/test_coreml_mil_text.py compares both on many specs."""
     from coremltools.converters.mil.mil import program as mil_program
