@@ -98,9 +98,11 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
 def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[Finding]:
     """Drift under the source's or the target's other readings (Meaning.alternates), where it differs from the
     default readings' findings: each message names the reading ("under the chromium reading: ...")."""
+    names = dict.fromkeys(name for m in (src, tgt) for name, _ in m.alternates)
+    if not names:
+        return []
     seen = {(f.code, f.message, repr(f.witness)) for f in found}  # repr: a NaN witness equals itself
     out: list[Finding] = []
-    names = dict.fromkeys(name for m in (src, tgt) for name, _ in m.alternates)
     for name in names:  # each side under that reading where it has it, else its one meaning
         a, b = src.under(name), tgt.under(name)
         rejected = [m for m in (a, b) if m.state is State.REJECTED]

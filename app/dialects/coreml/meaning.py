@@ -20,7 +20,7 @@ from app.core.suggest import one_of
 from app.dialects.coreml.catalogue import NAN_UNDOCUMENTED, SRC15, SRC17
 from app.dialects.coreml.spec import DTYPES, NAME, NAME_OF, OPSETS, CoreMLSpec
 from app.dialects.kit.base import source_resolver
-from app.dialects.kit.common import rounded_float_bound
+from app.dialects.kit.common import cached_cast, rounded_float_bound
 from app.dialects.kit.spec_base import spec_json
 
 # coremltools 9.0, iOS17 clip.type_inference, as observed when building (tests/dialects/test_coreml.py).
@@ -56,6 +56,7 @@ def dtype_coreml(name: str, loc: str = "dtype") -> DType:
     return DTYPES[key]
 
 
+@cached_cast
 def const_bound_coreml(value: Number, dt: DType, side: str) -> Bound:
     """alpha/beta: TensorInputType(const=True, type_domain="T"): the number becomes a const of T, one rounding."""
     return rounded_float_bound(value, dt, side, f"as a {NAME_OF[dt.name]} const")

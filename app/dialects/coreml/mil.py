@@ -6,6 +6,7 @@ macOS only); const inputs fold through value_inference, which the tests compare 
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,11 @@ from app.dialects.coreml.meaning import dtype_coreml, opset_coreml
 from app.dialects.coreml.spec import CoreMLSpec
 
 
+@cache
 def _import_coremltools() -> Any:
     """coremltools, imported with its logger at ERROR: on Linux its import warns about every macOS-only proxy it
-    cannot load (and an untested torch), which is noise for a translation that only builds the program."""
+    cannot load (and an untested torch), which is noise for a translation that only builds the program. Cached:
+    setting a logger's level clears every logger's cache, which cost more than the whole clip's translation."""
     import logging
     log = logging.getLogger("coremltools")
     level = log.level
@@ -61,7 +64,41 @@ def mil_text(spec: CoreMLSpec) -> str | None:
         _import_coremltools()
     except ImportError:
         return None
-    return str(build_program(spec)).strip() + "\n"
+    fast = _printed_program(spec)
+    return fast if fast is not None else str(build_program(spec)).strip() + "\n"
+
+
+@cache
+def _opset_name(opset: str) -> str:
+    """The function's spec version as the printer writes it (iOS17: CoreML7), from coremltools' own table."""
+    ct = _import_coremltools()
+    return ct._OPSET[getattr(ct.target, opset)]
+
+
+def _printed_program(spec: CoreMLSpec) -> str | None:
+    """What str(build_program(spec)) prints, written directly (Program/Function/Block/Operation/Var.__str__ of
+    coremltools 9.0), advancing the two process-wide counters the text shows (Block.counter: `blockN`;
+    k_num_internal_syms: `isN`) as building would. None where alpha >= beta (iOS17+ builders raise there): the
+    caller builds, and raises, as before. tests/dialects/test_coreml_mil_text.py compares both on many specs."""
+    from coremltools.converters.mil.mil import program as mil_program
+    from coremltools.converters.mil.mil.block import Block
+    dt = dtype_coreml(spec.dtype)
+    np_t = dt.np_dtype
+    alpha, beta = np_t.type(dt.round(spec.alpha)), np_t.type(dt.round(spec.beta))
+    if alpha >= beta:
+        return None
+    dims = []
+    for d in spec.shape if spec.shape is not None else [None]:
+        if isinstance(d, int):
+            dims.append(repr(d))
+        else:  # get_new_symbol(): "is" + the counter
+            dims.append(f"is{mil_program.k_num_internal_syms}")
+            mil_program.k_num_internal_syms += 1
+    block = Block._get_new_name()
+    mil_t = "fp16" if dt is FLOAT16 else "fp32"
+    ty = "(" + ", ".join(dims) + (", " if len(dims) > 1 else ",") + mil_t + ")(Tensor)"
+    return (f"main[{_opset_name(spec.opset)}](%inp: {ty}) {{\n  {block}() {{\n    %clip: {ty} = clip(x=%inp, "
+            f"alpha={float(alpha)!r}, beta={float(beta)!r}, name=\"clip\")\n  }} -> (%clip)\n}}\n")
 
 
 def value_inference_coreml(spec: CoreMLSpec, x: np.ndarray) -> np.ndarray:

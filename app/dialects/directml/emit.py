@@ -12,7 +12,7 @@ from app.core.meaning import Meaning
 from app.core.numbers import Number, format_number
 from app.dialects.directml.cpp import cpp_snippet
 from app.dialects.directml.dtypes import dml_name
-from app.dialects.directml.meaning import cast_bound_directml, normalize, resolve
+from app.dialects.directml.meaning import cast_bound_directml, normalize, parse, resolve
 from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget, DmlClipDesc, DmlScaleBias, DmlTensorDesc
 from app.dialects.directml.tensor import (CLIP, CLIP1, NEWEST_LEVEL, feature_level_directml, first_level_for,
                                           level_tuple, tensor_support_directml, total_tensor_size_directml)
@@ -117,9 +117,10 @@ def emit(src: Meaning, target: DirectMLTarget, mode: Mode, shape: list | None) -
                        MinMaxDataType=dml_name(dt) if operator == CLIP1 else None, Min=vals[0], Max=vals[1])
     spec = DirectMLSpec(dialect="directml", feature_level=level, operator=operator, desc=desc)
     try:
-        meaning = resolve(spec)
+        parsed = parse(spec)  # once: resolve and normalize both take it
+        meaning = resolve(parsed)
     except SpecError as exc:
         return Emitted(None, None, notes.items + [Finding(Code.BOUND_SATURATION, Severity.ERROR,
                                                           f"DirectML cannot take the bounds: {exc}")],
                        unsupported=True)
-    return Emitted(normalize(spec), meaning, notes.items, LazyArtifacts(lambda: {"cpp": cpp_snippet(spec, dt)}))
+    return Emitted(normalize(parsed), meaning, notes.items, LazyArtifacts(lambda: {"cpp": cpp_snippet(spec, dt)}))

@@ -15,6 +15,7 @@ from app.dialects.directml.dtypes import dml_name
 from app.dialects.directml.spec import DirectMLSpec, DmlScaleBias
 from app.dialects.directml.tensor import (CLIP, CLIP1, check_tensor_directml, data_type_directml,
                                           feature_level_directml, level_tuple, total_tensor_size_directml)
+from app.dialects.kit.common import cached_cast
 from app.dialects.kit.spec_base import spec_json
 
 NAME = "directml"
@@ -24,6 +25,7 @@ CURRENT_DOC, DOC_2022 = "current-doc", "2022-doc"
 READING_LINES = (f"{CURRENT_DOC}: max(Min, min(x, Max))", f"{DOC_2022}: min(Max, max(Min, x))")
 
 
+@cached_cast
 def cast_bound_directml(value: Number, dt: DType, side: str) -> Bound:
     """CLIP Min/Max are FLOAT: 'cast to the tensor data type (integers: truncate toward zero; float: nearest even)'.
 

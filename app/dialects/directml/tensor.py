@@ -3,6 +3,8 @@ buffer size a desc needs, and the checks a desc must pass (DirectML refuses the 
 
 from __future__ import annotations
 
+from functools import cache
+
 from app.core.dtypes import FLOAT16, FLOAT32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DType
 from app.core.errors import SpecError
 from app.core.suggest import one_of
@@ -34,6 +36,7 @@ def level_tuple(level: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+@cache  # per feature level (15 of them)
 def tensor_support_directml(level: str) -> tuple[tuple[DType, ...], tuple[int, int]]:
     """'Tensor support' tables: FL1.0 FLOAT32/16, 4 dims; 2.1 adds 8-32-bit ints; 3.0 1-8 dims; 5.0 adds 64-bit."""
     fl = level_tuple(level)

@@ -6,6 +6,8 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fractions import Fraction
+from functools import lru_cache, wraps
 from typing import Any
 
 import numpy as np
@@ -77,6 +79,32 @@ def carrier_neighbours(value: Number, carrier: DType, reach: int = 2) -> Iterato
         up, down = carrier.next_up(up), carrier.next_down(down)
         yield up
         yield down
+
+
+def number_key(value: Number | None) -> tuple[type, Number | None, bool]:
+    """A cache key telling apart numbers that == confuses: 1, 1.0 and Fraction(1); 0.0 and -0.0 (NumPy floats
+    too). A NaN equals only itself, so another NaN object misses: computed again, never confused."""
+    cls = value.__class__
+    if cls is not float and (value is None or isinstance(value, (int, Fraction))):
+        return cls, value, False
+    return cls, value, math.copysign(1.0, value) < 0
+
+
+CastRule = Callable[..., Bound]
+
+
+def cached_cast(rule: CastRule) -> CastRule:
+    """A bound rule `rule(value, dt, side, *more)` memoized per (number_key(value), dt, side, *more): the rules are
+    pure, and a translation casts the same numbers again (each carrier candidate in the pick, then the chosen one
+    when the emitted spec is resolved; the common bounds 0, 6, 1 in every request). A raised error is not kept."""
+    @lru_cache(maxsize=8192)
+    def by_key(key: tuple[type, Number, bool], dt: DType, side: str, *more: Any) -> Bound:
+        return rule(key[1], dt, side, *more)
+
+    @wraps(rule)
+    def cast(value: Number, dt: DType, side: str, *more: Any) -> Bound:
+        return by_key(number_key(value), dt, side, *more)
+    return cast
 
 
 def pick_carrier(want: Number, candidates: Iterable[Number],

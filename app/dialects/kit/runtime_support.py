@@ -62,6 +62,7 @@ def notes_openvino(dtype: str, op_version: str) -> tuple[EngineNote, ...]:
     return _notes("openvino", op_version, dtype, "both")
 
 
+@lru_cache(maxsize=None)  # a few hundred keys at most; the table is read once (table())
 def _notes(runtime: str, op_version: str, dtype: str, bounds: str) -> tuple[EngineNote, ...]:
     row = cannot_run(runtime, op_version, dtype, bounds)
     if row is None:

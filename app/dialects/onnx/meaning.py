@@ -16,7 +16,7 @@ from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 from app.dialects.kit import runtime_support
 from app.dialects.kit.base import Resolved
-from app.dialects.kit.common import typed_scalar_bound
+from app.dialects.kit.common import cached_cast, typed_scalar_bound
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.onnx.dtypes import BY_ONNX_NAME, by_onnx_name, onnx_name
 from app.dialects.onnx.model import Parsed, parse_model
@@ -67,6 +67,7 @@ def default_bounds_onnx(dt: DType, schema: ClipSchema) -> tuple[Bound, Bound]:
     return (Bound(dt.lowest(), None, (step,), default=True), Bound(dt.highest(), None, (step,), default=True))
 
 
+@cached_cast
 def cast_attribute_onnx(value: Number, dt: DType, side: str) -> Bound:
     """Clip-1/6: 'min - FLOAT': the number is stored as a FLOAT attribute (one rounding of its exact value), then
     cast to T (nearest even): two roundings by the spec itself when T is float16."""
@@ -82,6 +83,7 @@ def cast_attribute_onnx(value: Number, dt: DType, side: str) -> Bound:
     return Bound(out, value, tuple(steps), precision_loss=precision_loss, overflow=overflow)
 
 
+@cached_cast
 def typed_bound_onnx(value: Number, dt: DType, side: str, loc: str) -> Bound:
     """Clip-11+: 'min (optional) - T ... It must be a scalar': the bound is a value of T."""
     return typed_scalar_bound(value, dt, side, loc, f"written into a {onnx_name(dt)} tensor", onnx_name(dt),
@@ -116,15 +118,14 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
     if dt is None:
         raise SpecError(one_of("Unknown elem_type", s.elem_type, BY_ONNX_NAME), "elem_type")
     check_dtype_onnx(schema, dt)
-    if schema.since == 6:
-        lo_d, hi_d = default_bounds_clip_6(dt)
-    else:
-        lo_d, hi_d = default_bounds_onnx(dt, schema)
+    defaults = None  # built only for an absent side
     rules = [f"{schema.name}: {schema.summary}"]
     bounds = []
-    for side, given, default in (("min", s.min, lo_d), ("max", s.max, hi_d)):
+    for i, (side, given) in enumerate((("min", s.min), ("max", s.max))):
         if given is None:
-            bounds.append(default)
+            if defaults is None:
+                defaults = default_bounds_clip_6(dt) if schema.since == 6 else default_bounds_onnx(dt, schema)
+            bounds.append(defaults[i])
         elif schema.attributes:
             bounds.append(cast_attribute_onnx(given, dt, side))
         else:

@@ -63,9 +63,11 @@ def build_ir(spec: OpenVinoSpec, scale_bias: ScaleBias | None = None) -> tuple[s
     edges: list[tuple[int, int, int, int]] = []
     weights = b""
 
+    dims = _dims_xml(shape, chr(9) * 5)  # every port has the input's shape: written once
+
     def port(pid: int, p: str, names: str = "") -> str:
         n = f' names="{names}"' if names else ""
-        return f'\t\t\t\t<port id="{pid}" precision="{p}"{n}>\n{_dims_xml(shape, chr(9) * 5)}\t\t\t\t</port>\n'
+        return f'\t\t\t\t<port id="{pid}" precision="{p}"{n}>\n{dims}\t\t\t\t</port>\n'
 
     layers.append(f'\t\t<layer id="0" name="input" type="Parameter" version="opset1">\n'
                   f'\t\t\t<data shape="{shape_attr}" element_type="{et}" />\n'

@@ -12,6 +12,7 @@ from app.core.numbers import Number, format_number, to_double
 from app.core.suggest import one_of, shown
 from app.dialects.kit import runtime_support
 from app.dialects.kit.base import Resolved
+from app.dialects.kit.common import cached_cast
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.openvino.dtypes import BY_ELEMENT_TYPE, element_type_name
 from app.dialects.openvino.ir import Parsed, parse
@@ -68,6 +69,7 @@ def _integral(fn, value: float, dt: DType) -> tuple[int, bool, bool]:
     return s, r != value, s != r
 
 
+@cached_cast
 def cast_bound_openvino(value: Number, dt: DType, side: str) -> Bound:
     """One Clamp attribute as the effective bound of a `dt` tensor: the double attribute, then cast to T (a second
     rounding the dialect itself makes: the reference converts the double attribute to T)."""

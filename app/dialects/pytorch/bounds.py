@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from app.core import exact
+from app.dialects.kit.common import cached_cast
 from app.dialects.pytorch.spec import SRC_C10, SRC_HARDTANH, shape_of
 from app.core.dtypes import DType
 from app.core.errors import SpecError
@@ -38,6 +39,7 @@ def _overflow(dt: DType) -> _Refused:
     return _Refused(f"value cannot be converted to type {C_NAMES[dt.name]} without overflow")
 
 
+@cached_cast
 def convert_bound_pytorch(given: Number, dt: DType, side: str) -> Bound:
     """Scalar::to<T> (checked_convert): an out-of-range value raises, except that negatives down to -max wrap
     into an unsigned type (two's complement); a finite float beyond T's range raises; half and bfloat16 go
@@ -74,6 +76,7 @@ def double_rounding_pytorch(value: Number, dt: DType) -> float:
     return dt.round(value)
 
 
+@cached_cast
 def hardtanh_bound_pytorch(given: Number, dt: DType, side: str) -> Bound:
     """hardtanh_out on an integral tensor: min.toLong()/max.toLong() (truncation; NaN, inf, beyond int64 raise),
     uint8 with a negative limit raises, then clamp's Scalar::to<T>; floating tensors take the double as is."""

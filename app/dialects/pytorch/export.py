@@ -7,18 +7,26 @@ emit() predicts and engine.export_onnx runs the exporter only when asked.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from app.core import exact
 from app.core.dtypes import BY_NUMPY, DType
 from app.core.findings import Code, Finding, Severity, Witness
 from app.core.evaluate import evaluate
 from app.core.meaning import Meaning
 from app.core.numbers import Number, format_number
+from app.dialects.kit.common import number_key
 
 TS_OPSET, DYNAMO_OPSET = 17, 18
 
 
 def _typed(v: Number, dt: DType) -> str:
-    return f"{dt.name}:{format_number(dt.to_python(dt.array([v])[0]))}"
+    return _typed_by_key(number_key(v), dt)
+
+
+@lru_cache(maxsize=4096)  # both exports write the same constants; 0, 6, 1 come back in every request
+def _typed_by_key(key: tuple[type, Number, bool], dt: DType) -> str:
+    return f"{dt.name}:{format_number(dt.to_python(dt.array([key[1]])[0]))}"
 
 
 def _ts_cast(v: Number, dt: DType) -> str:

@@ -18,7 +18,7 @@ from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Ord
 from app.core.numbers import Number
 from app.core.suggest import one_of
 from app.dialects.kit.base import source_resolver
-from app.dialects.kit.common import typed_scalar_bound
+from app.dialects.kit.common import cached_cast, typed_scalar_bound
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.stablehlo.catalogue import SPEC_SRC
 from app.dialects.stablehlo.spec import (ELEMENT_TYPES, KNOWN_UNMODELLED, NAME, NAME_OF, OP_VERSION, VERSIONS,
@@ -53,6 +53,7 @@ def element_type_stablehlo(name: str, loc: str = "element_type") -> DType:
     return ELEMENT_TYPES[key]
 
 
+@cached_cast
 def typed_bound_stablehlo(value: Number, dt: DType, side: str) -> Bound:
     """(C3) baseline_element_type(min) = element type: a float literal rounds once to it, an integer must fit."""
     name = NAME_OF[dt.name]  # MLIR parses a float literal to the nearest value of the type (one rounding)

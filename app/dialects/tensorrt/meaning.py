@@ -25,6 +25,7 @@ from fractions import Fraction
 
 from app.core import exact
 from app.dialects.kit.base import source_resolver
+from app.dialects.kit.common import cached_cast
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.tensorrt.catalogue import READINGS
 from app.dialects.tensorrt.spec import (ALIASES, DTYPES, HEADER_SRC, ISSUE_SRC, NAME, OP_VERSION, OTHER_SPELLING,
@@ -76,6 +77,7 @@ def float_attribute_tensorrt(value: Number) -> float:
     return exact.to_float32(value)
 
 
+@cached_cast
 def bound_tensorrt(value: Number, dt: DType, side: str) -> Bound:
     """The effective bound on the tensor: the float attribute, then the clip's result written in the tensor type.
 

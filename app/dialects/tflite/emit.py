@@ -12,8 +12,8 @@ from app.core.meaning import Bound, Meaning, NanBound, Order
 from app.core.numbers import Number, format_number
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
 from app.dialects.kit.crossed import collapse_crossed
-from app.dialects.tflite.flatbuffer import model_base64
 from app.dialects.tflite.meaning import normalize, resolve, version_tflite
+from app.dialects.tflite.patch import model_base64
 from app.dialects.tflite.spec import DTYPES, FIXED, MINMAX, NAME, VERSIONS, TfliteSpec, TfliteTarget
 
 RELU_0_TO_1_SINCE = (2, 10)  # RELU_0_TO_1 v1 is runtime "2.10.0" (op-version table)

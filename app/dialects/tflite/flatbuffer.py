@@ -9,7 +9,6 @@ Quantized tensors (uint8, int8, int16) carry one scale and zero point, the same 
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,8 +207,3 @@ def graph_of(spec: Any, m: Meaning, shape: list | tuple | None) -> Graph:
 
 def model_bytes(spec: Any, m: Meaning, shape: list | tuple | None = None) -> bytes:
     return build_model(graph_of(spec, m, spec.shape if shape is None else shape))
-
-
-def model_base64(spec: Any, m: Meaning) -> str:
-    """The emitted artifact: the flatbuffer as base64 (binary artifacts travel as base64 strings in JSON)."""
-    return base64.b64encode(model_bytes(spec, m)).decode()

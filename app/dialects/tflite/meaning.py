@@ -36,7 +36,7 @@ from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Ord
 from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 from app.dialects.kit.base import source_resolver
-from app.dialects.kit.common import rounded_float_bound
+from app.dialects.kit.common import cached_cast, rounded_float_bound
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.tflite.catalogue import MM_SRC, READING_BUILTIN, READING_LINES, READINGS, SRC
 from app.dialects.tflite.quant import quantization_tflite, quantized_bound_tflite
@@ -87,6 +87,7 @@ def dtype_tflite(name: str, op: str, loc: str = "dtype") -> DType:
     return DTYPES[key]
 
 
+@cached_cast
 def typed_bound_tflite(value: Number, dt: DType, side: str) -> Bound:
     """MINIMUM_MAXIMUM's constant: a float32 constant (one rounding) or a stored integer of the tensor type."""
     if dt.is_float:  # float32 is TFLite's only float dtype here

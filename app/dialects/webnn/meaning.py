@@ -32,6 +32,7 @@ from fractions import Fraction
 
 from app.core import exact
 from app.dialects.kit.base import source_resolver
+from app.dialects.kit.common import cached_cast
 from app.dialects.kit.spec_base import spec_json
 from app.dialects.webnn.catalogue import CHROMIUM, READINGS
 from app.dialects.webnn.spec import (CHROMIUM_SRC, DATA_TYPES, ISSUE_874, NAME, NAME_OF, NOT_IN_WEBNN, OP_VERSION,
@@ -130,6 +131,7 @@ def cast_webnn(x: Number, dt: DType) -> tuple[Number, str | None]:
                  f"ConvertToInt(x, 32, \"signed\"), likely a typo): {signed}")
 
 
+@cached_cast
 def bound_spec_webnn(given: Number | None, dt: DType, side: str) -> Bound:
     """Method steps 1-4 read with the EMULATED note: an omitted bound is no clamp (the steps' defaults, min =
     +Infinity and max = -Infinity, are inverted: a spec erratum); a given one is cast to the input's dataType."""
@@ -172,7 +174,12 @@ def _open_bound(dt: DType, side: str) -> Bound:
 def order_webnn(lo: Bound, hi: Bound) -> tuple[State, str | None]:
     """Step 5: "If options.minValue is greater than options.maxValue, then throw a TypeError" (after the casts;
     a NaN bound never compares greater, so it passes)."""
-    if not lo.is_nan and not hi.is_nan and exact.compare_key(lo.value) > exact.compare_key(hi.value):
+    a, b = lo.value, hi.value
+    if a.__class__ is float and b.__class__ is float:  # two doubles compare exactly (compare_key's order)
+        crossed = a > b
+    else:
+        crossed = not lo.is_nan and not hi.is_nan and exact.compare_key(a) > exact.compare_key(b)
+    if crossed:
         return State.REJECTED, TYPE_ERROR
     return State.DEFINED, None
 
@@ -200,6 +207,7 @@ def float16_chromium(d: Number) -> float:
     return FLOAT16.round(exact.to_float32(d))
 
 
+@cached_cast
 def bound_chromium(given: Number | None, dt: DType, side: str) -> Bound:
     """Blink's defaults are -Infinity/+Infinity (= no clamp); a NaN bound acts as if not given (current
     web-platform-tests, webnn#874); a double bound goes through saturated_cast (float16: double rounding); a
