@@ -26,6 +26,10 @@ from app.service.translate import Resolved
 class OnnxScan(OnnxScopes):
     """The walk: every clip site of the model's graphs and functions."""
 
+    def __init__(self, light: Light) -> None:
+        super().__init__(light)
+        self.sites: list[Site] = []
+
     # --- the walk ---------------------------------------------------------------------------------------
 
     def run(self) -> list[Site]:

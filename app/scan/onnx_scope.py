@@ -39,7 +39,6 @@ class OnnxScopes:
     def __init__(self, light: Light) -> None:
         self.light = light
         self.model = light.model
-        self.sites: list[Site] = []
         self.functions = {(f.domain, f.name): f for f in self.model.functions}
         self.call_types: dict[tuple[str, str], list[list[tuple[int, list | None] | None]]] = {}
 

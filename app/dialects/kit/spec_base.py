@@ -8,10 +8,10 @@ app.core.numbers."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt,
-                      StringConstraints, WithJsonSchema, model_validator)
+                      StringConstraints, WithJsonSchema)
 from pydantic_core import PydanticCustomError
 
 from app.core.errors import SpecError
