@@ -120,6 +120,7 @@ function setTargets(list) {
 function buildPanels() {
   const wanted = state.targets.filter((d) => d !== state.spec.dialect);
   if (panels.map((p) => p.dialect).join() !== wanted.join()) {
+    seq += 1; // an answer still in flight was asked for the old panels: drop it (a new update is scheduled)
     panels = wanted.map((d) => new TargetPanel(d, caps.targets[d], state.versions[d], onVersion));
     byId('targets').replaceChildren(...panels.map((p) => p.el));
   }
@@ -203,6 +204,7 @@ async function update() {
   showMeaning(res.meaning);
   const ctx = { source: spec, mode, dtype: res.meaning.dtype };
   res.translations.forEach((t, i) => panels[i].show(t, ctx, targets[i]));
+  byId('targets').dataset.spec = state.lastKey; // which spec the panels show (tools and tests wait on it)
   const counts = res.translations.map((t, i) => `${refLabel(targets[i])} ${t.status}`).join(', ');
   setStatus(`Translated (${mode}): ${counts}`);
   await updatePlot(res, spec, targets, mode, my);

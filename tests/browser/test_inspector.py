@@ -34,6 +34,9 @@ def example(page, label: str) -> None:
     }""", label)
     assert value, f"no example {label!r} in the Examples menu"
     page.get_by_label("Examples", exact=True).select_option(value)
+    # The panels show the chosen spec's translation, not the one before it (the first screen's may look alike).
+    page.wait_for_function("() => document.getElementById('targets').dataset.spec === "
+                           "new URLSearchParams(location.hash.slice(1)).get('spec')")
 
 
 def panel(page, dialect: str):
