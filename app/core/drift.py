@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from app.core import critical, exact
 from app.core.findings import Code, Finding, Severity, Witness
 from app.core.evaluate import evaluate
 from app.core.meaning import (FILLED_NAN_INPUTS, Bound, EngineNote, Meaning, NanBound, NanInput, Order, State,
-                               same_outputs)
+                               evolve, same_outputs)
 from app.core.numbers import Number, format_number, same_value
 from app.core.tensor_drift import MAX_PAIR_COMPARES, MAX_TENSOR_BOUND, check_tensor_bound_size, compare_tensor
 from app.core.witnesses import closest, critical_points, witnesses
@@ -195,9 +194,9 @@ def demoted(m: Meaning) -> Meaning:
         else:
             w = dt.saturate(exact.ceil_exact(v) if side == "min" else exact.floor_exact(v))
         step = f"{side} {format_number(v)} on {dt.name} without promotion: {format_number(w)}"
-        return replace(b, value=w, steps=b.steps + (step,), rounded=w != v, saturated=exact.is_inf(v))
+        return evolve(b, value=w, steps=b.steps + (step,), rounded=w != v, saturated=exact.is_inf(v))
 
-    return replace(m, lower=bound(m.lower, "min"), upper=bound(m.upper, "max"), result_dtype=None)
+    return evolve(m, lower=bound(m.lower, "min"), upper=bound(m.upper, "max"), result_dtype=None)
 
 
 def _bound_finding(side: str, src: Meaning, tgt: Meaning, diffs: list[Witness], used: set[int]) -> Finding | None:

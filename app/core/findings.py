@@ -95,7 +95,7 @@ class Finding:
     witness: Witness | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": self.code.value, "severity": self.severity.value, "message": self.message,
+        return {"code": self.code._value_, "severity": self.severity._value_, "message": self.message,
                 "source_behaviour": self.source_behaviour, "target_behaviour": self.target_behaviour,
                 "witness": self.witness.to_json() if self.witness else None}
 

@@ -8,9 +8,9 @@ model; app.core.evaluate computes a meaning's output on an array.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -203,9 +203,10 @@ class Meaning:
             "dialect": self.dialect, "version": self.version, "dtype": self.dtype.name,
             "lower": self.lower.to_json() if self.lower else None,
             "upper": self.upper.to_json() if self.upper else None,
-            "order": self.order.value, "nan_input": self.nan_input.value, "nan_bound": self.nan_bound.value,
+            # _value_: the member's value as a plain attribute (Enum.value is a descriptor, several times slower)
+            "order": self.order._value_, "nan_input": self.nan_input._value_, "nan_bound": self.nan_bound._value_,
             "scale_bias": self.scale_bias.to_json() if self.scale_bias else None,
-            "state": self.state.value, "reason": self.reason, "readings": list(self.readings),
+            "state": self.state._value_, "reason": self.reason, "readings": list(self.readings),
             "dynamic": self.dynamic, "summary": self.describe(), "rules": list(self.rules),
             "engine_notes": [{"engine": n.engine, "text": n.text} for n in self.engine_notes],
             "result_dtype": self.result_dtype.name if self.result_dtype else None,
@@ -233,3 +234,25 @@ def same_outputs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         bf = b.astype(np.float64)
         return (af == bf) | (np.isnan(af) & np.isnan(bf))
     return a == b
+
+
+_T = TypeVar("_T")
+_INIT_FIELDS: dict[type, frozenset[str]] = {}
+
+
+def evolve(obj: _T, **changes: Any) -> _T:
+    """dataclasses.replace(obj, **changes) for a plain dataclass (no __post_init__, InitVar or __slots__): the
+    instance's fields copied with the changes, without the generated __init__'s object.__setattr__ per field of
+    a frozen class (about 6x faster for a Meaning's 20 fields; translate derives several per target)."""
+    cls = obj.__class__
+    names = _INIT_FIELDS.get(cls)
+    if names is None:
+        if hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
+            raise TypeError(f"evolve() copies fields; {cls.__name__} needs dataclasses.replace")
+        names = _INIT_FIELDS[cls] = frozenset(f.name for f in fields(cls) if f.init)  # type: ignore[arg-type]
+    if not names.issuperset(changes):
+        raise TypeError(f"{cls.__name__} has no field(s) {sorted(set(changes) - names)}")
+    new = object.__new__(cls)
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new

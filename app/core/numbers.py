@@ -48,6 +48,11 @@ def parse_number(value: object, loc: str | None = None) -> Number:
 
 def wire_number(value: Number | None) -> int | float | str | None:
     """A value as JSON: a number where it round-trips exactly, else a string."""
+    cls = value.__class__
+    if cls is float:  # the common case first: one class test instead of three isinstance checks
+        if value != value:
+            return "nan"
+        return value if -math.inf < value < math.inf else ("inf" if value > 0 else "-inf")
     if value is None:
         return None
     if isinstance(value, int):

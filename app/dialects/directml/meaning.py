@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.core import exact
 from app.core.dtypes import FLOAT32, DType
 from app.core.errors import SpecError
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
+from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, evolve
 from app.core.numbers import Number, format_number
 from app.dialects.directml.dtypes import dml_name
 from app.dialects.directml.spec import DirectMLSpec, DmlScaleBias
@@ -151,7 +151,7 @@ def resolve(spec: DirectMLSpec | Parsed) -> Meaning:
                 reason=reason, readings=READING_LINES if two_docs else (), rules=tuple(rules))
     if not two_docs:
         return m
-    return replace(m, alternates=((DOC_2022, replace(m, order=order_directml(s.operator, DOC_2022))),))
+    return evolve(m, alternates=((DOC_2022, evolve(m, order=order_directml(s.operator, DOC_2022))),))
 
 
 def normalize(spec: DirectMLSpec | Parsed) -> dict:

@@ -4,7 +4,6 @@ the dialect's own fallback (ONNX Max/Min) or `tensor-bounds` unsupported."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +12,7 @@ from app.dialects.kit.common import Emitted, Mode
 from app.core.dtypes import DType
 from app.core.errors import SpecError
 from app.core.findings import Code, Finding, Severity
-from app.core.meaning import Bound, Meaning, NanBound, TensorBound
+from app.core.meaning import Bound, Meaning, NanBound, TensorBound, evolve
 from app.core.numbers import Number, format_number, same_value
 
 EmitFn = Callable[[Meaning, Any, Mode, "list | None"], Emitted]
@@ -47,7 +46,7 @@ def as_scalar(src: Meaning) -> tuple[Meaning | None, list[Finding]]:
         sides[side] = Bound(v, given, t.steps)
         notes.append(Finding(Code.TENSOR_BOUNDS, Severity.INFO, f"Every element of the {side} tensor "
                              f"{list(t.shape)} is {format_number(v)}: emitted as a scalar {side}"))
-    m = replace(src, lower=sides["min"], upper=sides["max"], lower_tensor=None, upper_tensor=None)
+    m = evolve(src, lower=sides["min"], upper=sides["max"], lower_tensor=None, upper_tensor=None)
     return m, notes
 
 
@@ -68,7 +67,7 @@ def with_tensor_bounds(emit: EmitFn, fallback: EmitFn | None, what: str) -> Emit
         scalar, notes = as_scalar(src)
         if scalar is not None:
             e = emit(scalar, target, mode, shape)
-            return replace(e, notes=notes + list(e.notes))
+            return evolve(e, notes=notes + list(e.notes))
         if fallback is not None:
             return fallback(src, target, mode, shape)
         return unsupported(src, what)

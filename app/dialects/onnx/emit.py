@@ -5,11 +5,10 @@ Per-element bounds are written as Max/Min nodes (app/dialects/onnx/minmax.py): `
 from __future__ import annotations
 
 import base64
-from dataclasses import replace
 
 from app.core.dtypes import FLOAT32, DType
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Meaning, Order
+from app.core.meaning import Meaning, Order, evolve
 from app.core.numbers import Number, format_number
 from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, carrier_neighbours,
                                      literal_integer_cast, pick_carrier)
@@ -90,7 +89,7 @@ def emit(src: Meaning, target: OnnxTarget, mode: Mode, shape: list | None) -> Em
                                                                       .SerializeToString()).decode()})
     if src.scale_bias is not None:
         # The artifact computes x*Scale+Bias as Cast(float32) -> Mul -> Add -> Cast(T): DirectML's reading.
-        meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False))
+        meaning = evolve(meaning, scale_bias=evolve(src.scale_bias, precision=FLOAT32, fused=False))
         notes.add(Code.SCALE_BIAS, Severity.INFO, "ScaleBias emitted as Cast(float) -> Mul -> Add -> Cast before "
                   "the Clip node in onnx_model (float32, two roundings)")
     return Emitted(normalize(spec), meaning, notes.items, artifacts)

@@ -6,12 +6,11 @@ The compact spec is read as it is; the model form is read into the compact form 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from app.core import exact
 from app.core.dtypes import FLOAT16, FLOAT32, DType
 from app.core.errors import SpecError
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, evolve
 from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 from app.dialects.kit import runtime_support
@@ -57,8 +56,8 @@ def default_bounds_clip_6(dt: DType) -> tuple[Bound, Bound]:
     lo = cast_attribute_onnx(-flt_max, dt, "min")
     hi = cast_attribute_onnx(flt_max, dt, "max")
     step = "default attribute -FLT_MAX / FLT_MAX (Clip-6) cast to " + onnx_name(dt)
-    return (replace(lo, given=None, default=True, steps=(step,) + lo.steps[1:]),
-            replace(hi, given=None, default=True, steps=(step,) + hi.steps[1:]))
+    return (evolve(lo, given=None, default=True, steps=(step,) + lo.steps[1:]),
+            evolve(hi, given=None, default=True, steps=(step,) + hi.steps[1:]))
 
 
 def default_bounds_onnx(dt: DType, schema: ClipSchema) -> tuple[Bound, Bound]:

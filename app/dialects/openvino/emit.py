@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import base64
 import math
-from dataclasses import replace
 
 from app.core.dtypes import FLOAT32, FLOAT64
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Meaning, ScaleBias, State
+from app.core.meaning import Meaning, ScaleBias, State, evolve
 from app.core.numbers import format_number, to_double
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, carrier_neighbours, pick_carrier
 from app.dialects.kit.crossed import collapse_crossed
@@ -66,7 +65,7 @@ def emit(src: Meaning, target: OpenVinoTarget, mode: Mode, shape: list | None) -
                       "2026 reads 'inf' back; releases before 2026 did not")
     artifacts = LazyArtifacts(lambda: _ir_artifacts(spec, src.scale_bias))
     if src.scale_bias is not None:  # build_ir writes the ScaleBias constants into ir_bin
-        meaning = replace(meaning, scale_bias=replace(src.scale_bias, precision=FLOAT32, fused=False),
+        meaning = evolve(meaning, scale_bias=evolve(src.scale_bias, precision=FLOAT32, fused=False),
                           engine_notes=meaning.engine_notes + (NOTE_FMA,))
         notes.add(Code.SCALE_BIAS, Severity.INFO, "ScaleBias emitted as Convert(f32) -> Multiply -> Add -> "
                   "Convert before Clamp; the constants are in ir_bin")

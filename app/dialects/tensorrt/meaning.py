@@ -20,7 +20,6 @@ No TensorRT engine runs here (it needs an NVIDIA GPU and the TensorRT wheel); no
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from fractions import Fraction
 
 from app.core import exact
@@ -32,7 +31,7 @@ from app.dialects.tensorrt.spec import (ALIASES, DTYPES, HEADER_SRC, ISSUE_SRC, 
                                         VERSIONS, TensorRtSpec)
 from app.core.dtypes import FLOAT32, DType
 from app.core.errors import SpecError
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, evolve
 from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 
@@ -144,7 +143,7 @@ def resolve(spec: TensorRtSpec) -> Meaning:
     lo = bound_tensorrt(spec.alpha, dt, "alpha")
     hi = bound_tensorrt(spec.beta, dt, "beta")
     others = tuple((r, meaning_tensorrt(version, dt, lo, hi, r)) for r in READINGS if r != own)
-    return replace(meaning_tensorrt(version, dt, lo, hi, own), alternates=others)
+    return evolve(meaning_tensorrt(version, dt, lo, hi, own), alternates=others)
 
 
 def normalize(spec: TensorRtSpec) -> dict:

@@ -27,12 +27,11 @@ translations report drift "under the builtin reading".
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from app.core import exact
 from app.core.dtypes import INT16, DType
 from app.core.errors import SpecError
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evolve
 from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 from app.dialects.kit.base import source_resolver
@@ -103,7 +102,7 @@ def resolve(spec: TfliteSpec) -> Meaning:
     m = resolve_xnnpack(spec)
     if m.state is State.REJECTED:
         return m  # both paths refuse it in Prepare/Eval
-    return replace(m, readings=READING_LINES, alternates=((READING_BUILTIN, builtin_tflite(m)),))
+    return evolve(m, readings=READING_LINES, alternates=((READING_BUILTIN, builtin_tflite(m)),))
 
 
 def builtin_tflite(m: Meaning) -> Meaning:
@@ -113,9 +112,9 @@ def builtin_tflite(m: Meaning) -> Meaning:
     notes = tuple(n for n in m.engine_notes if n not in (NOTE_FTZ, NOTE_MM_NAN_BUILTIN, NOTE_MM_NAN_BOUND))
     rules = m.rules + (f"builtin reading: {READINGS[READING_BUILTIN]}",)
     if m.version != MINMAX or not m.dtype.is_float:
-        return replace(m, engine_notes=notes, rules=rules)
+        return evolve(m, engine_notes=notes, rules=rules)
     assert m.upper is not None
-    return replace(m, upper=nan_max_builtin_tflite(m.upper), nan_input=NanInput.TO_UPPER,
+    return evolve(m, upper=nan_max_builtin_tflite(m.upper), nan_input=NanInput.TO_UPPER,
                    nan_bound=NanBound.PROPAGATE, engine_notes=notes, rules=rules)
 
 
@@ -124,7 +123,7 @@ def nan_max_builtin_tflite(upper: Bound) -> Bound:
     for every input (maximum_minimum.cc): the same function as max = -inf under min-wins."""
     if not upper.is_nan:
         return upper
-    return replace(upper, value=-math.inf, steps=upper.steps + (
+    return evolve(upper, value=-math.inf, steps=upper.steps + (
         "max NaN (builtin kernels): MINIMUM(x, NaN) = NaN, then MAXIMUM(NaN, min) = min for every input: read as "
         "max = -inf, so min > max gives min",))
 

@@ -8,7 +8,6 @@ on the meaning of the chosen reading.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from app.core import exact
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode
@@ -19,7 +18,7 @@ from app.dialects.webnn.spec import (DATA_TYPES, NAME, NAME_OF, REQUIRED_RANKS, 
                                      WebNNTarget)
 from app.core.dtypes import DType
 from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, State
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, State, evolve
 from app.core.numbers import Number, format_number
 
 JS_SAFE = 2**53
@@ -142,8 +141,8 @@ def _loses_in_float(src: Meaning) -> bool:
 
 
 def _with_note(m: Meaning, note: EngineNote) -> Meaning:
-    alts = tuple((name, replace(a, engine_notes=a.engine_notes + (note,))) for name, a in m.alternates)
-    return replace(m, engine_notes=m.engine_notes + (note,), alternates=alts)
+    alts = tuple((name, evolve(a, engine_notes=a.engine_notes + (note,))) for name, a in m.alternates)
+    return evolve(m, engine_notes=m.engine_notes + (note,), alternates=alts)
 
 
 def _shape_notes(shape: list | None, notes: Notes) -> None:

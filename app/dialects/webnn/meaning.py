@@ -27,7 +27,6 @@ Versions: WebNN has no op versions; the one version "1" names the Candidate Reco
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from fractions import Fraction
 
 from app.core import exact
@@ -39,7 +38,7 @@ from app.dialects.webnn.spec import (CHROMIUM_SRC, DATA_TYPES, ISSUE_874, NAME, 
                                      SPEC_SRC, VERSION_ALIASES, VERSIONS, BigInt, WebNNSpec)
 from app.core.dtypes import FLOAT16, FLOAT32, UINT32, DType
 from app.core.errors import SpecError
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State
+from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evolve
 from app.core.numbers import Number, format_number
 from app.core.suggest import one_of
 
@@ -217,7 +216,7 @@ def bound_chromium(given: Number | None, dt: DType, side: str) -> Bound:
     value, steps, lost = js_number_webnn(given, side)
     if exact.is_nan(value):
         b = _open_bound(dt, side)
-        return replace(b, given=given, steps=(f"{side} NaN treated as not given (Chromium, web-platform-tests; "
+        return evolve(b, given=given, steps=(f"{side} NaN treated as not given (Chromium, web-platform-tests; "
                                               f"{ISSUE_874})",), default=False)
     out: Number
     if dt is FLOAT16:
@@ -282,7 +281,7 @@ def meaning_chromium_webnn(spec: WebNNSpec) -> Meaning:
 
 def resolve(spec: WebNNSpec) -> Meaning:
     """The spec reading's meaning, with the Chromium reading's kept in `alternates`."""
-    return replace(meaning_spec_webnn(spec), alternates=((CHROMIUM, meaning_chromium_webnn(spec)),))
+    return evolve(meaning_spec_webnn(spec), alternates=((CHROMIUM, meaning_chromium_webnn(spec)),))
 
 
 def normalize(spec: WebNNSpec) -> dict:
