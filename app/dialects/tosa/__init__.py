@@ -1,9 +1,10 @@
 """TOSA 1.0 `CLAMP` (arm/tosa-specification): the dialect package, with the TOSA reference model as its engine.
 
 spec.py (wire models), catalogue.py (quoted rules, rule texts, examples, capability), meaning.py (spec -> Meaning),
-emit.py (Meaning -> spec and findings), mlir.py and flatbuffer.py (the artifacts), engine.py (the reference model,
-backend "tosa-reference"). Imported by the registry (which reads DIALECT) and by scan, lint, diff and fix above it;
-never by core, kernels or another dialect.
+emit.py (Meaning -> spec and findings), mlir.py and flatbuffer.py (the artifacts; patch.py writes the flatbuffer
+artifact from a cached graph per layout), engine.py (the reference model, backend "tosa-reference"). Imported by
+the registry (which reads DIALECT) and by scan, lint, diff and fix above it; never by core, kernels or another
+dialect.
 """
 
 from __future__ import annotations

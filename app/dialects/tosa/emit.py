@@ -13,9 +13,9 @@ from app.core.numbers import Number, format_number
 from app.dialects.kit.common import Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit, literal_integer_cast
 from app.dialects.kit.crossed import collapse_crossed
 from app.dialects.tosa.catalogue import ERROR_NAN, ERROR_ORDER, TYPESUPPORT
-from app.dialects.tosa.flatbuffer import flatbuffer_b64
 from app.dialects.tosa.meaning import nan_mode_of, normalize, resolve, shape_tosa, version_tosa
 from app.dialects.tosa.mlir import mlir_text
+from app.dialects.tosa.patch import flatbuffer_b64
 from app.dialects.tosa.spec import NAME_OF, VERSIONS, TosaSpec, TosaTarget
 
 

@@ -1,21 +1,19 @@
 """The TOSA flatbuffer artifact: a one-operator CLAMP graph written with the `tosa-tools` wheel's own serialization
 library (`tosa_serializer`, Arm's C++ serialization_lib bindings). tosa-tools is optional: imported inside functions.
+flatbuffer() is the reference builder; the artifact itself comes from patch.py (a cached graph of the same layout
+with its values written in place, byte for byte flatbuffer()'s output).
 """
 
 from __future__ import annotations
 
-import base64
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from app.core.errors import BackendUnavailable
-from app.core.meaning import Meaning
 from app.core.numbers import Number
 from app.dialects.kit.common import number_key
-from app.dialects.tosa.meaning import nan_mode_of
-from app.dialects.tosa.spec import NAME_OF, TosaSpec
 from app.engines import extras as engines
 
 # TOSA type names (the serializer's DType members) for the names the TOSA dialect takes.
@@ -69,15 +67,3 @@ def flatbuffer(dtype: str, shape: list, min_val: Number, max_val: Number, nan_mo
                         getattr(ts.NanPropagationMode, nan_mode))
     ser.addOperator(ts.Op.CLAMP, [INPUT], [out.name], attr)
     return bytes(ser.serialize())
-
-
-def flatbuffer_b64(spec: TosaSpec, m: Meaning) -> str | None:
-    """The one-CLAMP graph as base64 flatbuffer bytes, written by tosa-tools' serializer (None without it)."""
-    try:
-        import tosa_serializer  # noqa: F401
-    except ImportError:
-        return None
-    shape = spec.shape if spec.shape is not None else [None]
-    graph = flatbuffer(NAME_OF[m.dtype.name], shape, m.lo, m.hi,
-                       nan_mode_of(m) if m.dtype.is_float else "PROPAGATE")
-    return base64.b64encode(graph).decode()
