@@ -24,6 +24,11 @@ class DType:
     is_float: bool
     bits: int
 
+    def __hash__(self) -> int:
+        # The name alone (equal dtypes share it): the generated hash also hashed the np.dtype, and the bound-rule
+        # caches key on a dtype several times per translated target.
+        return hash(self.name)
+
     @property
     def itemsize(self) -> int:
         return self.bits // 8

@@ -68,7 +68,7 @@ class Bound:
 
     @property
     def is_nan(self) -> bool:
-        return isinstance(self.value, float) and math.isnan(self.value)
+        return self.value != self.value  # NaN alone is unequal to itself (ints and Fractions never are)
 
     def to_json(self) -> dict[str, Any]:
         return {"value": wire_number(self.value), "given": wire_number(self.given), "default": self.default,

@@ -3,6 +3,8 @@ function it computes, each rule of the specification a named function below."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import math
 
 from app.core.dtypes import DType
@@ -24,6 +26,7 @@ CLAMP_VERSION = "Clamp-1"
 REJECT_MIN_MAX = "Check 'm_min <= m_max' failed: Attribute 'min' must be less or equal than 'max'"
 
 
+@lru_cache(maxsize=64)  # a pure check of a short string, asked several times per translation
 def version_openvino(version: str, loc: str = "version") -> str:
     """Every opsetN (1..LATEST_OPSET) maps Clamp to Clamp-1, the only Clamp version."""
     v = version.strip().lower()

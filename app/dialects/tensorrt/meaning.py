@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 from app.core import exact
 from app.dialects.kit.base import source_resolver
@@ -41,6 +42,7 @@ NOTE_NAN = EngineNote("TensorRT 10.16", f"A NaN input is replaced by alpha, the 
 
 # --- rules ------------------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=64)  # a pure check of a short string, asked several times per translation
 def version_tensorrt(text: str, loc: str = "version") -> str:
     """kCLIP is unchanged across TensorRT 8, 9 and 10: '10', '10.16' and 'v10' name TensorRT 10."""
     major = text.strip().lower().lstrip("v").split(".")[0]
