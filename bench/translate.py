@@ -23,6 +23,7 @@ import itertools
 import json
 import math
 import os
+import platform
 import re
 import shutil
 import socket
@@ -33,6 +34,8 @@ import tempfile
 import threading
 import time
 import urllib.request
+
+from app.engines.config import cpu_isa
 
 SOURCE = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "shape": [1, 3, 224, 224], "min": 0}
 ALL_NINE = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
@@ -50,6 +53,18 @@ def body(n: int, targets: list[str] | None, artifacts: bool = True) -> dict:
     if not artifacts:
         req["include"] = []
     return req
+
+
+def cpu_model() -> str:
+    """The CPU's model name as /proc/cpuinfo gives it (else what platform knows)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def free_port() -> int:
@@ -233,6 +248,10 @@ def main() -> None:
     for name in list(LOADS):
         if name not in args.loads.split(","):
             del LOADS[name]
+    # The ratios depend on the host (healthz's thread-pool hop costs 0.4 ms on one VM, 1.2 ms on another): every
+    # run says which machine and when, so a figure copied into the docs carries both.
+    print(f"host: {cpu_model()}, ISA {cpu_isa() or 'unknown'}, {os.cpu_count()} CPUs; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     if not args.core_only:
         rates, cpus = http_rounds(args)
