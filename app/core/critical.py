@@ -132,7 +132,6 @@ def fixed_points(dt: DType) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-@lru_cache(maxsize=16)  # read-only, so shared: every translation into a target with another NaN rule asks
 def nan_points(dt: DType) -> np.ndarray:
     """The NaN among fixed_points(dt) (none for an integer dtype), as critical_points lists it (read-only)."""
     fixed = fixed_points(dt)

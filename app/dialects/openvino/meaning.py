@@ -3,9 +3,8 @@ function it computes, each rule of the specification a named function below."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import math
+from functools import lru_cache
 
 from app.core.dtypes import DType
 from app.core.errors import SpecError
