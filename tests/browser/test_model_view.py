@@ -123,6 +123,7 @@ def test_example_model_scan_and_diff(page, server, screen, screenshot):
     for selector in (".diff-table td[data-label=Cause] .badge", ".diff-table td[data-label=Witness]",
                      ".scan-table td.notes-cell", "#graph-detail"):
         assert_within(page, selector, width)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # no focus ring in the picture
     screenshot(page, f"model-view-{screen}")
     if screen.startswith("laptop"):
         screenshot(page, "inspector-model", docs="inspector-model.png")
