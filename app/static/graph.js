@@ -43,6 +43,18 @@ function build(graph, rows) {
     g.setNode(`out:${t}`, { kind: 'io', label: short(t), title: `graph output ${t}`, width: width(short(t)), height: IO_H });
     if (producer.has(t)) g.setEdge(producer.get(t), `out:${t}`);
   }
+  // A neighbourhood is cut below too: a tensor that no drawn node reads and that is no graph output goes on to
+  // nodes not drawn.
+  if (graph.scope !== 'paths') {
+    const read = new Set([...graph.nodes.flatMap((n) => n.inputs), ...graph.outputs]);
+    for (const n of graph.nodes) {
+      for (const t of n.outputs.filter((o) => !read.has(o))) {
+        g.setNode(`more:${t}`, { kind: 'stub', label: `${short(t, 24)} …`, title: `${t}, read by nodes not drawn`,
+          width: width(`${short(t, 24)} …`), height: IO_H });
+        g.setEdge(`n:${n.name}`, `more:${t}`);
+      }
+    }
+  }
   dagre.layout(g);
   return g;
 }
@@ -90,13 +102,20 @@ function drawEdge(points) {
   return s('path', { d, class: 'gedge', 'marker-end': 'url(#garrow)' });
 }
 
+/** 'neighbourhood-3' -> 'the nodes within 3 steps'; 'differing' -> 'the differing nodes alone'. */
+function near(scope) {
+  const m = scope.match(/^neighbourhood-(\d+)$/);
+  if (m) return `the nodes within ${m[1]} step${m[1] === '1' ? '' : 's'}`;
+  return scope === 'differing' ? 'the differing nodes alone' : scope;
+}
+
 function legend(graph) {
   const items = [['first', 'first divergence'], ['introduced', 'introduced here'], ['inherited', 'inherited (shaded)'],
     ['same', 'outputs agree']];
   const scope = graph.scope === 'paths'
     ? `${graph.nodes.length} of ${graph.total_nodes} nodes: every path from the inputs to the outputs through a differing node.`
     : `${graph.nodes.length} of ${graph.total_nodes} nodes: the model is large, so only the neighbourhood of the differing nodes `
-      + `is drawn (${graph.scope})${graph.truncated ? ', cut at the drawing bound' : ''}.`;
+      + `is drawn (${near(graph.scope)})${graph.truncated ? ', cut at the drawing bound' : ''}; dashed stubs lead on.`;
   return h('div', { class: 'graph-legend' },
     h('ul', {}, items.map(([k, t]) => h('li', {}, h('span', { class: `key key-${k}`, 'aria-hidden': 'true' }), t))),
     h('p', { class: 'hint', text: scope }));

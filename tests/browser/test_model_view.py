@@ -12,9 +12,10 @@ from pathlib import Path
 
 import onnx
 import pytest
+from onnx import TensorProto, helper
 from playwright.sync_api import expect
 
-from tests.browser.test_inspector import MODEL_VIEW, open_inspector
+from tests.browser.test_inspector import MODEL_VIEW, drop_file, open_inspector
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENS = {"laptop-1366x768": (1366, 768), "phone-390x844": (390, 844)}
@@ -167,6 +168,35 @@ def test_scan_badges_are_readable_and_the_status_follows_the_view(page, server, 
     assert_no_sideways_scroll(page, width)
 
 
+def long_chain(before: int, after: int) -> bytes:
+    """x -> Abs x `before` -> Clip(0, 6) -> Abs x `after` -> y: past the drawing bound, one differing clip."""
+    names = [f"t{i}" for i in range(before + after + 2)]
+    nodes = [helper.make_node("Abs", [names[i - 1] if i else "x"], [names[i]], name=f"abs_{i}") for i in range(before)]
+    nodes.append(helper.make_node("Clip", [names[before - 1], "lo", "hi"], [names[before]], name="clip_mid"))
+    nodes += [helper.make_node("Abs", [names[i - 1]], [names[i]], name=f"abs_{i}")
+              for i in range(before + 1, before + after + 1)]
+    out = names[before + after]
+    graph = helper.make_graph(nodes, "long", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor("lo", TensorProto.FLOAT, [], [0.0]),
+                               helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def test_a_large_model_shows_the_neighbourhood_of_the_difference(page, server):
+    open_inspector(page, server)
+    page.get_by_role("button", name=MODEL_VIEW, exact=True).click()
+    drop_file(page, "#diff-dropzone", "long.onnx", list(long_chain(150, 150)))
+    expect(page.locator(".graph-legend .hint")).to_contain_text("the model is large", timeout=60_000)
+    expect(page.locator(".graph-legend .hint")).to_contain_text("of 301 nodes")
+    expect(page.locator('svg.graph .gnode.first')).to_have_attribute("data-node", "clip_mid")
+    assert page.locator("svg.graph .gnode-op").count() < 20
+    assert page.locator("svg.graph .gnode-stub").count() == 2  # cut above and below
+    expect(page.locator("#graph-detail .detail-cause .badge")).to_have_text("nan-input")
+
+
 def test_a_missing_engine_names_the_install_command(page, server):
     """The core install: the server answers that an engine is missing; the page gives the [diff] extra's command
     instead of blaming the model."""
@@ -211,3 +241,12 @@ def test_the_vendored_layout_library_carries_its_license():
     static = ROOT / "app" / "static"
     assert "Permission is hereby granted" in (static / "dagre.LICENSE").read_text()
     assert "For license information please see dagre.esm.js.LEGAL.txt" in (static / "dagre.js").read_text()
+
+
+def test_the_example_model_is_served_as_bytes(server):
+    import urllib.request
+
+    with urllib.request.urlopen(server + "/static/example.onnx") as r:
+        assert r.headers["Content-Type"] == "application/octet-stream"
+        assert r.headers["X-Content-Type-Options"] == "nosniff"
+        assert r.read() == (ROOT / "docs" / "example.onnx").read_bytes()
