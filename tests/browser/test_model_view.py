@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import urllib.request
 from pathlib import Path
 
 import onnx
@@ -244,8 +245,6 @@ def test_the_vendored_layout_library_carries_its_license():
 
 
 def test_the_example_model_is_served_as_bytes(server):
-    import urllib.request
-
     with urllib.request.urlopen(server + "/static/example.onnx") as r:
         assert r.headers["Content-Type"] == "application/octet-stream"
         assert r.headers["X-Content-Type-Options"] == "nosniff"
