@@ -55,12 +55,14 @@ function readingText(w, engines) {
   return w && w.reading ? readingLabel(w.reading) : observedLabel(engines);
 }
 
-function table(res, engines) {
+function table(res, engines, graphEl) {
   const cols = ['Node', 'Op', 'Differing', 'Origin', 'Cause', `Witness (${observedLabel(engines)})`];
   const head = h('tr', {}, cols.map((c) => h('th', { scope: 'col', text: c })));
   const cell = (label, props, ...kids) => h('td', { 'data-label': label, ...props }, ...kids);
   const rows = res.nodes.map((n) => h('tr', { class: `diff-row diff-${n.origin || 'unknown'}`, 'data-node': n.node },
-    cell('Node', {}, h('code', { text: n.node })), cell('Op', { text: n.op }),
+    cell('Node', {}, graphEl && graphEl.showNode ? h('button', { type: 'button', class: 'node-link',
+      'aria-label': `Show ${n.node} in the graph`, onclick: () => graphEl.showNode(n.node) }, h('code', { text: n.node }))
+      : h('code', { text: n.node })), cell('Op', { text: n.op }),
     cell('Differing', { text: `${n.differing}/${n.total}` }), cell('Origin', { text: n.origin || 'not replayed' }),
     cell('Cause', {}, causeBadge(n)),
     cell('Witness', { class: 'notes-cell' }, witnessText(n.witness),
@@ -76,6 +78,8 @@ function report(res) {
   const fd = res.first_divergence;
   const rows = new Map(res.nodes.map((n) => [n.node, n]));
   const graphNodes = new Map(res.graph ? res.graph.nodes.map((n) => [n.name, n]) : []);
+  const graphEl = res.graph ? diffGraph(res.graph, rows, fd ? fd.node : null,
+    (name) => nodeDetail(rows.get(name), graphNodes.get(name), engines)) : null;
   return [
     h('p', { class: 'diff-verdict' }, 'Verdict: ', h('strong', { text: res.verdict })),
     h('p', { class: 'reading-note' }, h('strong', { text: 'Reading: ' }),
@@ -83,9 +87,8 @@ function report(res) {
     h('p', { text: `Engines: ${ran.join(' · ')}. Inputs: ${res.inputs.source}${seed}; method ${res.method}.` }),
     h('p', { text: res.outputs.map((o) => `${o.name}: ${o.differing}/${o.total} differ`).join(' · ') }),
     h('p', { class: 'diff-first', text: fd ? `First divergence: ${fd.node} (${fd.op})` : 'No divergence.' }),
-    res.graph ? diffGraph(res.graph, rows, fd ? fd.node : null,
-      (name) => nodeDetail(rows.get(name), graphNodes.get(name), engines)) : null,
-    res.nodes.length ? table(res, engines) : null,
+    graphEl,
+    res.nodes.length ? table(res, engines, graphEl) : null,
   ];
 }
 

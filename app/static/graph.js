@@ -144,6 +144,13 @@ export function diffGraph(graph, rows, first, detail) {
   requestAnimationFrame(() => box.classList.toggle('wide', W > 2 * box.clientWidth));
   const start = first || (graph.nodes.find((n) => rows.has(n.name)) || {}).name;
   if (start) select(start);
-  return h('div', { class: 'graph-wrap' }, h('h3', { text: 'Graph of the difference' }),
+  const wrap = h('div', { class: 'graph-wrap' }, h('h3', { text: 'Graph of the difference' }),
     h('div', { class: 'graph-grid' }, h('div', {}, box, legend(graph)), panel));
+  wrap.showNode = (name) => { // the table's node buttons: the same detail, and the drawing brought into view
+    select(name);
+    const el = [...svg.querySelectorAll('.gnode-op')].find((n) => n.dataset.node === name);
+    (el || wrap).scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    if (el) el.focus({ preventScroll: true });
+  };
+  return wrap;
 }

@@ -113,10 +113,14 @@ def test_example_model_scan_and_diff(page, server, screen, screenshot):
     expect(detail.locator(".detail-cause .badge")).to_be_visible()
     expect(detail.locator(".detail-witness")).to_contain_text("at [")
     expect(detail).to_contain_text("inherited")
-    # Keyboard: a node is a focusable button.
-    page.locator(f'svg.graph .gnode-op[data-node="{first}"]').focus()
-    page.keyboard.press("Enter")
+    # The table's node names show the same detail.
+    page.get_by_role("button", name=f"Show {first} in the graph").click()
     expect(detail.locator("h4")).to_contain_text(first)
+    expect(page.locator(f'svg.graph .gnode-op[data-node="{first}"]')).to_have_class(re.compile("selected"))
+    # Keyboard: a node is a focusable button.
+    page.locator(f'svg.graph .gnode-op[data-node="{node}"]').focus()
+    page.keyboard.press("Enter")
+    expect(detail.locator("h4")).to_contain_text(node)
     # Readable badges everywhere in the view (scan status, cause), at this size.
     low = [c for c in contrasts(page, "#model-view .badge") if c["ratio"] < WCAG_AA]
     assert not low, f"badges under {WCAG_AA}:1 at {screen}: {low}"
