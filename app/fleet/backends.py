@@ -113,8 +113,10 @@ def run_ray(tasks: list[job.Task], limits: Limits, done: Done, address: str | No
     if started:
         _init(ray, address, limits.workers)
     try:
-        remote = ray.remote(job.run_one).options(num_cpus=1, max_retries=limits.retries, max_calls=limits.recycle,
-                                                 runtime_env=runtime_env(pins))
+        options: dict[str, Any] = {"num_cpus": 1, "max_retries": limits.retries, "max_calls": limits.recycle}
+        if pins:
+            options["runtime_env"] = runtime_env(pins)
+        remote = ray.remote(**options)(job.run_one)
         pending = {remote.remote(t): t for t in tasks}
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
