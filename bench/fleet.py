@@ -1,0 +1,93 @@
+"""Fleet benchmark: `clipbridge fleet` over a generated registry (tests/fleet/registry.py: clean, NaN hazards,
+min > max, float16, subgraphs), every ratio against an anchor measured in the same run.
+
+- scaling: models per second with 2 workers / with 1 worker (local backend, fresh cache each; target >= 1.7x on a
+  2-CPU machine);
+- ray: the Ray backend's rate / the local backend's, 2 workers each (target >= 0.85x; Ray's start is outside the
+  timing, as a cluster is up before a nightly run);
+- overhead: fleet with 1 worker per model / app.diff.report.diff in process per model, over the same models
+  (target <= 1.10: fleet adds the scan, the sandbox round-trip, the cache and the reports);
+- cached: a fully cached rerun / the first run (target < 5%).
+Results equal `clipbridge diff` per model (tests/fleet); here the ratios only.
+Run: python bench/fleet.py [--models 200] [--skip-ray]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.diff import report, run  # noqa: E402
+from app.engines import config as engine_config  # noqa: E402
+from app.fleet import runner  # noqa: E402
+from app.fleet.backends import Limits  # noqa: E402
+from app.fleet.keys import parse_engine  # noqa: E402
+from app.fleet.progress import Progress  # noqa: E402
+from tests.fleet.registry import write  # noqa: E402
+
+
+def fleet(registry: Path, work: Path, name: str, workers: int, backend: str = "local",
+          cache: Path | None = None) -> float:
+    cfg = runner.Config([str(registry)], work / name, [parse_engine("onnxruntime"), parse_engine("openvino")],
+                        cache or work / f"cache-{name}", backend=backend, limits=Limits(workers=workers))
+    start = time.perf_counter()
+    runner.run(cfg, Progress(0, open(os.devnull, "w"), tty=False))
+    return time.perf_counter() - start
+
+
+def in_process(paths: list[Path]) -> float:
+    report.diff(run.direct, paths[0].read_bytes(), None, run.Options())  # warm the engines' imports once
+    start = time.perf_counter()
+    for p in paths:
+        report.diff(run.direct, p.read_bytes(), None, run.Options())
+    return time.perf_counter() - start
+
+
+def host() -> dict:
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())
+    return {"cpu": model, "cpus": os.cpu_count(), "isa": engine_config.cpu_isa(), "load": os.getloadavg()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", type=int, default=200)
+    ap.add_argument("--skip-ray", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="clipbridge-fleet-bench-") as tmp:
+        work = Path(tmp)
+        paths = write(work / "registry", args.models)
+        n = len(paths)
+        inproc = in_process(paths)
+        one = fleet(work / "registry", work, "w1", 1)
+        two = fleet(work / "registry", work, "w2", 2)
+        cached = fleet(work / "registry", work, "w2-again", 2, cache=work / "cache-w2")
+        out = {"models": n, "host": host(), "in_process_diff_s": round(inproc, 2), "fleet_1_worker_s": round(one, 2),
+               "fleet_2_workers_s": round(two, 2), "cached_rerun_s": round(cached, 2),
+               "scaling_1_to_2": round(one / two, 2), "overhead_1_worker": round(one / inproc, 3),
+               "cached_fraction": round(cached / two, 4)}
+        if not args.skip_ray:
+            import ray
+            root = str(Path(__file__).resolve().parents[1])
+            ray.init(num_cpus=2, object_store_memory=100 * 1024 * 1024, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False, runtime_env={"env_vars": {"PYTHONPATH": root}})
+            try:
+                fleet(work / "registry", work, "ray-warm", 2, "ray")  # start Ray's workers (a cluster is up)
+                ray_s = fleet(work / "registry", work, "ray", 2, "ray")
+            finally:
+                ray.shutdown()
+            out.update({"ray_2_workers_s": round(ray_s, 2), "ray_vs_local": round(two / ray_s, 2)})
+        out["load_after"] = os.getloadavg()
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
