@@ -49,8 +49,8 @@ def add_subcommand(sub: Any) -> None:
     f.add_argument("--against", metavar="PREV_DIR", help="write changes.json: what changed since that run")
     f.add_argument("--cache", metavar="DIR", help=f"the result cache and built environments (default "
                    f"{default_cache()})")
-    f.add_argument("--recycle", type=int, default=50, help="models per worker process before it is replaced "
-                   "(default 50)")
+    f.add_argument("--recycle", type=int, default=100, help="models per worker process before it is replaced "
+                   "(default 100)")
     f.add_argument("--retries", type=int, default=2, help="a job whose process died runs again this many times, "
                    "then is recorded as an error (default 2)")
     f.add_argument("--timeout", type=float, default=600.0, help="seconds per model (default 600)")

@@ -25,7 +25,7 @@ Done = Callable[[dict[str, Any], bool], None]  # (record, whether it may be cach
 @dataclasses.dataclass
 class Limits:
     workers: int = 1
-    recycle: int = 50  # models per worker process before it is replaced (engines that leak are bounded)
+    recycle: int = 100  # models per worker process before it is replaced (engines that leak are bounded)
     retries: int = 2  # a job whose process died runs again this many times, then is recorded as an error
     timeout_s: float = 600.0  # per model
     memory_mb: int | None = None  # address space a job may add (default: the sandbox's setting)

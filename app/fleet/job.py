@@ -16,6 +16,7 @@ from typing import Any
 from app.core.errors import ClipBridgeError
 from app.diff import report, run
 from app.fleet import envs
+from app.fleet.store import dumps
 from app.scan.report import scan, sniff, worst_status
 
 MAX_ERROR = 600  # characters of an error kept in results.jsonl
@@ -84,4 +85,9 @@ def run_one(task: Task) -> dict[str, Any]:
     except Exception as exc:  # a bug or an engine's own failure: recorded for this model, the run goes on
         error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
         traceback.print_exc()
-    return record(task, body, scanned, error, time.perf_counter() - start)
+    result = record(task, body, scanned, error, time.perf_counter() - start)
+    try:
+        dumps(result)  # a value JSON cannot hold (a bare NaN) would stop the run at the journal: an error here
+    except ValueError as exc:
+        result = record(task, None, scanned, f"the result is not JSON: {exc}"[:MAX_ERROR], result["seconds"])
+    return result

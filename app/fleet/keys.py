@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 
 import onnx
 
@@ -39,6 +40,7 @@ def parse_engine(text: str) -> EngineSpec:
     return EngineSpec(name, version or None)
 
 
+@lru_cache(maxsize=None)  # read once per process: metadata scans site-packages (~20 ms), a run asks per model
 def installed_version(name: str) -> str:
     """The installed distribution's version, read without importing the engine ('absent' when not installed)."""
     if name == "onnx-reference":
@@ -46,6 +48,7 @@ def installed_version(name: str) -> str:
     return engine_config.engine_versions().get(DISTRIBUTIONS[name]) or "absent"
 
 
+@lru_cache(maxsize=None)
 def host_tier() -> str:
     """The host's oneDNN ISA tier (docs/host-differences.md): OpenVINO's bf16 and flush behaviour follow it."""
     return engine_config.cpu_isa() or "unknown"

@@ -52,7 +52,8 @@ class Cache:
 
 
 class Journal:
-    """The run's progress: one complete line per finished model, appended with a single write and fsynced."""
+    """The run's progress: one complete line per finished model, appended with a single write (a SIGKILL loses
+    nothing written; not fsynced: resuming reads the cache, whose entries are, and the journal is for people)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -69,7 +70,6 @@ class Journal:
 
     def append(self, record: dict[str, Any]) -> None:
         os.write(self._fd, (dumps(record) + "\n").encode())
-        os.fsync(self._fd)
 
     def close(self) -> None:
         os.close(self._fd)

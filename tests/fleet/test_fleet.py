@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 
 from app.cli.main import main
-from app.fleet import runner
+from app.fleet import backends, job, runner
 from app.fleet.progress import Progress
-from app.fleet.sources import discover, in_shard, parse_shard
+from app.fleet.sources import discover, file_sha256, in_shard, parse_shard
 from app.fleet.store import read_jsonl
 from tests.fleet.conftest import answers, config, quiet
 from tests.fleet.registry import KINDS, BUILDERS
@@ -179,3 +179,19 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise(tty, expect):
     assert stream.getvalue().startswith(expect)
     if tty:
         assert "cached 1 differ 1 failed 0" in stream.getvalue() and "ETA" in stream.getvalue()
+
+
+def test_a_worker_process_is_replaced_after_recycle_models(registry):
+    """--recycle 2: the third model runs in a fresh sandbox worker, and answers the same."""
+    model = sorted(registry.rglob("*.onnx"))[0]
+    task = job.Task(str(model), str(model), file_sha256(model), None, ("onnxruntime", "openvino"), "model", 20240)
+    slot = backends._Slot(backends.Limits(workers=1, recycle=2))
+    try:
+        first, pools = [], []
+        for _ in range(3):
+            record, cacheable = slot.run(task)
+            first.append({**record, "seconds": 0})
+            pools.append(slot.pool)
+    finally:
+        slot.close()
+    assert pools[0] is pools[1] and pools[1] is not pools[2] and first[0] == first[1] == first[2] and cacheable
