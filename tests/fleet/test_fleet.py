@@ -14,6 +14,7 @@ import pytest
 
 from app.cli.main import main
 from app.fleet import backends, job, runner
+from app.fleet.keys import cache_key
 from app.fleet.progress import Progress
 from app.fleet.sources import discover, file_sha256, in_shard, parse_shard
 from app.fleet.store import read_jsonl
@@ -195,3 +196,23 @@ def test_a_worker_process_is_replaced_after_recycle_models(registry):
     finally:
         slot.close()
     assert pools[0] is pools[1] and pools[1] is not pools[2] and first[0] == first[1] == first[2] and cacheable
+
+
+def test_inputs_dir_gives_a_models_inputs_as_diff_inputs_does(registry, tmp_path):
+    """NAME.npz in --inputs-dir feeds the model: finite inputs, so the NaN-hazard model is equal (as
+    `clipbridge diff --inputs` says), and the cache key moves with the inputs' bytes."""
+    import numpy as np
+    model = next(p for p in sorted(registry.rglob("*.onnx")) if "/nan/" in str(p))
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    np.savez(inputs / f"{model.stem}.npz", x=np.linspace(-8, 8, 16, dtype=np.float32))
+    runner.run(config([str(model)], tmp_path / "out", tmp_path / "cache", inputs_dir=str(inputs)), quiet())
+    (rec,) = read_jsonl(tmp_path / "out" / "results.jsonl")
+    report = tmp_path / "diff.json"
+    main(["diff", str(model), "--inputs", str(inputs / f"{model.stem}.npz"), "--format", "json", "-o", str(report)])
+    body = json.loads(report.read_text())
+    assert (rec["verdict"], rec["findings"]) == (body["verdict"], body["nodes"]) == ("equal", [])
+    given, generated = discover([str(model)], str(inputs))[0], discover([str(model)])[0]
+    engines = config([], tmp_path, tmp_path).engines
+    assert cache_key(given.sha256, given.inputs_sha256, 1, engines, "model") != \
+        cache_key(generated.sha256, generated.inputs_sha256, 1, engines, "model")

@@ -4,7 +4,6 @@ retried a bounded number of times, then recorded as an error. Ray runs small her
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
