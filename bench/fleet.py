@@ -8,8 +8,11 @@ min > max, float16, subgraphs), every ratio against an anchor measured in the sa
 - overhead: fleet with 1 worker per model / app.diff.report.diff in process per model, over the same models
   (target <= 1.10: fleet adds the scan, the sandbox round-trip, the cache and the reports);
 - cached: a fully cached rerun / the first run (target < 5%).
-Results equal `clipbridge diff` per model (tests/fleet); here the ratios only.
-Run: python bench/fleet.py [--models 200] [--skip-ray]
+On a shared machine the load moves between minutes, so the registry is split into --rounds chunks and, per chunk,
+the in-process diff, fleet with 1 worker and fleet with 2 workers run back to back; the ratios are of the sums
+over the chunks, and the median of the per-chunk ratios is printed beside them. Results equal `clipbridge diff`
+per model (tests/fleet); here the ratios only.
+Run: python bench/fleet.py [--models 200] [--rounds 2] [--skip-ray]
 """
 
 from __future__ import annotations
@@ -34,9 +37,9 @@ from app.fleet.progress import Progress  # noqa: E402
 from tests.fleet.registry import write  # noqa: E402
 
 
-def fleet(registry: Path, work: Path, name: str, workers: int, backend: str = "local",
+def fleet(sources: list[Path], work: Path, name: str, workers: int, backend: str = "local",
           cache: Path | None = None) -> float:
-    cfg = runner.Config([str(registry)], work / name, [parse_engine("onnxruntime"), parse_engine("openvino")],
+    cfg = runner.Config([str(p) for p in sources], work / name, [parse_engine("onnxruntime"), parse_engine("openvino")],
                         cache or work / f"cache-{name}", backend=backend, limits=Limits(workers=workers))
     start = time.perf_counter()
     runner.run(cfg, Progress(0, open(os.devnull, "w"), tty=False))
@@ -60,31 +63,40 @@ def host() -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--skip-ray", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="clipbridge-fleet-bench-") as tmp:
         work = Path(tmp)
         paths = write(work / "registry", args.models)
-        n = len(paths)
-        inproc = in_process(paths)
-        one = fleet(work / "registry", work, "w1", 1)
-        two = fleet(work / "registry", work, "w2", 2)
-        cached = fleet(work / "registry", work, "w2-again", 2, cache=work / "cache-w2")
-        out = {"models": n, "host": host(), "in_process_diff_s": round(inproc, 2), "fleet_1_worker_s": round(one, 2),
-               "fleet_2_workers_s": round(two, 2), "cached_rerun_s": round(cached, 2),
-               "scaling_1_to_2": round(one / two, 2), "overhead_1_worker": round(one / inproc, 3),
-               "cached_fraction": round(cached / two, 4)}
+        n, k = len(paths), max(1, args.rounds)
+        chunks = [paths[i::k] for i in range(k)]
+        rounds = []
+        for i, chunk in enumerate(chunks):  # back to back per chunk: the three see the same load
+            rounds.append((in_process(chunk), fleet(chunk, work, f"w1-{i}", 1), fleet(chunk, work, f"w2-{i}", 2,
+                                                                                    cache=work / "cache-w2")))
+        inproc, one, two = (sum(r[j] for r in rounds) for j in range(3))
+        cached = fleet([work / "registry"], work, "again", 2, cache=work / "cache-w2")  # every model a hit
+        out = {"models": n, "rounds": k, "host": host(), "in_process_diff_s": round(inproc, 2),
+               "fleet_1_worker_s": round(one, 2), "fleet_2_workers_s": round(two, 2),
+               "scaling_1_to_2": round(one / two, 2),
+               "scaling_per_round": [round(r[1] / r[2], 2) for r in rounds],
+               "overhead_1_worker": round(one / inproc, 3),
+               "overhead_per_round": [round(r[1] / r[0], 3) for r in rounds],
+               "cached_rerun_s": round(cached, 2), "cached_fraction": round(cached / two, 4)}
         if not args.skip_ray:
             import ray
             root = str(Path(__file__).resolve().parents[1])
             ray.init(num_cpus=2, object_store_memory=100 * 1024 * 1024, include_dashboard=False,
                      log_to_driver=False, configure_logging=False, runtime_env={"env_vars": {"PYTHONPATH": root}})
             try:
-                fleet(work / "registry", work, "ray-warm", 2, "ray")  # start Ray's workers (a cluster is up)
-                ray_s = fleet(work / "registry", work, "ray", 2, "ray")
+                fleet(chunks[0][:10], work, "ray-warm", 2, "ray")  # start Ray's workers (a cluster is up)
+                local_s = fleet([work / "registry"], work, "local-vs-ray", 2)
+                ray_s = fleet([work / "registry"], work, "ray", 2, "ray")
             finally:
                 ray.shutdown()
-            out.update({"ray_2_workers_s": round(ray_s, 2), "ray_vs_local": round(two / ray_s, 2)})
+            out.update({"local_2_workers_s": round(local_s, 2), "ray_2_workers_s": round(ray_s, 2),
+                        "ray_vs_local": round(local_s / ray_s, 2)})
         out["load_after"] = os.getloadavg()
     print(json.dumps(out, indent=2))
 
