@@ -5,8 +5,9 @@ min > max, float16, subgraphs), every ratio against an anchor measured in the sa
   2-CPU machine);
 - ray: the Ray backend's rate / the local backend's, 2 workers each (target >= 0.85x; Ray's start is outside the
   timing, as a cluster is up before a nightly run);
-- overhead: fleet with 1 worker per model / app.diff.report.diff in process per model, over the same models
-  (target <= 1.10: fleet adds the scan, the sandbox round-trip, the cache and the reports);
+- overhead: fleet with 1 worker / app.diff.report.diff in process (warm), over the same models (target <= 1.10:
+  fleet adds the scan, the sandbox round-trip, the cache and the reports); also the marginal cost per model
+  between a small and a large chunk, without the fixed cost of starting the worker process;
 - cached: a fully cached rerun / the first run (target < 5%).
 On a shared machine the load moves between minutes, so the registry is split into --rounds chunks and, per chunk,
 the in-process diff, fleet with 1 worker and fleet with 2 workers run back to back; the ratios are of the sums
@@ -70,7 +71,11 @@ def main() -> None:
         work = Path(tmp)
         paths = write(work / "registry", args.models)
         n, k = len(paths), max(1, args.rounds)
-        chunks = [paths[i::k] for i in range(k)]
+        # Chunk sizes 1, 3, 5, ... parts: two chunk sizes give the marginal cost per model, which the fixed cost of
+        # starting a worker process (its engine imports) does not enter.
+        parts = [2 * i + 1 for i in range(k)]
+        cuts = [round(n * sum(parts[:i]) / sum(parts)) for i in range(k + 1)]
+        chunks = [paths[cuts[i]:cuts[i + 1]] for i in range(k)]
         rounds = []
         for i, chunk in enumerate(chunks):  # back to back per chunk: the three see the same load
             rounds.append((in_process(chunk), fleet(chunk, work, f"w1-{i}", 1), fleet(chunk, work, f"w2-{i}", 2,
@@ -83,6 +88,8 @@ def main() -> None:
                "scaling_per_round": [round(r[1] / r[2], 2) for r in rounds],
                "overhead_1_worker": round(one / inproc, 3),
                "overhead_per_round": [round(r[1] / r[0], 3) for r in rounds],
+               "overhead_marginal": round((rounds[-1][1] - rounds[0][1]) / (rounds[-1][0] - rounds[0][0]), 3)
+               if k > 1 else None,
                "cached_rerun_s": round(cached, 2), "cached_fraction": round(cached / two, 4)}
         if not args.skip_ray:
             import ray
