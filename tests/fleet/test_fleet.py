@@ -18,17 +18,17 @@ from app.fleet.keys import cache_key
 from app.fleet.progress import Progress
 from app.fleet.sources import discover, file_sha256, in_shard, parse_shard
 from app.fleet.store import read_jsonl
-from tests.fleet.conftest import answers, config, quiet
+from tests.fleet.conftest import COUNT, answers, config, quiet
 from tests.fleet.registry import KINDS, BUILDERS
 
 FIELDS = {"model", "sha256", "verdict", "first_divergence", "findings", "engines", "cached", "seconds", "error", "scan"}
 SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "data"
 
 
-@pytest.mark.parametrize("kind", [pytest.param(k, id=k) for k in KINDS])
-def test_a_model_answers_as_clipbridge_diff_does(kind, registry, baseline, tmp_path):
+@pytest.mark.parametrize("index", [pytest.param(i, id=f"{KINDS[i % len(KINDS)]}-{i}") for i in range(COUNT)])
+def test_a_model_answers_as_clipbridge_diff_does(index, registry, baseline, tmp_path):
     """The oracle is the single-model command itself: `clipbridge diff MODEL --format json`."""
-    rec = next(r for r in read_jsonl(baseline[0] / "results.jsonl") if f"/{kind}/" in r["model"])
+    rec = next(r for r in read_jsonl(baseline[0] / "results.jsonl") if r["model"].endswith(f"_{index:04d}.onnx"))
     report = tmp_path / "diff.json"
     code = main(["diff", rec["model"], "--format", "json", "--output", str(report)])
     body = json.loads(report.read_text())
@@ -216,3 +216,19 @@ def test_inputs_dir_gives_a_models_inputs_as_diff_inputs_does(registry, tmp_path
     engines = config([], tmp_path, tmp_path).engines
     assert cache_key(given.sha256, given.inputs_sha256, 1, engines, "model") != \
         cache_key(generated.sha256, generated.inputs_sha256, 1, engines, "model")
+
+
+def test_an_openvino_ir_is_scanned_as_clipbridge_scan_does(registry, tmp_path, capsys):
+    """An IR is scanned, not diffed (the diff's engines run ONNX): verdict `scanned`, which counts as equal."""
+    ov = pytest.importorskip("openvino")
+    onnx_path = next(p for p in sorted(registry.rglob("*.onnx")) if "/nan/" in str(p))
+    xml = tmp_path / "reg" / "nan_ir.xml"
+    xml.parent.mkdir()
+    ov.save_model(ov.convert_model(str(onnx_path)), str(xml))
+    code = runner.run(config([str(tmp_path / "reg")], tmp_path / "out", tmp_path / "cache"), quiet())
+    (rec,) = read_jsonl(tmp_path / "out" / "results.jsonl")
+    main(["scan", str(xml), "--format", "json"])
+    body = json.loads(capsys.readouterr().out)
+    assert code == 0 and rec["verdict"] == "scanned" and rec["findings"] == [] and rec["error"] is None
+    assert rec["scan"]["format"] == body["format"] == "openvino-ir"
+    assert rec["scan"]["clips"] == body["summary"]["clips"] >= 1
