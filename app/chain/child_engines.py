@@ -96,8 +96,11 @@ def ov_graph(xml: bytes, weights: bytes) -> dict[str, Any]:
         owner_names = sorted(owner.output(0).get_names()) if owner is not None else []
         attrs = {k: float(v) for k, v in op.get_attributes().items() if isinstance(v, (int, float))}
         data = [i.get_source_output() for i in op.inputs() if _ov_operand(i.get_source_output())[0] == "tensor"]
+        src = data[0].get_node() if data else None
         ops.append({"name": op.get_friendly_name(), "type": t, "tensor": op.get_friendly_name(),
-                    "input": data[0].get_node().get_friendly_name() if data else "",
+                    "input": src.get_friendly_name() if src is not None else "",
+                    "input_names": sorted(data[0].get_names()) if data else [],
+                    "parameter": src is not None and src.get_type_name() == "Parameter",
                     "operands": [_ov_operand(i.get_source_output()) for i in op.inputs()], "attrs": attrs,
                     "names": owner_names or names, "group": owner.get_friendly_name() if owner is not None else "",
                     "how": "OpenVINO tensor names" if names else "OpenVINO tensor names of the op it feeds"})
@@ -112,14 +115,15 @@ def run_openvino(xml: bytes, weights: bytes, feeds: list[np.ndarray], capture: l
     model = _ov_model(xml, weights)
     n_out = len(model.outputs)
     by_name = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
-    extra = [c for c in dict.fromkeys(capture) if c in by_name]  # add_outputs keeps one output per port
-    if extra:
-        model.add_outputs([by_name[c].output(0) for c in extra])
+    params = {p.get_friendly_name(): k for k, p in enumerate(model.get_parameters())}
+    extra = [c for c in dict.fromkeys(capture) if c in by_name and c not in params]
+    added = model.add_outputs([by_name[c].output(0) for c in extra]) if extra else []
     compiled, effective = engine_config.openvino_compile(model, "model")
     result = compiled(list(feeds))
-    outs = [np.asarray(result[compiled.outputs[k]]) for k in range(len(compiled.outputs))]
-    return {"outputs": outs[:n_out], "values": dict(zip(extra, outs[n_out:])), "version": ov.get_version(),
-            "precision": effective}
+    outs = [np.asarray(result[compiled.outputs[k]]) for k in range(n_out)]
+    values = {c: np.asarray(result[compiled.output(next(iter(port.get_names())))]) for c, port in zip(extra, added)}
+    values.update({name: feeds[k] for name, k in params.items() if k < len(feeds)})  # a graph input is the feed
+    return {"outputs": outs, "values": values, "version": ov.get_version(), "precision": effective}
 
 
 def _interpreter(data: bytes, builtin: bool) -> Any:

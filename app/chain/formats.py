@@ -17,7 +17,9 @@ def _cell(hop: dict[str, Any], node: str) -> str:
     became = (row or {}).get("became") or ("unpaired" if hop["status"] in ("ok", "static") else "-")
     cmp = hop.get("against_source")
     n = next((x for x in cmp["nodes"] if x["node"] == node), None) if cmp else None
-    if n is None or n["differing"] is None:
+    if cmp is None and row and row.get("findings"):
+        mark = " ?" + ",".join(f["rule"] for f in row["findings"])
+    elif n is None or n["differing"] is None:
         mark = ""
     elif n["differing"]:
         mark = f" !{n['differing']}/{n['total']} {n['cause'] or 'unexplained'}"

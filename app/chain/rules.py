@@ -70,10 +70,13 @@ def omitted_bound_lowest(clip: dict, group: list[dict], stage: str, v: float) ->
         return None
     pos = 1 if v < 0 else 2
     for op in group:
-        attrs = op.get("attrs", {})
+        attrs = op.get("attrs") or op.get("consts") or {}
         if op["type"] == "Clip" and (len(op["operands"]) <= pos or op["operands"][pos][0] == "omitted"):
             return -FLT_MAX if v < 0 else FLT_MAX
-        if op["type"] in ("Clamp", "clip") and any(abs(float(a)) >= FLT_MAX for a in attrs.values()):
+        if op["type"] in ("Clamp", "clip") and any(a is not None and abs(float(a)) >= FLT_MAX for a in attrs.values()):
+            return -FLT_MAX if v < 0 else FLT_MAX
+        extreme = [c for k, c in op.get("operands", []) if k == "const" and c is not None and abs(c) >= FLT_MAX]
+        if op["type"] in ("Maximum", "Minimum", "MAXIMUM", "MINIMUM") and extreme:
             return -FLT_MAX if v < 0 else FLT_MAX
     return None
 
@@ -94,8 +97,8 @@ def nan_to_bound_by_operand_order(clip: dict, group: list[dict], stage: str, v: 
     operand when either is NaN, so the order the frontend writes decides: tensor first, NaN becomes the constant;
     constant first, NaN survives (openvino#35839; converter-chain-notes.md: the ExportedProgram route writes the
     tensor first, the ONNX route the constant first)."""
-    if stage != "openvino" or not math.isnan(v) or not group:
-        return None
+    if stage != "openvino" or not math.isnan(v) or not group or any(op["type"] == "Clamp" for op in group):
+        return None  # a Clamp is nan-to-lower-bound's
     out = _after(group, 0, v, stage)
     return out if not math.isnan(out) else None
 
@@ -115,9 +118,11 @@ def nan_to_constant_builtin(clip: dict, group: list[dict], stage: str, v: float)
 
 def min_ge_max_fill(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
     """coremltools' torch frontend folds a clamp whose constant min >= max into fill(max) (its clamp lowering,
-    [src] in converter-chain-notes.md): NaN becomes max, where torch keeps NaN."""
+    [src] in converter-chain-notes.md; a const of that name is what the converted program keeps): NaN becomes
+    max, where torch keeps NaN."""
     lo, hi = clip.get("lo"), clip.get("hi")
-    if stage != "coreml" or group or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
+    folded = all(op["type"] in ("const", "fill") for op in group)
+    if stage != "coreml" or not folded or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
         return None
     return _f32(hi) if lo >= hi and math.isnan(v) else None
 
