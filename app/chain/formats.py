@@ -22,7 +22,8 @@ def _cell(hop: dict[str, Any], node: str) -> str:
     elif n is None or n["differing"] is None:
         mark = ""
     elif n["differing"]:
-        mark = f" !{n['differing']}/{n['total']} {n['cause'] or 'unexplained'}"
+        mark = f" !{n['differing']}/{n['total']} {n['cause'] or 'unexplained'}" + \
+            (" (inherited)" if n["origin"] == "inherited" else "")
     else:
         mark = " ="
     return (became + mark)[:WIDTH * 2]
