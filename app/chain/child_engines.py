@@ -11,6 +11,7 @@ import onnx
 from onnx import numpy_helper
 
 from app.diff import engines as diff_engines
+from app.engines import config as engine_config
 
 ONNX_CLIPS = ("Clip", "Max", "Min", "Relu", "HardSwish", "HardSigmoid", "LeakyRelu")
 OV_CLIPS = ("Clamp", "Maximum", "Minimum", "Relu", "HSwish", "HSigmoid", "HardSigmoid", "Swish")
@@ -111,7 +112,6 @@ def run_openvino(xml: bytes, weights: bytes, feeds: list[np.ndarray], capture: l
     """The IR compiled pinned to the model's precision (app/engines/config.py, as diff does), with the outputs
     of the ops named `capture` (friendly names) added as outputs."""
     import openvino as ov
-    from app.engines import config as engine_config
     model = _ov_model(xml, weights)
     n_out = len(model.outputs)
     by_name = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
