@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.chain import child_engines, child_torch, hops, inputs, lowering, rules, stages
+from app.core.errors import ClipBridgeError
+from app.core.numbers import wire_number
 from app.chain.stagerun import Execute, Stage, convert, dist_version, read_lowering, run_stage
 from app.diff.inputs import SEED
 
@@ -32,10 +34,17 @@ def _onnx_clips(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _describe(execute: Execute, model: bytes, kind: str) -> dict[str, Any]:
-    if kind == "torch":
-        return execute("chain:torch", child_torch.describe, model)
-    graph = execute("chain:onnx", child_engines.onnx_graph, model)
-    specs = execute("chain:onnx", child_engines.onnx_inputs, model)
+    """The source's inputs and clip-like ops; a model that cannot be read is a 4xx on `model`, never a 5xx."""
+    try:
+        if kind == "torch":
+            return execute("chain:torch", child_torch.describe, model)
+        graph = execute("chain:onnx", child_engines.onnx_graph, model)
+        specs = execute("chain:onnx", child_engines.onnx_inputs, model)
+    except ClipBridgeError:
+        raise
+    except Exception as exc:  # a parser's own failure on the bytes: named, reduced, never relayed raw
+        what = "a torch.export.save archive" if kind == "torch" else "an ONNX model"
+        raise ClipBridgeError(f"model is not a readable {what} ({type(exc).__name__})", "model") from None
     return {"inputs": specs, "clips": _onnx_clips(graph)}
 
 
@@ -117,7 +126,8 @@ def chain(execute: Execute, model: bytes, npz: bytes | None, spec: str, seed: in
     return {"verdict": "static" if static else _verdict(hop_rows), "chain": names, "source": kind,
             "inputs": {"source": "given" if npz is not None else "generated", "seed": None if npz else seed,
                        "tensors": [{"name": s["name"], "dtype": s["dtype"], "shape": s["shape"]} for s in specs]},
-            "clips": [{k: c[k] for k in ("node", "op", "lo", "hi", "module", "stack_trace")} for c in clips],
+            "clips": [{k: wire_number(c[k]) if k in ("lo", "hi") and isinstance(c[k], float) else c[k]
+                       for k in ("node", "op", "lo", "hi", "module", "stack_trace")} for c in clips],
             "stages": [{"name": st.name, "status": st.status, "error": st.error} for st in chain_.values()],
             "hops": hop_rows, "rules": _rule_docs()}
 

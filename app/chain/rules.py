@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from app.core.numbers import wire_number
+
 FLT_MAX = float(np.finfo(np.float32).max)
 Rule = Callable[[dict, list[dict], str, float], "float | None"]
 WITNESSES = (math.nan, -math.inf, math.inf, FLT_MAX, -FLT_MAX)  # the inputs a static prediction is made for
@@ -193,7 +195,8 @@ def predict(clip: dict, group: list[dict], stage: str) -> list[dict[str, Any]]:
             want = rule(clip, group, stage, v)
             src = torch_value(clip, v)
             if want is not None and not same(want, src):
-                found.append({"rule": name, "input": v, "source": src, "became": want})
+                found.append({"rule": name, "input": wire_number(v), "source": wire_number(src),
+                              "became": wire_number(want)})
                 break
     return found
 
