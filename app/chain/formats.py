@@ -7,6 +7,8 @@ import json
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from app import __version__
+
 FORMATS = ("table", "json", "markdown", "sarif", "junit")
 WIDTH = 40
 
@@ -98,7 +100,7 @@ def sarif(body: dict[str, Any], artifact: str) -> str:
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact}},
                                "logicalLocations": [{"name": f["node"] or f["hop"], "kind": "function"}]}]}
                for f in findings(body)]
-    run = {"tool": {"driver": {"name": "clipbridge-chain", "informationUri": "https://example.invalid/docs/chain",
+    run = {"tool": {"driver": {"name": "clipbridge", "version": __version__, "semanticVersion": __version__,
                                "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in rules.items()]}},
            "results": results}
     return json.dumps({"version": "2.1.0", "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
