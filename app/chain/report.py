@@ -26,10 +26,14 @@ def _onnx_clips(graph: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for op in graph["ops"]:
         consts = [c if k == "const" else None for k, c in op["operands"]] + [None, None, None]
-        lo, hi = (consts[1], consts[2]) if op["type"] == "Clip" else \
-            (consts[1] if op["type"] == "Max" else None, consts[1] if op["type"] == "Min" else None)
+        if op["type"] == "Clip":  # an omitted bound means lowest()/max() in ONNX, not an open side (Clip-11+)
+            ops = op["operands"] + [("omitted", None)] * 3
+            lo = -rules.FLT_MAX if ops[1][0] == "omitted" else consts[1]
+            hi = rules.FLT_MAX if ops[2][0] == "omitted" else consts[2]
+        else:
+            lo, hi = consts[1] if op["type"] == "Max" else None, consts[1] if op["type"] == "Min" else None
         out.append({"node": op["tensor"], "op": ONNX_OPS[op["type"]], "lo": lo, "hi": hi, "int_literal": [],
-                    "input": op["input"], "module": "", "stack_trace": "", "onnx_node": op["name"]})
+                    "input": op["input"], "module": "", "stack_trace": "", "onnx_node": op["name"], "source": "onnx"})
     return out
 
 
@@ -121,7 +125,7 @@ def chain(execute: Execute, model: bytes, npz: bytes | None, spec: str, seed: in
         chain_[name] = st
     if not static:
         for st in chain_.values():
-            run_stage(execute, st, clips, model, feeds, [s["name"] for s in specs])
+            run_stage(execute, st, clips, model, feeds)
     hop_rows = [hop(st, chain_, clips, kind, not static) for st in chain_.values() if st.name != kind]
     return {"verdict": "static" if static else _verdict(hop_rows), "chain": names, "source": kind,
             "inputs": {"source": "given" if npz is not None else "generated", "seed": None if npz else seed,

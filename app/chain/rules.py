@@ -30,12 +30,15 @@ def _f32(x: float) -> float:
 
 def torch_value(clip: dict, v: float) -> float:
     """The source meaning: torch's eager formula in float32 (clamp keeps NaN and an open side's inf; min > max
-    gives max; hardswish is x * min(max(x + 3, 0), 6) / 6, which overflows; hardsigmoid is relu6(x + 3) / 6)."""
+    gives max; hardswish is x * min(max(x + 3, 0), 6) / 6, which overflows; hardsigmoid is relu6(x + 3) / 6);
+    an ONNX source's HardSwish by its spec."""
     op, lo, hi = clip["op"], clip.get("lo"), clip.get("hi")
     if math.isnan(v):
         return math.nan
     with np.errstate(all="ignore"):
         x = np.float32(v)
+        if op == "hardswish" and clip.get("source") == "onnx":  # HardSwish-14: x * max(0, min(1, x/6 + 0.5))
+            return float(x * np.maximum(np.float32(0), np.minimum(np.float32(1), x / np.float32(6) + np.float32(0.5))))
         if op == "hardswish":
             return float(x * np.minimum(np.maximum(x + np.float32(3), np.float32(0)), np.float32(6)) / np.float32(6))
         if op == "hardsigmoid":
@@ -133,7 +136,9 @@ def torch_hardswish_overflow(clip: dict, group: list[dict], stage: str, v: float
     """torch's own hardswish computes x * min(max(x + 3, 0), 6) / 6 in float32, which overflows to inf above
     about FLT_MAX / 6; ONNX HardSwish, OpenVINO HSwish and LiteRT HARD_SWISH multiply x by a [0, 1] factor and
     stay finite (converter-chain-notes.md, measured). Torch eager is the reference, not an oracle."""
-    if clip["op"] != "hardswish" or not group or not math.isfinite(v) or abs(v) <= FLT_MAX / 6:
+    if clip["op"] != "hardswish" or clip.get("source") == "onnx" or not group:
+        return None
+    if not math.isfinite(v) or abs(v) <= FLT_MAX / 6:
         return None
     return _f32(v) if v > 0 else 0.0
 

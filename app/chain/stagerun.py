@@ -77,8 +77,7 @@ def _ov_capture(group: list[dict]) -> list[str]:
     return [group[0]["input"], group[-1]["tensor"]] if group else []
 
 
-def run_stage(execute: Execute, st: Stage, clips: list[dict], model: bytes, feeds: list[np.ndarray],
-              source_inputs: list[str]) -> None:
+def run_stage(execute: Execute, st: Stage, clips: list[dict], model: bytes, feeds: list[np.ndarray]) -> None:
     """Run the stage with its paired ops' inputs and outputs captured; fill st.ran and st.engine."""
     if st.status != "ok":
         return

@@ -56,7 +56,8 @@ def _problem(r, status: int, loc: str) -> None:  # noqa: ANN001
     pytest.param("?chain=onnx", "small", b"junk", 400, "inputs", id="bad-npz"),
     pytest.param("?chain=onnx", "small", npz(y=np.zeros(3, np.float32)), 400, "inputs", id="npz-wrong-name"),
 ])
-def test_errors_name_the_field(client, small: bytes, query: str, model, inputs, status: int, loc: str) -> None:  # noqa: ANN001
+def test_errors_name_the_field(client, small: bytes, query: str, model, inputs,  # noqa: ANN001
+                               status: int, loc: str) -> None:
     _problem(post(client, small if model == "small" else model, query, inputs), status, loc)
 
 

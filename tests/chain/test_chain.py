@@ -15,7 +15,7 @@ import openvino as ov
 import pytest
 import torch
 
-from app.chain import report, stages
+from app.chain import child_torch, report, stages
 from app.diff import compare
 from app.diff.run import direct
 from tests.chain.conftest import HOSTILE, npz
@@ -137,3 +137,11 @@ def test_mobilenet_hostile_input_differs_with_a_first_divergence(mobilenet_pt2: 
     cmp = hop(body, "openvino")["against_source"]
     assert cmp["outputs"][0]["differing"] > 0 and cmp["first_divergence"]["node"] == "hardtanh"
     assert node(cmp, "hardtanh")["cause"] == "nan-to-lower-bound"
+
+
+def test_an_onnx_model_starts_the_chain_at_onnx(clamps_pt2: bytes) -> None:
+    body = report.chain(direct, child_torch.to_onnx(clamps_pt2), npz(x=HOSTILE), "onnx,openvino")
+    h = hop(body, "openvino")
+    assert body["source"] == "onnx" and h["from"] == "onnx" and h["against_source"]["reference"] == "onnx"
+    assert h["against_source"]["verdict"] == "explained"
+    assert h["unpredicted"] == [] and h["not_reached"] == []
