@@ -55,6 +55,7 @@ def _problem(r, status: int, loc: str) -> None:  # noqa: ANN001
     pytest.param("?chain=onnx,openvino", b"\x08\x07junk", None, 400, "model", id="not-onnx"),
     pytest.param("?chain=onnx", "small", b"junk", 400, "inputs", id="bad-npz"),
     pytest.param("?chain=onnx", "small", npz(y=np.zeros(3, np.float32)), 400, "inputs", id="npz-wrong-name"),
+    pytest.param("?chain=onnx", b"", None, 400, "model", id="empty-model"),
 ])
 def test_errors_name_the_field(client, small: bytes, query: str, model, inputs,  # noqa: ANN001
                                status: int, loc: str) -> None:
