@@ -78,9 +78,11 @@ def hop(st: Stage, chain: dict[str, Stage], clips: list[dict], source: str, ran:
     body = _hop_head(st)
     body["lowering"] = [{k: v for k, v in r.items() if k != "group"} for r in st.lowering]
     predicted = [{"node": r["node"], "rule": f["rule"]} for r in st.lowering for f in r["findings"]]
-    if st.name == "coreml":
-        predicted += [{"node": f["node"], "rule": f["rule"]} for f in lowering.failure_findings(clips, st.name)]
+    refused = lowering.failure_findings(clips, st.name)
+    predicted += [{"node": f["node"], "rule": f["rule"]} for f in refused]
     body["predicted"] = predicted
+    if st.status == "failed" and refused:  # the failure the source predicted: named by its rule
+        body["cause"] = {"rule": refused[0]["rule"], "nodes": [f["node"] for f in refused]}
     if not ran:
         return body
     src, prev = chain[source].ran, chain.get(st.source or "")

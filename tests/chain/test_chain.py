@@ -108,6 +108,7 @@ def test_a_coreml_conversion_failure_is_a_hop(clamp_min_int_body: dict) -> None:
     h = hop(clamp_min_int_body, "coreml")
     assert h["status"] == "failed" and h["error"].startswith("conversion: AssertionError")
     assert {"node": "clamp_min", "rule": "int-literal-refused"} in h["predicted"]
+    assert h["cause"] == {"rule": "int-literal-refused", "nodes": ["clamp_min"]}
     assert hop(clamp_min_int_body, "openvino")["against_source"] is not None  # the other hops went on
 
 
