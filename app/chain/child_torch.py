@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from app.chain import converter_env
 from app.core.errors import ClipBridgeError
 
 # aten targets that clamp: source ops the chain follows (docs/chain.md, "Clip-like source ops").
@@ -141,18 +142,13 @@ def to_openvino(kind: str, data: bytes) -> tuple[bytes, bytes]:
 
 
 def to_tflite(pt2: bytes, shapes: list[dict[str, Any]]) -> bytes:
-    """litert_torch.convert(ep.module(), sample inputs): the .tflite flatbuffer (float, no quantization)."""
-    import torch
+    """litert_torch.convert(ep.module(), zero sample inputs): the .tflite flatbuffer (float, no quantization),
+    converted in the LiteRT converter's environment of its own (converter_env.py), never in this process."""
+    # (describe() has read the archive already: an unreadable one never gets here)
     try:
-        import litert_torch
-    except ImportError:
-        raise ConversionFailed("litert-torch is not installed: pip install -e \".[chain]\"", "model") from None
-    ep = load(pt2)
-    sample = tuple(torch.zeros(s["shape"], dtype=getattr(torch, s["dtype"])) for s in shapes)
-    try:
-        return bytes(litert_torch.convert(ep.module(), sample).tflite_model())
-    except Exception as exc:
-        raise ConversionFailed(reduce_error(exc), "model") from None
+        return converter_env.convert(pt2, [{"shape": s["shape"], "dtype": s["dtype"]} for s in shapes])
+    except converter_env.ConverterError as exc:
+        raise ConversionFailed(str(exc), "model") from None
 
 
 def to_coreml(pt2: bytes) -> list[dict[str, Any]]:

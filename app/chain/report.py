@@ -58,7 +58,7 @@ def _hop_head(st: Stage) -> dict[str, Any]:
     same_file = st.name == "tflite:builtin" and st.source == "tflite"
     return {"from": st.source, "to": st.name, "status": st.status, "error": st.error,
             "converter": None if conv is None or same_file else
-            {"name": conv.name, "version": dist_version(conv.name), "options": conv.options},
+            {"name": conv.name, "version": conv.version or dist_version(conv.name), "options": conv.options},
             "engine": {"name": engine, "version": st.engine.get("version") or dist_version(engine),
                        "precision": st.engine.get("precision"), "delegate": delegate},
             **({"note": STATIC_NOTE} if st.name == "coreml" else {}),

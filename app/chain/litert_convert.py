@@ -1,0 +1,43 @@
+"""torch -> .tflite with litert-torch, run by the LiteRT converter environment's interpreter (converter_env.py),
+never by clipbridge's own: `ENV/bin/python -I litert_convert.py IN.pt2 OUT.tflite SHAPES_JSON`.
+
+A standalone script: it imports only the standard library, torch and litert_torch (the environment has no
+clipbridge, pydantic or fastapi of clipbridge's versions), loads the ExportedProgram, converts `ep.module()` with
+zero sample inputs of the given shapes and writes the flatbuffer. A failure is one line on stderr, the
+exception's type and first line (the caller quotes it reduced), and exit status 3."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+FAILED = 3
+
+
+def convert(src: str, dst: str, shapes: list[dict]) -> None:
+    """litert_torch.convert(ep.module(), sample): the float flatbuffer, no quantization (docs/chain.md)."""
+    import litert_torch
+    import torch
+
+    ep = torch.export.load(src)
+    sample = tuple(torch.zeros(s["shape"], dtype=getattr(torch, s["dtype"])) for s in shapes)
+    model = litert_torch.convert(ep.module(), sample)
+    with open(dst, "wb") as f:
+        f.write(bytes(model.tflite_model()))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print("usage: litert_convert.py IN.pt2 OUT.tflite SHAPES_JSON", file=sys.stderr)
+        return 2
+    try:
+        convert(argv[0], argv[1], json.loads(argv[2]))
+    except Exception as exc:  # the converter's failure: one reduced line, never the traceback
+        text = " ".join(str(exc).split())[:240]
+        print(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, file=sys.stderr)
+        return FAILED
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
