@@ -22,8 +22,7 @@ def convert(src: str, dst: str, shapes: list[dict]) -> None:
     ep = torch.export.load(src)
     sample = tuple(torch.zeros(s["shape"], dtype=getattr(torch, s["dtype"])) for s in shapes)
     model = litert_torch.convert(ep.module(), sample)
-    with open(dst, "wb") as f:
-        f.write(bytes(model.tflite_model()))
+    model.export(dst)  # litert-torch 0.10's LiteRTModel: export(path) writes the flatbuffer
 
 
 def main(argv: list[str]) -> int:

@@ -68,6 +68,8 @@ def _hop_head(st: Stage) -> dict[str, Any]:
 def _confirmation(predicted: list[dict], *comparisons: dict | None) -> dict[str, list]:
     measured = {(n["node"], c) for cmp in comparisons if cmp for n in cmp["nodes"] if n["origin"] == "introduced"
                 for c in (n.get("causes") or {}) if c != "unexplained"}
+    measured |= {(n["node"], n["cause"]) for cmp in comparisons if cmp for n in cmp["nodes"]
+                 if n["origin"] == "inherited" and n["cause"] in rules.HOP_RULES}  # a hop rule at the input
     said = {(p["node"], p["rule"]) for p in predicted}
     pack = lambda pairs: [{"node": n, "rule": r} for n, r in sorted(pairs)]  # noqa: E731
     return {"confirmed": pack(said & measured), "not_reached": pack(said - measured),
