@@ -29,7 +29,8 @@ def became_text(op: dict[str, Any]) -> str:
     t, attrs = op["type"], op.get("attrs", {})
     if attrs.get("fused"):  # LiteRT: the activation is the op's own (a CONV_2D or ADD with RELU6 fused)
         consts = [_num(c) for k, c in op.get("operands", []) if k == "const"]
-        return f"{t}({', '.join(['x', *consts])}) (fused {attrs['fused']})" if consts else f"{t} (fused {attrs['fused']})"
+        head = f"{t}({', '.join(['x', *consts])})" if consts else t
+        return f"{head} (fused {attrs['fused']})"
     if t == "Clamp":
         return f"Clamp({_num(attrs.get('min'))}, {_num(attrs.get('max'))})"
     if t == "clip" and op.get("consts"):

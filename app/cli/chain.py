@@ -4,10 +4,10 @@ Exit codes: 0 every running hop is equal (or `--static`: the lowering table was 
 converter failed, 2 an error (an unreadable model, a bad chain or option). A stage whose converter is not
 installed is a hop with status `not-installed` naming its install command (also printed on stderr).
 
-A chain with a LiteRT stage builds the LiteRT converter's environment on its first run (once, about 1 GB, a
-message on stderr; CLIPBRIDGE_CHAIN_BUILD=0 turns that off, and a build that fails leaves the hop not-installed).
-`clipbridge chain-env build` builds it explicitly, `clipbridge chain-env status` says where and whether it is:
-exit 0 built, 1 not built (status), 2 the build failed."""
+A chain with a LiteRT stage builds the LiteRT converter's environment on its first run (once: about 0.5 GB of
+downloads, 2 GB installed; a message on stderr; CLIPBRIDGE_CHAIN_BUILD=0 turns that off, and a build that fails
+leaves the hop not-installed). `clipbridge chain-env build` builds it explicitly, `clipbridge chain-env status`
+says where and whether it is: exit 0 built, 1 not built (status), 2 the build failed."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def _build_if_needed(chain: str) -> None:
         return
     if os.environ.get("CLIPBRIDGE_CHAIN_BUILD", "1") == "0":
         return  # the hops say not-installed, with the command
-    _say(f"building the LiteRT converter environment once (about 1 GB) in {converter_env.env_dir()}")
+    _say(f"building the LiteRT converter environment once (about 0.5 GB of downloads, 2 GB installed) in "
+         f"{converter_env.env_dir()}")
     try:
         converter_env.build(log=_say)
     except ClipBridgeError as exc:  # no index reachable, no disk: the hop stays not-installed, the rest runs
@@ -79,6 +80,7 @@ def cmd_env(args: argparse.Namespace) -> int:
 def add_subcommand(sub: Any) -> None:
     e = sub.add_parser("chain-env", help="build the LiteRT converter's environment of its own (docs/chain.md); "
                                          "exit 0 built, 1 not built (status), 2 the build failed")
-    e.add_argument("action", choices=["build", "status"], help="build: once, about 1 GB, reused after "
-                   "($CLIPBRIDGE_CACHE, default ~/.cache/clipbridge); status: where it is and whether it is built")
+    e.add_argument("action", choices=["build", "status"], help="build: once (about 0.5 GB of downloads, 2 GB "
+                   "installed), reused after ($CLIPBRIDGE_CACHE, default ~/.cache/clipbridge); status: where it is "
+                   "and whether it is built")
     e.set_defaults(func=cmd_env)
