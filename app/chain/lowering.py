@@ -82,8 +82,8 @@ def _litert(clip: dict[str, Any], ops: list[dict], outputs: list[int]) -> tuple[
         if last is None:
             continue
         up = by_tensor.get(last.get("input") if last.get("input") is not None else -1)
-        pairs = {"MINIMUM": "MAXIMUM", "MAXIMUM": "MINIMUM"}
-        found = [up, last] if up is not None and (pairs.get(last["type"]) == up["type"] or (
+        pairs = {"MINIMUM": ("MAXIMUM", "RELU"), "MAXIMUM": ("MINIMUM",)}  # clamp(x, 0, hi): RELU -> MINIMUM
+        found = [up, last] if up is not None and (up["type"] in pairs.get(last["type"], ()) or (
             clip["op"] == "hardsigmoid" and last["type"] == "MUL" and up["attrs"].get("fused") == "RELU6")) \
             else [last]
         group += [op for op in found if op not in group]

@@ -145,6 +145,19 @@ def test_a_builtin_convolution_saturates_inf(env_python: str) -> None:
     assert {"node": "hardswish", "rule": "conv-saturates-inf"} in h["confirmed"]
 
 
+def test_infinite_bounds_stay_infinite_and_the_builtin_kernels_return_them(env_python: str) -> None:
+    """litert-torch 0.10.0 writes the infinite constant as it is (no finite extreme in its place); the builtin
+    MAXIMUM(NaN, -inf) returns -inf (nan-to-constant-builtin), XNNPACK keeps NaN."""
+    x = np.array([[np.nan, np.inf, -np.inf, 3.4e38, -3.4e38, 1.0, -1.0, 7.0]], np.float32)
+    body = report.chain(direct, models.inf_bounds(), npz(x=x), "torch,tflite,tflite:builtin")
+    assert [r["became"] for r in hop(body, "tflite")["lowering"]] == \
+        ["MAXIMUM(x, -inf) -> MINIMUM(x, 6.0)", "RELU(x) -> MINIMUM(x, inf)", "MAXIMUM(x, -inf) -> MINIMUM(x, 2.0)"]
+    assert hop(body, "tflite")["against_source"]["verdict"] == "equal"
+    h = hop(body, "tflite:builtin")
+    assert h["against_source"]["verdict"] == "explained" and h["unpredicted"] == [] and h["not_reached"] == []
+    assert [n["witness"]["outputs"]["tflite:builtin"] for n in h["against_source"]["nodes"]] == ["-inf", "inf", "-inf"]
+
+
 def test_the_hop_names_the_environment(clamps_lite: dict) -> None:
     conv = hop(clamps_lite, "tflite")["converter"]
     assert conv["version"] == "0.10.0" and conv["options"]["environment"] == "litert-torch-0.10.0"
