@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -55,14 +54,6 @@ def build(log: Callable[[str], None] = print) -> str:
     return venvs.ensure(env_dir(), REQUIREMENTS, "chain-env", shared=False, log=log)
 
 
-def _limits(memory_mb: int) -> Callable[[], None]:
-    def apply() -> None:  # in the child, before exec: its own address space cap (at most the inherited hard one)
-        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        soft = memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
-    return apply
-
-
 def convert(pt2: bytes, shapes: list[dict[str, Any]], timeout_s: float = TIMEOUT_S,
             memory_mb: int = MEMORY_MB) -> bytes:
     """The .tflite litert-torch writes for the ExportedProgram, converted by the environment's interpreter."""
@@ -74,11 +65,11 @@ def convert(pt2: bytes, shapes: list[dict[str, Any]], timeout_s: float = TIMEOUT
         with open(src, "wb") as f:
             f.write(pt2)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd, "TMPDIR": cwd,
-               "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+               "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+               "CLIPBRIDGE_CONVERTER_MEMORY_MB": str(memory_mb)}  # the script caps itself (litert_convert.py)
         try:
             done = subprocess.run([py, "-I", str(SCRIPT), src, dst, json.dumps(shapes)], cwd=cwd, env=env,
-                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s,
-                                  preexec_fn=_limits(memory_mb))
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             raise ConverterError(f"litert-torch ran out of time ({timeout_s:g} s)") from None
         if done.returncode != 0:
