@@ -11,6 +11,7 @@ import pytest
 
 from app.chain import child_torch, converter_env, litert_convert, stages
 from app.cli.main import main as cli
+from app.core.errors import ClipBridgeError
 from app.engines import venvs
 from tests.chain import models
 
@@ -123,3 +124,23 @@ def test_the_converter_child_is_limited(cache: Path) -> None:
         converter_env.convert(b"PK", [], memory_mb=200)
     assert "litert_torch" not in str(err.value) and "Traceback" not in str(err.value)
     assert resource.getrlimit(resource.RLIMIT_AS) == before
+
+
+def test_the_cli_builds_on_first_use_and_a_failed_build_leaves_the_hop_not_installed(
+        cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's first chain run with a LiteRT stage builds the environment; a build that fails (no index
+    reachable) is a note, and the chain still answers with the hop not-installed."""
+    calls: list[str] = []
+
+    def failing(log=print) -> str:  # noqa: ANN001
+        calls.append("build")
+        raise ClipBridgeError("could not install litert-torch==0.10.0: no index reachable", "chain-env")
+
+    monkeypatch.delenv("CLIPBRIDGE_CHAIN_BUILD", raising=False)
+    monkeypatch.setattr(converter_env, "build", failing)
+    pt2 = tmp_path / "m.pt2"
+    pt2.write_bytes(models.clamp_min_int())
+    assert cli(["diff", str(pt2), "--chain", "tflite", "--static"]) == 0
+    err = capsys.readouterr().err
+    assert calls == ["build"] and "building the LiteRT converter environment once" in err
+    assert "no index reachable" in err and "clipbridge chain-env build" in err
