@@ -83,7 +83,9 @@ def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tup
         compiled, effective = engine_config.openvino_compile(model, precision)
     except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
         raise _load_error("openvino", exc) from None
-    result = compiled(feeds)
+    # A graph input no node reads any more (an If's condition once its branch is inlined) is not a port.
+    ports = {n for p in compiled.inputs for n in p.get_names()}
+    result = compiled({k: v for k, v in feeds.items() if k in ports})
     values = {}
     for port in compiled.outputs:
         for name in port.get_names():
