@@ -13,7 +13,8 @@ from onnx import numpy_helper
 
 from app.core.errors import ArtifactError
 from app.fix.facts import Node
-from app.fix.rules import RULES, Edit, Site
+from app.fix import scopes
+from app.fix.rules import Site
 
 GUARD_OPSET = 9  # IsNaN-9 and Where-9
 FLOATS = {onnx.TensorProto.FLOAT: np.dtype(np.float32), onnx.TensorProto.FLOAT16: np.dtype(np.float16)}
@@ -112,18 +113,9 @@ def _names(g: onnx.GraphProto) -> set[str]:
     return names
 
 
-def _rewrite(model: onnx.ModelProto, reference: str, target: str) -> tuple[Edit, list[dict]]:
-    sites, skipped = find_sites(model)
-    e = Edit(model.graph, _names(model.graph), opset_of(model))
-    for s in sites:
-        for rule in RULES:
-            rule(e, s, reference, target)
-    nodes = list(model.graph.node)
-    del model.graph.node[:]
-    for i, n in enumerate(nodes):
-        model.graph.node.append(n)
-        model.graph.node.extend(e.after.get(i, []))
-    return e, skipped
+def _rewrite(model: onnx.ModelProto, reference: str, target: str) -> tuple[scopes.Rewritten, list[dict]]:
+    """The rules over every graph, bodies included (app.fix.scopes)."""
+    return scopes.rewrite(model, reference, target, opset_of(model), FLOATS, _constants, _node)
 
 
 def write_fixed(model_bytes: bytes, reference: str, target: str) -> dict:
