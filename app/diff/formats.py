@@ -49,10 +49,18 @@ def table(body: dict) -> str:
     rows.append(f"inputs: {i['source']}" + (f" (seed {i['seed']})" if i["seed"] is not None else "")
                 + f"; method {body['method']}")
     rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" for o in body["outputs"]]
+    rows += [_body_line(v) for v in body.get("subgraphs", [])]
     fd = body["first_divergence"]
     rows.append(f"first divergence: {fd['node']} ({fd['op']})" if fd else "first divergence: none")
     rows += [f"  {_line(n)}" for n in body["nodes"]]
     return "\n".join(rows) + "\n"
+
+
+def _body_line(v: dict) -> str:
+    """How the diff read one If/Loop/Scan body (docs/diff.md, "Subgraphs")."""
+    if v["walked"]:
+        return f"body {v['graph']} ({v['op']}): walked, {v['view']}" + (f"; {v['reason']}" if v["reason"] else "")
+    return f"body {v['graph']} ({v['op']}): not walked: {v['reason']}"
 
 
 def _level(n: dict) -> str:

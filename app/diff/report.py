@@ -51,7 +51,7 @@ class Walk:
         out = n.outputs[0] if n.outputs else ""
         mask = masks.get(out)
         ins = [i for i in n.inputs if i and i not in self.runs.plan.constants]
-        upstream = sorted({o for i in ins for o in self.origin.get(i, [])})
+        upstream = sorted({o for i in ins for o in self.origin.get(i, [])} | self._from_body(n))
         if mask is None:  # not captured (bounded marking, bisection): a difference may pass through it
             self.origin.update({o: upstream for o in n.outputs if o and upstream})
             return
@@ -73,6 +73,12 @@ class Walk:
         if row is not None:
             self.cause_of[n.name] = row["cause"]
             self.nodes.append(row)
+
+    def _from_body(self, n: NodeInfo) -> set[str]:
+        """A walked Loop/Scan's own outputs carry what its body's nodes introduced (app.diff.subgraphs)."""
+        if not any(v["node"] == n.name and v["walked"] for v in self.runs.views):
+            return set()
+        return {o for t, origins in self.origin.items() if t.startswith(n.name + "/") for o in origins}
 
     def _input_differs(self, tensor: str) -> bool:
         if tensor in self.runs.plan.feeds:

@@ -107,50 +107,67 @@ def _view(n: onnx.NodeProto, walked: bool, **kw: Any) -> dict:
             "reason": kw.get("reason")}
 
 
-def _body_types(m: onnx.ModelProto) -> dict[int, dict[str, int]]:
-    """Main-graph node index -> the element type of every tensor its bodies' shape inference knows."""
+def _body_types(m: onnx.ModelProto) -> dict[int, dict[str, tuple[int, list | None]]]:
+    """Main-graph node index -> (element type, dims) of every tensor its bodies' shape inference knows."""
     try:
         inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False)
     except Exception:  # a best effort: an untyped body tensor is simply not exposed
         return {}
-    out: dict[int, dict[str, int]] = {}
+    out: dict[int, dict[str, tuple[int, list | None]]] = {}
     for i, n in enumerate(inferred.graph.node):
         for a in _graphs(n):
             for g in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
                 for vi in [*g.input, *g.value_info, *g.output]:
-                    if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-                        out.setdefault(i, {})[vi.name] = vi.type.tensor_type.elem_type
+                    tt = vi.type.tensor_type
+                    if vi.type.HasField("tensor_type") and tt.elem_type:
+                        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim] \
+                            if tt.HasField("shape") else None
+                        out.setdefault(i, {})[vi.name] = (tt.elem_type, dims)
     return out
 
 
-def _expose_if(m: onnx.ModelProto, b: Body, types: dict[str, int]) -> None:
-    """Every tensor of the taken branch as an extra If output; the other branch gives an empty tensor there."""
+def _expose_if(m: onnx.ModelProto, b: Body, types: dict[str, tuple[int, list | None]]) -> None:
+    """Every tensor of the taken branch as an extra If output; the other branch gives an empty tensor of the same
+    type and rank there (OpenVINO's CPU plugin refuses an If output of unknown rank, measured), never read. A
+    tensor of unknown rank is not exposed."""
     outs = {o.name: b.node.output[k] for k, o in enumerate(b.graph.output)}
     b.names.update(outs)
     other = next(a.g for a in b.node.attribute if a.name in ("then_branch", "else_branch") and a.g is not b.graph)
     for p in b.graph.node:
         for t in p.output:
-            if not t or t in outs or t not in types:
+            if not t or t in outs or t not in types or types[t][1] is None:
                 continue
-            b.graph.output.append(helper.make_tensor_value_info(t, types[t], None))
+            elem, dims = types[t]
+            # The same shape where it is static (then the If's output is static too), else empty of that rank.
+            shape = dims if all(d is not None for d in dims) else [0] * len(dims)
+            b.graph.output.append(helper.make_tensor_value_info(t, elem, dims))
             empty = f"clipbridge_empty/{b.path}{t}"
-            dtype = helper.tensor_dtype_to_np_dtype(types[t])
+            dtype = helper.tensor_dtype_to_np_dtype(elem)
             other.node.append(helper.make_node("Constant", [], [empty], name=empty,
-                                               value=numpy_helper.from_array(np.zeros((0,), dtype))))
-            other.output.append(helper.make_tensor_value_info(empty, types[t], None))
+                                               value=numpy_helper.from_array(np.zeros(shape, dtype))))
+            other.output.append(helper.make_tensor_value_info(empty, elem, shape))
             b.names[t] = b.path + t
             b.node.output.append(b.path + t)
 
 
-def _expose_loop(m: onnx.ModelProto, b: Body, types: dict[str, int]) -> None:
-    """Every tensor of the body as an extra scan output (the engine stacks the iterations on axis 0)."""
-    declared = {o.name for o in b.graph.output}
+def _expose_loop(m: onnx.ModelProto, b: Body, types: dict[str, tuple[int, list | None]]) -> None:
+    """Every float or integer tensor of the body as an extra scan output (the engine stacks the iterations on
+    axis 0), through an Identity of its own: a body output may not repeat a name, and OpenVINO refuses a Loop
+    whose condition is read twice (measured), so boolean tensors are left out."""
+    n_state = len(b.node.input) - 2 if b.node.op_type == "Loop" else \
+        len(b.node.input) - next((a.i for a in b.node.attribute if a.name == "num_scan_inputs"), 0)
+    declared = [o.name for o in b.graph.output]
+    scans = declared[n_state + (1 if b.node.op_type == "Loop" else 0):]
+    first_scan = len(b.node.output) - len(scans)
+    b.names.update({t: b.node.output[first_scan + k] for k, t in enumerate(scans) if first_scan + k < len(b.node.output)})
     extra = 0
-    for p in b.graph.node:
+    for p in list(b.graph.node):
         for t in p.output:
-            if not t or t not in types:
+            if not t or t not in types or types[t][0] == onnx.TensorProto.BOOL or t in b.names:
                 continue
-            b.graph.output.append(helper.make_tensor_value_info(t if t not in declared else t, types[t], None))
+            copy = f"clipbridge_expose/{t}"
+            b.graph.node.append(helper.make_node("Identity", [t], [copy], name=copy))
+            b.graph.output.append(helper.make_tensor_value_info(copy, types[t][0], types[t][1]))
             b.names[t] = b.path + t
             b.node.output.append(b.path + t)
             extra += 1
@@ -219,7 +236,8 @@ def replan(exposed: bytes, original: bytes, plan: Plan) -> tuple[WalkedPlan, lis
             continue
         b = by_index.get(i)
         for p in body_nodes(m, b) if b is not None else []:  # a body's nodes before its Loop/Scan's own row
-            nodes.append(NodeInfo(p.name, p.op_type, list(p.input), list(p.output)))
+            exposed = set(b.names.values())  # a tensor not exposed (untyped, boolean) is not captured: no mark
+            nodes.append(NodeInfo(p.name, p.op_type, list(p.input), [o if o in exposed else "" for o in p.output]))
             kinds[p.name] = b.view
             c = clip_like(p, consts, opset)
             if c is not None:
