@@ -77,6 +77,15 @@ class DiffNode(_Strict):
     witness: DiffWitness | None
 
 
+class DiffBody(_Strict):
+    node: str = Field(description="the If, Loop or Scan node of the main graph")
+    op: str
+    walked: bool = Field(description="whether its body's nodes were captured and compared (docs/diff.md, Subgraphs)")
+    graph: str = Field(description="the body's path, e.g. gate/then_branch (the branch taken when walked)")
+    view: str | None = Field(description="how its tensors were read: the branch taken, or each iteration stacked")
+    reason: str | None = Field(description="why it was not walked, or what inside it was not")
+
+
 class DiffResponse(_Strict):
     verdict: Literal["equal", "explained", "unexplained"]
     engines: list[DiffEngine]
@@ -86,4 +95,5 @@ class DiffResponse(_Strict):
     outputs: list[DiffOutput]
     first_divergence: DiffNodeRef | None
     nodes: list[DiffNode]
+    subgraphs: list[DiffBody] = Field(default_factory=list, description="each If/Loop/Scan of the main graph")
     patterns: dict[str, str] = Field(description="the clip-like patterns of the reported nodes, each summarised")
