@@ -28,3 +28,30 @@ def test_nan_through_a_float16_bound_beyond_range(model):
     assert row["witness"]["input"] == "nan"
     # OpenVINO writes the lower bound for a NaN: -7e4 as float16 holds it, -inf (the prediction it was checked on)
     assert row["witness"]["outputs"] == {"onnxruntime": "nan", "openvino": "-inf"}
+
+
+@pytest.mark.parametrize("lo, hi, refused", [
+    pytest.param(float("inf"), None, True, id="min-inf-no-max"),
+    pytest.param(None, float("-inf"), True, id="no-min-max-minus-inf"),
+    pytest.param(7e4, None, False, id="min-beyond-float16-no-max"),
+    pytest.param(float("inf"), float("inf"), False, id="min-inf-max-inf"),
+    pytest.param(0.0, 6.0, False, id="ordinary"),
+])
+def test_clip6_refusal_is_checked_on_the_float_attributes(lo, hi, refused):
+    """onnxruntime compares Clip-6's FLOAT attributes (absent: -+FLT_MAX) before the cast to float16: min = inf
+    with no max is refused although both bounds read inf in float16. The meaning's note must match the engine."""
+    import onnxruntime as ort
+
+    from app.dialects.onnx.meaning import resolve
+    from app.dialects.onnx.model import build_model
+    from app.dialects.onnx.spec import OnnxSpec
+
+    spec = OnnxSpec(dialect="onnx", opset=6, elem_type="FLOAT16", min=lo, max=hi)
+    try:
+        ort.InferenceSession(build_model(spec).SerializeToString(), providers=["CPUExecutionProvider"])
+        engine_refuses = False
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's Fail: the check under test
+        assert "min_ <= max_" in str(exc)
+        engine_refuses = True
+    noted = any(n.refuses and n.engine == "onnxruntime" for n in resolve(spec).engine_notes)
+    assert engine_refuses is refused and noted is refused
