@@ -69,7 +69,7 @@ class DiffNode(_Strict):
     total: int
     origin: Literal["introduced", "inherited"] | None
     cause: Literal["nan-input", "bound-rounding", "default-bound", "min-greater-than-max", "float16-bound-overflow",
-                   "inference-precision", "not-a-clip"] | None
+                   "inference-precision", "not-a-clip", "quantize-saturation", "quantize-rounding"] | None
     causes: dict[str, int] | None = None
     replay_differing: int | None = None
     inherited_from: list[str] | None = None

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from app.diff import quantized
 from app.scan.patterns import ClipLike, nan_value
 
 NARROWER = {"float32": ("bf16", "f16", "bfloat16", "float16"), "float64": ("bf16", "f16", "f32", "bfloat16",
@@ -114,7 +115,8 @@ def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtyp
     return None
 
 
-RULES = (nan_through_overflowed_bound, nan_input, min_greater_than_max, default_bound, float16_bound_overflow, bound_rounding)
+RULES = (nan_through_overflowed_bound, nan_input, min_greater_than_max, default_bound, float16_bound_overflow,
+         bound_rounding, *quantized.RULES)
 
 
 def narrower(engine_kernels: dict[str, dict], precisions: dict[str, str], node: str, dtype: str) -> str | None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from app.diff import causes, run
+from app.diff import causes, quantized, run
 from app.diff.child import NodeInfo
 from app.scan.patterns import PATTERNS
 from app.core.numbers import wire_number
@@ -31,6 +31,8 @@ class Walk:
         self.nodes: list[dict[str, Any]] = []
         self.first: dict[str, str] | None = None
         self.replays = 0
+        if quantized.has_qdq([n.op for n in runs.plan.nodes]):  # each clip-like node's int8 grid, if any
+            quantized.attach(runs.plan.clips, execute("diff:prepare", quantized.grids, runs.model or model))
 
     def _topological(self, names: list[str]) -> list[str]:
         order = {n.name: i for i, n in enumerate(self.runs.plan.nodes)}
@@ -132,6 +134,9 @@ class Walk:
         if x_mask is not None and x_mask.shape == rmask.shape:
             rmask &= ~x_mask  # where the engines' inputs differ, the output's difference came in with them
         if not rmask.any():
+            in_model = mask & ~x_mask if x_mask is not None and x_mask.shape == mask.shape else None
+            if in_model is not None and in_model.any():  # alone it agrees, in the model it does not
+                return self._in_model(n, clip, mask, in_model)
             return self._inherited(n, clip, mask, upstream)
         dtype = x.dtype.name
         note = causes.narrower(r["kernels"], self._precisions(), n.name, dtype) or \
@@ -142,6 +147,19 @@ class Walk:
         return self._row(n, mask, pattern=clip.pattern, origin="introduced", cause=cause, causes=counts,
                          replay_differing=int(rmask.sum()), detail=note if cause == "inference-precision" else None,
                          witness=witness)
+
+    def _in_model(self, n: NodeInfo, clip: Any, mask: np.ndarray, where: np.ndarray) -> dict[str, Any]:
+        """Its own inputs, captured in the same run, agree and its output does not, though the node alone agrees:
+        the engine computed it with its neighbours (a QDQ clip run as an integer kernel). Introduced here; the
+        cause comes from the captured tensors."""
+        vals = {e: self.runs.values[e] for e in self.opts.engines}
+        x = vals[self.opts.engines[0]][clip.x]
+        outs = {e: v[n.outputs[0]] for e, v in vals.items()}
+        cause, flat, counts = causes.node_cause(clip, x, outs, where, None)
+        return self._row(n, mask, pattern=clip.pattern, origin="introduced", cause=cause, causes=counts,
+                         replay_differing=0, witness=self._captured_witness(n, n.outputs[0], flat),
+                         detail="the node alone agrees on these inputs; in the model the engine computed it "
+                                "with its neighbours" + (" (a quantized kernel)" if clip.params.get("grid") else ""))
 
     def _inherited(self, n: NodeInfo, clip: Any, mask: np.ndarray, upstream: list[str]) -> dict[str, Any]:
         """Alone, on the same input, the engines agree: the difference came in with the input."""

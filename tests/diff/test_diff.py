@@ -151,9 +151,9 @@ def test_engine_that_cannot_load_is_quoted():
         diff(m.SerializeToString())
 
 
-def test_quantize_saturation_difference_is_found_but_not_guessed():
-    """QuantizeLinear saturates inf to 255 on onnxruntime and OpenVINO; onnx.reference gives 0. No cause rule
-    covers a non-finite quantize input, so the node is reported with its witness and no cause."""
+def test_quantize_saturation_of_inf_is_named():
+    """QuantizeLinear saturates inf to 255 on onnxruntime and OpenVINO; onnx.reference gives 0: a non-finite
+    element into QuantizeLinear is `quantize-saturation` (app/diff/quantized.py), with its witness."""
     g = onnx.helper.make_graph([onnx.helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")], "g",
                                [onnx.helper.make_tensor_value_info("x", 1, [6])],
                                [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, [6])],
@@ -162,10 +162,11 @@ def test_quantize_saturation_difference_is_found_but_not_guessed():
     body = diff(m.SerializeToString(), npz(x=np.array([np.inf, 1, 2, 3, 4, 5], np.float32)),
                 engines=("onnxruntime", "openvino", "onnx-reference"))
     [row] = body["nodes"]
-    assert (row["pattern"], row["origin"], row["cause"]) == ("quantize-saturate", "introduced", None)
+    assert (row["pattern"], row["origin"], row["cause"]) == ("quantize-saturate", "introduced",
+                                                             "quantize-saturation")
     assert row["witness"] == {"index": [0], "input": "inf",
                               "outputs": {"onnxruntime": 255, "openvino": 255, "onnx-reference": 0}}
-    assert body["verdict"] == "unexplained"
+    assert body["verdict"] == "explained"
 
 
 def test_past_the_mark_bound_only_clip_like_tensors_are_marked(monkeypatch, mnv2):

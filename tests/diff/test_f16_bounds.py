@@ -55,3 +55,16 @@ def test_clip6_refusal_is_checked_on_the_float_attributes(lo, hi, refused):
         engine_refuses = True
     noted = any(n.refuses and n.engine == "onnxruntime" for n in resolve(spec).engine_notes)
     assert engine_refuses is refused and noted is refused
+
+
+def test_literal_translation_to_clip6_carries_the_refusal():
+    """The issue's case: ONNX Clip-6 float16 min = inf, no max, translated literally to onnx:6 is `exact` (the same
+    function) and carries onnxruntime's refusal as an engine-behaviour warning."""
+    from app.dialects.kit.common import Mode
+    from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
+    from app.service.translate import translate
+
+    spec = OnnxSpec(dialect="onnx", opset=6, elem_type="FLOAT16", min=float("inf"), max=None)
+    t = translate(spec, [OnnxTarget(dialect="onnx", opset=6)], Mode.LITERAL).translations[0]
+    assert t.target["min"] == "inf" and "max" not in t.target
+    assert ("engine-behaviour", "warning") in [(f.code.value, f.severity.value) for f in t.findings]
