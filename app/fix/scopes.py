@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
+from app.fix.found import allows
 from app.fix.rules import RULES, Edit, Site
 
 
@@ -86,8 +87,9 @@ def names(model: onnx.ModelProto) -> set[str]:
 
 
 def rewrite(model: onnx.ModelProto, reference: str, target: str, opset: int, floats: dict[int, np.dtype],
-            consts_of, node_of) -> tuple[Rewritten, list[dict]]:
-    """Apply the rules to the clip-like nodes of every graph, inserting each rule's nodes after its node."""
+            consts_of, node_of, allowed: dict[str, list[str]] | None = None) -> tuple[Rewritten, list[dict]]:
+    """Apply the rules to the clip-like nodes of every graph, inserting each rule's nodes after its node; with
+    `allowed` (app.fix.found), a rule only where the diff of the original found its cause."""
     types, taken = all_types(model), names(model)
     out, skipped = Rewritten(), []
     for g, consts, path in scopes(model.graph, {}, "", consts_of):  # lazily: a rewrite re-creates the nodes
@@ -95,8 +97,10 @@ def rewrite(model: onnx.ModelProto, reference: str, target: str, opset: int, flo
         skipped += sk
         e = Edit(g, taken, opset)
         for s in sites:
+            key = s.path + (s.proto.name or (s.proto.output[0] if s.proto.output else ""))
             for rule in RULES:
-                rule(e, s, reference, target)
+                if allows(allowed, key, rule.__name__):
+                    rule(e, s, reference, target)
         if e.after:
             nodes = list(g.node)
             del g.node[:]
