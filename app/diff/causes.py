@@ -121,16 +121,17 @@ RULES = (nan_through_overflowed_bound, nan_input, min_greater_than_max, default_
 
 def narrower(engine_kernels: dict[str, dict], precisions: dict[str, str], node: str, dtype: str) -> str | None:
     """The engine (and its precision) that ran `node`, or the kernel it was fused into, in a type narrower
-    than the model's; from OpenVINO's runtime model rt_info (runtimePrecision), else the engine's precision
-    when it names no kernels."""
+    than the model's, naming both types; from OpenVINO's runtime model rt_info (runtimePrecision) where it names
+    the node, else from the precision the engine reported it ran at (OpenVINO's compiled
+    INFERENCE_PRECISION_HINT: a node its runtime model folded away ran inside a kernel of that precision)."""
     narrow = NARROWER.get(dtype, ())
     for engine, kernels in engine_kernels.items():
         k = kernels.get(node) or next((v for n, v in kernels.items() if n.startswith(node + "/")), None)
-        # The engine's own precision stands in only where it names no kernels at all (never for a node its
-        # runtime model leaves out, which may have run in another type).
-        p = (k or {}).get("precision") or ("" if kernels else precisions.get(engine, ""))
+        p = (k or {}).get("precision") or precisions.get(engine, "")
         if p in narrow:
-            return f"{engine} ran it in {p}" + (f" (kernel {k['type']}: {', '.join(k['layers'][:4])})" if k else "")
+            others = ", ".join(f"{e} ran {q}" for e, q in precisions.items() if e != engine)
+            where = f" (kernel {k['type']}: {', '.join(k['layers'][:4])})" if k else " (its reported precision)"
+            return f"{engine} ran it in {p}{where}; the model's type is {dtype}" + (f", {others}" if others else "")
     return None
 
 
