@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from app.diff import causes, quantized, run
+from app.diff import causes, quantized, run, trace
 from app.diff.child import NodeInfo
 from app.scan.patterns import PATTERNS
 from app.core.numbers import wire_number
@@ -184,6 +184,8 @@ def verdict(outputs: list[dict], nodes: list[dict], first: dict | None) -> str:
 
 def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Options) -> tuple[dict, run.Runs]:
     """The response body of a diff, and the runs it was read from (for --bundle and --node-data)."""
+    if trace.is_trace(tuple(opts.engines)):  # `engine@f16`: where float16 first overflows (app/diff/trace.py)
+        return trace.diff(execute, model, npz, opts)
     runs = run.collect(execute, model, npz, opts)
     walk = Walk(execute, runs.model or model, runs, opts)
     for n in runs.plan.nodes:

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.diff.run import Execute
 from app.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
-from app.fix import apply, engines, found, proof
+from app.fix import apply, engines, found, overflow, proof
 from app.fix.facts import ENGINES, openvino_setting
 from app.engines.sandbox import run_isolated
 
@@ -66,6 +66,9 @@ def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision:
         rounds: int = 30, execute: Execute = run_isolated) -> Fixed:
     """Write the model for `target` to compute what `reference` computes, prove it and measure its cost.
     `execute` runs each native step: the sandbox for uploads, in-process (app.diff.run.direct) for the CLI."""
+    if target.endswith("@f16"):  # a float16 overflow: the precision trace's fix (app/fix/overflow.py)
+        written, body = overflow.fix(execute, model, npz, reference, target, precision, rounds)
+        return Fixed(written, body)
     check_engines(reference, target, precision)
     allowed = found.causes_found(execute, model, npz, reference, target, precision)  # rules only where found
     w = _write(execute, model, reference, target, allowed)
