@@ -14,7 +14,9 @@ class _Strict(BaseModel):
 
 
 class DiffEngine(_Strict):
-    name: Literal["onnxruntime", "openvino", "onnx-reference"]
+    name: Literal["onnxruntime", "openvino", "onnx-reference", "onnxruntime@f16", "openvino@f16",
+                  "onnx-reference@f16"] = Field(description="`@f16`: the engine ran a float16 copy of the model "
+                                                "(the precision trace, docs/diff.md)")
     version: str
     precision: str = Field(description="as it ran: OpenVINO's compiled inference precision read back (f32, bf16, "
                            "f16); onnxruntime's and onnx-reference's output float types")
@@ -69,7 +71,8 @@ class DiffNode(_Strict):
     total: int
     origin: Literal["introduced", "inherited"] | None
     cause: Literal["nan-input", "bound-rounding", "default-bound", "min-greater-than-max", "float16-bound-overflow",
-                   "inference-precision", "not-a-clip", "quantize-saturation", "quantize-rounding"] | None
+                   "inference-precision", "not-a-clip", "quantize-saturation", "quantize-rounding",
+                   "float16-overflow", "underflow-to-zero", "inf-minus-inf", "inf-times-zero"] | None
     causes: dict[str, int] | None = None
     replay_differing: int | None = None
     inherited_from: list[str] | None = None
@@ -90,10 +93,12 @@ class DiffResponse(_Strict):
     verdict: Literal["equal", "explained", "unexplained"]
     engines: list[DiffEngine]
     inputs: DiffInputs
-    method: Literal["mark-all", "bisection"]
+    method: Literal["mark-all", "bisection", "precision-trace"]
     tolerance: DiffTolerance
     outputs: list[DiffOutput]
     first_divergence: DiffNodeRef | None
     nodes: list[DiffNode]
     subgraphs: list[DiffBody] = Field(default_factory=list, description="each If/Loop/Scan of the main graph")
+    trace: dict[str, Any] | None = Field(default=None, description="the precision trace (an `@f16` engine): "
+                                         "first_overflow, first_nan, first_underflow, largest_finite")
     patterns: dict[str, str] = Field(description="the clip-like patterns of the reported nodes, each summarised")

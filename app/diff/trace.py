@@ -219,6 +219,7 @@ def diff(execute: Any, model: bytes, npz: bytes | None, opts: Any, written: byte
     """The diff body of a precision trace (method `precision-trace`), and its runs."""
     from app.diff import run
     ref, base = split(tuple(opts.engines))
+    run.Options(("onnxruntime", "onnx-reference"), opts.precision, opts.rtol, opts.atol).check()  # the rest
     narrow_name = f"{base}{SUFFIX}"
     plan, a, wide, b, narrow = capture(execute, model, npz, ref, base, opts.precision, written)
     w = walk(plan, a, b, (ref, narrow_name))

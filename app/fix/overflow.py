@@ -38,6 +38,13 @@ def clamp_after(model_bytes: bytes, tensor: str) -> bytes:
     return m.SerializeToString()
 
 
+@child.model_errors
+def versions(model_bytes: bytes) -> tuple[int, int]:
+    """(opset, IR version) of a model (run in a child)."""
+    m = onnx.load_from_string(model_bytes)
+    return next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), 0), m.ir_version
+
+
 def _island(plan: child.Plan, a: dict[str, np.ndarray]) -> list[str]:
     """The nodes that write a tensor beyond float16's range in the float32 run, and the nodes that read one."""
     def beyond(t: str) -> bool:
@@ -76,11 +83,12 @@ def fix(execute: run.Execute, model: bytes, npz: bytes | None, reference: str, t
     clean = trace.narrow_feeds(proof.clean_feeds([{"name": k, "shape": list(v.shape), "dtype": v.dtype.name}
                                                   for k, v in plan.feeds.items()]))
     cost = execute("fix-cost", engines.time_pair, base, f16, written, clean, precision, rounds)
+    (opset, ir), before_v = execute("fix-write", versions, written), execute("fix-write", versions, model)
     body = {"reference": reference, "target": target, "precision": precision,
             "verdict": "equal" if proven["verdict"] == "equal" else "differs",
             "rules_applied": [rule] if rule else [], "skipped": [], "advice": [],
             "compared": {reference: "the original model", target: "the written float16 model"},
             "proof": proven, "proof_generated": None, "tried": [r for _, _, r in tried], "cost": cost,
-            "model": {"bytes": len(written), "opset": None, "ir_version": None, "opset_before": None,
-                      "ir_version_before": None, "opset_note": None, "node_names_kept": True}}
+            "model": {"bytes": len(written), "opset": opset, "ir_version": ir, "opset_before": before_v[0],
+                      "ir_version_before": before_v[1], "opset_note": None, "node_names_kept": True}}
     return written, body
