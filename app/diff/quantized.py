@@ -116,3 +116,29 @@ def attach(clips: dict[str, ClipLike], found: dict[str, dict[str, Any]]) -> None
     for name, g in found.items():
         if name in clips:
             clips[name].params["grid"] = g
+
+
+MAX_FALLBACK = 16  # clip-like nodes captured one at a time after a bisection (each costs a run per engine)
+
+
+def capture_clip_likes(execute: Any, model: bytes, runs: Any, opts: Any) -> list[str]:
+    """After the one-at-a-time fallback (bisection), capture each clip-like node's data input and outputs in a
+    run of its own per engine, so that every differing clip-like node is listed, each with its own inputs from
+    the same run as its output (its introduced/inherited reading needs both). Returns the nodes captured; past
+    MAX_FALLBACK nodes the rest are left out and the walk reports none of them."""
+    from app.diff import engines  # the engines module is a sibling; imported here to keep this module light
+    done = []
+    for node in runs.plan.nodes:
+        clip = runs.plan.clips.get(node.name)
+        if clip is None or len(done) >= MAX_FALLBACK:
+            continue
+        tensors = [t for t in [clip.x, *node.outputs] if t and t not in runs.plan.constants
+                   and t not in runs.plan.feeds]
+        if all(t in runs.values[e] for e in opts.engines for t in tensors):
+            continue
+        for engine in opts.engines:
+            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, tensors, opts.precision)
+            runs.values[engine].update({t: r["values"][t] for t in tensors if t in r["values"]})
+        done.append(node.name)
+    runs.masks.clear()
+    return done

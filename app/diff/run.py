@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from app.diff import child, compare, engines, subgraphs
+from app.diff import child, compare, engines, quantized, subgraphs
 from app.diff.inputs import SEED
 from app.core.errors import ClipBridgeError
 
@@ -240,4 +240,5 @@ def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) ->
     runs.model, runs.views = walked or model, views
     if any(i["observer_effect"] for i in runs.info.values()):
         bisect(execute, runs.model, runs, opts)
+        quantized.capture_clip_likes(execute, runs.model, runs, opts)  # every clip-like node, one at a time
     return runs
