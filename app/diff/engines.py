@@ -76,7 +76,7 @@ def _ov_kernels(compiled: Any) -> dict[str, dict]:
     return out
 
 
-def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tuple[dict, dict]:
+def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str, kernels: bool = True) -> tuple[dict, dict]:
     import openvino as ov
     try:
         model = ov.Core().read_model(model_bytes, b"")
@@ -90,7 +90,7 @@ def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tup
     for port in compiled.outputs:
         for name in port.get_names():
             values[name] = result[port]
-    return values, {"precision": effective, "kernels": _ov_kernels(compiled),
+    return values, {"precision": effective, "kernels": _ov_kernels(compiled) if kernels else {},
                     "settings": engine_config.openvino_settings(precision, effective)}  # type: ignore[arg-type]
 
 
@@ -123,13 +123,15 @@ def version(engine: str) -> str:
 
 
 def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: list[str],
-        precision: str = "model") -> dict[str, Any]:
+        precision: str = "model", kernels: bool = True) -> dict[str, Any]:
     """Run `engine` on the model with `marks` added as outputs. Module-level, so that a sandbox child runs it.
 
     Returns {"values": {tensor: array}, "precision": as it ran, "kernels": {...}, "version": ...}."""
     marked = with_outputs(model_bytes, marks) if marks else model_bytes
     try:
-        values, info = RUNNERS[engine](marked, feeds, precision)
+        # The runtime model's kernels are read where the walk uses them (the marked run), not in a plain run.
+        values, info = (_ov(marked, feeds, precision, kernels) if engine == "openvino"
+                        else RUNNERS[engine](marked, feeds, precision))
     except ClipBridgeError:
         raise
     except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx
