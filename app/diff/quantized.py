@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from app.diff import engines
 from app.diff.child import model_errors
 from app.scan.patterns import ClipLike, constants
 
@@ -126,7 +127,6 @@ def capture_clip_likes(execute: Any, model: bytes, runs: Any, opts: Any) -> list
     run of its own per engine, so that every differing clip-like node is listed, each with its own inputs from
     the same run as its output (its introduced/inherited reading needs both). Returns the nodes captured; past
     MAX_FALLBACK nodes the rest are left out and the walk reports none of them."""
-    from app.diff import engines  # the engines module is a sibling; imported here to keep this module light
     done = []
     for node in runs.plan.nodes:
         clip = runs.plan.clips.get(node.name)

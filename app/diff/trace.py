@@ -22,7 +22,8 @@ import onnx
 from onnx import helper, numpy_helper
 
 from app.core.errors import ClipBridgeError
-from app.diff import child, compare, engines
+from app.core.numbers import wire_number
+from app.diff import child, compare, engines, run
 
 SUFFIX = "@f16"
 F16_MAX = 65504.0
@@ -153,7 +154,6 @@ def capture(execute: Any, model: bytes, npz: bytes | None, ref: str, base: str, 
             written: bytes | None = None) -> tuple[child.Plan, dict[str, np.ndarray], dict, dict[str, np.ndarray], dict]:
     """Every node output of the model on `ref` (as it is) and of its float16 copy on `base` (or of `written`,
     a float16 model the fix wrote, run as it is)."""
-    from app.diff import run  # run imports nothing of this module's callers
     plan = execute("diff:prepare", child.prepare, model, npz, 20240)
     marks = run.marks(plan)
     wide = execute(f"diff:{ref}", engines.run, ref, model, plan.feeds, marks, precision)
@@ -162,9 +162,17 @@ def capture(execute: Any, model: bytes, npz: bytes | None, ref: str, base: str, 
     return plan, wide["values"], wide, narrow["values"], narrow
 
 
+def _num(v: Any) -> Any:
+    x = np.asarray(v).reshape(()).item()
+    return wire_number(float(x)) if isinstance(x, float) else wire_number(x)
+
+
+def _index(shape: tuple[int, ...], flat: int) -> list[int]:
+    return [int(i) for i in np.unravel_index(flat, shape)] if shape else []
+
+
 def _row(node: Any, t: str, flat: int, a: np.ndarray, b: np.ndarray, cause: str, names: tuple[str, str],
          detail: str, count: int) -> dict[str, Any]:
-    from app.diff.report import _index, _num
     return {"node": node.name, "op": node.op, "pattern": None, "differing": count, "total": int(a.size),
             "origin": "introduced", "cause": cause, "detail": detail,
             "witness": {"index": _index(a.shape, flat), "input": None,
@@ -217,7 +225,6 @@ def _hit(mask: np.ndarray) -> int | None:
 
 def diff(execute: Any, model: bytes, npz: bytes | None, opts: Any, written: bytes | None = None) -> tuple[dict, Any]:
     """The diff body of a precision trace (method `precision-trace`), and its runs."""
-    from app.diff import run
     ref, base = split(tuple(opts.engines))
     run.Options(("onnxruntime", "onnx-reference"), opts.precision, opts.rtol, opts.atol).check()  # the rest
     narrow_name = f"{base}{SUFFIX}"
