@@ -26,6 +26,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from app.core.errors import ClipBridgeError
 from app.diff.child import NodeInfo, Plan, model_errors, replay_inputs
 from app.diff.child import _types as types_of
 from app.scan.patterns import clip_like, constants, find, opset_of
@@ -259,7 +260,7 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     found += _all_branches(m, found)
     proto = next((p for b in found for p in body_nodes(m, b) if p.name == node), None)
     if proto is None:
-        raise onnx.checker.ValidationError(f"the model has no node {node!r}")
+        raise ClipBridgeError(f"the model has no node {node!r}", "node")
     consts = {k: v for k, v in body_constants(m, found).items() if k in proto.input}
     consts.update({t.name: numpy_helper.to_array(t) for t in m.graph.initializer if t.name in proto.input})
     ins, inits = replay_inputs(proto.input, feeds, consts, node)
