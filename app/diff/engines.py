@@ -28,13 +28,21 @@ class EngineCannotLoad(ClipBridgeError):
 
 
 @model_errors
-def with_outputs(model_bytes: bytes, names: list[str]) -> bytes:
-    """The model with `names` appended as graph outputs (typed where shape inference knows them)."""
+def with_outputs(model_bytes: bytes, names: list[str], dtypes: dict[str, str] | None = None) -> bytes:
+    """The model with `names` appended as graph outputs, typed from `dtypes` (the plan's, read once by the
+    diff's prepare) or else by shape inference; an untyped output is still read by the engines. Skipping a
+    second inference matters on large models (a 21 MB model: ~0.2 s of the diff)."""
     m = onnx.load_from_string(model_bytes)
     have = {o.name for o in m.graph.output}
     wanted = [n for n in dict.fromkeys(names) if n and n not in have]
     if not wanted:
         return model_bytes
+    if dtypes is not None:
+        for n in wanted:
+            elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtypes[n])) if n in dtypes else None
+            m.graph.output.append(onnx.helper.make_tensor_value_info(n, elem, None) if elem
+                                  else onnx.helper.make_empty_tensor_value_info(n))
+        return m.SerializeToString()
     try:
         typed = {v.name: v for v in onnx.shape_inference.infer_shapes(m, strict_mode=False).graph.value_info}
     except Exception:  # inference is a best effort; an untyped output is still read by the engines

@@ -93,7 +93,8 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
     go into `walked` (the model with its bodies made visible, app.diff.subgraphs) where there is one."""
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
-    marked_model = execute("diff:prepare", engines.with_outputs, walked or model, marks(plan))  # once for every engine
+    marked_model = execute("diff:prepare", engines.with_outputs, walked or model, marks(plan),
+                           plan.dtypes)  # once for every engine, typed from the plan
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
     for n, engine in enumerate(opts.engines):
