@@ -16,7 +16,7 @@ from starlette.datastructures import UploadFile
 
 from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
-from app.diff import report, run
+from app.diff import graph_view, report, run
 from app.diff.inputs import SEED
 from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.engines.sandbox import run_isolated
@@ -79,7 +79,8 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     model, npz = await _read(request)
 
     def work() -> str:
-        body, _runs = report.diff(isolated, model, npz, opts)
+        body, runs = report.diff(isolated, model, npz, opts)
+        body["graph"] = graph_view.view(runs.plan, body)  # what the inspector draws (docs/inspector.md)
         return json.dumps(body, allow_nan=False, separators=(",", ":"))
     text = await run_in_threadpool(slots(request).run, work)
     return Response(text, media_type="application/json")
