@@ -98,7 +98,8 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
     for n, engine in enumerate(opts.engines):
-        plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision, kernels=False)
+        plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision,
+                        False)  # positional: the server's executor passes no keywords; plain runs need no kernels
         if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
             marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
         marked = execute(f"diff:{engine}", engines.run, engine, marked_model, feeds, [], opts.precision)
