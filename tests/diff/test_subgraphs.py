@@ -94,3 +94,16 @@ def test_fix_rewrites_inside_bodies_and_proves_equal(build, feeds):
     assert all("/" in r["node"] for r in fixed.body["rules_applied"] if r["op"] == "Clip")
     onnx.checker.check_model(onnx.load_from_string(fixed.model), full_check=True)
     assert fixed.body["cost"]["clean_identical"] is True
+
+
+def test_over_http_the_sandboxed_diff_walks_the_branch(client):
+    """The server runs every step in the sandbox: the body is exposed, walked and named there too."""
+    from app.api.diff_models import DiffResponse
+    from tests.diff.test_api_diff import post
+
+    r = post(client, (ROOT / "docs" / "example.onnx").read_bytes())
+    assert r.status_code == 200, r.text
+    body = r.json()
+    DiffResponse.model_validate(body)
+    assert body["verdict"] == "explained"
+    assert "gate/then_branch/relu6_then" in {n["node"] for n in body["nodes"]}
