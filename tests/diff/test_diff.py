@@ -127,8 +127,8 @@ def test_observer_effect_falls_back_to_bisection(monkeypatch):
     """When marking changes an engine's final outputs, the marked run is not trusted: one mark per run."""
     real = engines.run
 
-    def observed(engine, model, feeds, marks, precision="model", **kw):
-        out = real(engine, model, feeds, marks, precision, **kw)
+    def observed(engine, model, feeds, marks, precision="model", *rest, **kw):
+        out = real(engine, model, feeds, marks, precision, *rest, **kw)
         mark_all = not marks and len(onnx.load_from_string(model).graph.output) > 1  # relu_chain: y, a, r
         if engine == "openvino" and mark_all:
             out["values"] = {k: v + np.float32(1) for k, v in out["values"].items()}

@@ -29,8 +29,8 @@ def _conv_relu() -> bytes:
 
 
 def _as_bf16(execute_run):
-    def wrapped(engine, model, feeds, marks, precision="model", **kw):
-        r = execute_run(engine, model, feeds, marks, precision, **kw)
+    def wrapped(engine, model, feeds, marks, precision="model", *rest, **kw):
+        r = execute_run(engine, model, feeds, marks, precision, *rest, **kw)
         if engine == "openvino":
             r["precision"] = "bf16"
             r["kernels"] = {"relu": {"precision": "bf16", "type": "Eltwise", "layers": ["relu"]}}  # conv: folded
