@@ -29,6 +29,7 @@ from onnx import helper, numpy_helper
 from app.core.errors import ClipBridgeError
 from app.diff.child import NodeInfo, Plan, model_errors, replay_inputs
 from app.diff.child import _types as types_of
+from app.diff import functions
 from app.scan.patterns import clip_like, constants, find, opset_of
 
 SUBGRAPH_OPS = ("If", "Loop", "Scan")
@@ -179,7 +180,9 @@ def _expose_loop(m: onnx.ModelProto, b: Body, types: dict[str, tuple[int, list |
 
 
 def expose_model(m: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple[onnx.ModelProto, list[Body], list]:
+    inlined = functions.inline(m)  # local functions first: a call's nodes are main-graph nodes from here on
     found, views = bodies(m, feeds)
+    views = inlined + views
     types = _body_types(m)
     for b in found:
         (_expose_if if b.node.op_type == "If" else _expose_loop)(m, b, types.get(b.index, {}))
@@ -231,7 +234,7 @@ def replan(exposed: bytes, original: bytes, plan: Plan) -> tuple[WalkedPlan, lis
     by_index = {b.index: b for b in found}
     consts = body_constants(m, found)
     opset = opset_of(m)
-    clips, nodes, kinds = dict(plan.clips), [], {}
+    clips, nodes, kinds = find(m), [], {}  # main-graph clip-like nodes, local functions inlined
     for i, n in enumerate(m.graph.node):
         if n.op_type == "Constant":
             continue
@@ -287,8 +290,9 @@ def _all_branches(m: onnx.ModelProto, found: list[Body]) -> list[Body]:
 
 
 def may_have_bodies(plan: Plan) -> bool:
-    """From the plan alone (no parsing in the parent): a node that holds a body."""
-    return any(n.op in SUBGRAPH_OPS for n in plan.nodes)
+    """From the plan alone (no parsing in the parent): a node that holds a body, or one that is no ONNX op (a
+    local function's call)."""
+    return any(n.op in SUBGRAPH_OPS or not onnx.defs.has(n.op) for n in plan.nodes)
 
 
 def walkable(execute: Any, model: bytes, plan: Plan) -> tuple[bytes | None, Plan, list[dict]]:

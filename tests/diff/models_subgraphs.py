@@ -84,3 +84,19 @@ def scan_clip() -> bytes:
     return _model(nodes, [helper.make_tensor_value_info("x", F32, [4, N])],
                   [helper.make_tensor_value_info("acc", F32, [N]), helper.make_tensor_value_info("rows", F32, [4, N])],
                   inits)
+
+
+def function_clip() -> bytes:
+    """Abs -> a call of the model-local function local.OpenRelu (Clip(a, 0) with max omitted): +inf stays +inf
+    through Abs (a MatMul would turn it into NaN)."""
+    f = helper.make_function("local", "OpenRelu", ["a"], ["b"], [
+        helper.make_node("Constant", [], ["z"], value=_c("z", 0.0)),
+        helper.make_node("Clip", ["a", "z"], ["b"], name="clip_in_fn")], [helper.make_opsetid("", 17)])
+    g = helper.make_graph([helper.make_node("Abs", ["x"], ["h"], name="magnitude"),
+                           helper.make_node("OpenRelu", ["h"], ["y"], name="act", domain="local")], "g",
+                          [helper.make_tensor_value_info("x", F32, [1, N])],
+                          [helper.make_tensor_value_info("y", F32, [1, N])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
+                          functions=[f], ir_version=8)
+    onnx.checker.check_model(m, full_check=True)
+    return m.SerializeToString()

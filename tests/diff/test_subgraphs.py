@@ -107,3 +107,15 @@ def test_over_http_the_sandboxed_diff_walks_the_branch(client):
     DiffResponse.model_validate(body)
     assert body["verdict"] == "explained"
     assert "gate/then_branch/relu6_then" in {n["node"] for n in body["nodes"]}
+
+
+def test_a_local_function_is_inlined_and_its_clip_named():
+    """onnxruntime inlines local functions itself; the walk names the function's Clip by its path, and the
+    omitted max reads as FLT_MAX there and as an open side on onnx.reference (default-bound)."""
+    x = X.copy()
+    x[0, 5] = np.inf
+    body = report.diff(run.direct, S.function_clip(), npz(x=x), run.Options(("onnxruntime", "onnx-reference")))[0]
+    [view] = body["subgraphs"]
+    assert view["walked"] and view["graph"] == "act/local.OpenRelu"
+    row = _rows(body)["act/local.OpenRelu/clip_in_fn"]
+    assert (row["origin"], row["cause"]) == ("introduced", "default-bound")
