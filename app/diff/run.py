@@ -237,8 +237,14 @@ def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) ->
     """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
     opts.check()
     plan = execute("diff:prepare", child.prepare, model, npz, opts.seed)
-    walked, plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
-    runs = run_engines(execute, model, plan, opts, walked)
+    walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
+    try:
+        runs = run_engines(execute, model, walked_plan, opts, walked)
+    except engines.EngineCannotLoad as exc:  # an engine refuses the exposed bodies: walk the main graph only
+        if walked is None:
+            raise
+        walked, views = None, subgraphs.refused(views, exc.message)
+        runs = run_engines(execute, model, plan, opts)
     runs.model, runs.views = walked or model, views
     if any(i["observer_effect"] for i in runs.info.values()):
         bisect(execute, runs.model, runs, opts)

@@ -305,5 +305,11 @@ def walkable(execute: Any, model: bytes, plan: Plan) -> tuple[bytes | None, Plan
     return exposed, walked, views
 
 
+def refused(views: list[dict], message: str = "") -> list[dict]:
+    """The views once an engine refused the model with its bodies exposed: none walked, and why."""
+    why = "an engine refused the model with this body's tensors exposed (the engine's words are not relayed)"
+    return [{**v, "walked": False, "view": None, "reason": why} if v["walked"] else v for v in views]
+
+
 def is_body_node(plan: Plan, node: str) -> bool:
     return node in getattr(plan, "bodies", {})

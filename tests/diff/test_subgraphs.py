@@ -119,3 +119,20 @@ def test_a_local_function_is_inlined_and_its_clip_named():
     assert view["walked"] and view["graph"] == "act/local.OpenRelu"
     row = _rows(body)["act/local.OpenRelu/clip_in_fn"]
     assert (row["origin"], row["cause"]) == ("introduced", "default-bound")
+
+
+def test_an_engine_that_refuses_the_exposed_bodies_leaves_them_unwalked(monkeypatch):
+    """Exposing a body must never cost the answer: the diff walks the main graph, and says why not the body."""
+    from app.diff import engines
+
+    real = engines.run
+
+    def refusing(engine, model, *rest, **kw):
+        if engine == "openvino" and b"clipbridge_empty/" in model:  # the exposed If only
+            raise engines.EngineCannotLoad("openvino cannot load the model: refused", "model")
+        return real(engine, model, *rest, **kw)
+    monkeypatch.setattr(engines, "run", refusing)
+    body = diff(S.if_clip(), npz(x=X, flag=np.array(True)))
+    [view] = body["subgraphs"]
+    assert not view["walked"] and "refused" in view["reason"]
+    assert "body not walked" in _rows(body)["gate"]["detail"]
