@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.diff import bundle, formats, report, run
+from app.diff import bundle, engines, formats, report, run
 from app.diff.inputs import SEED
 from app.cli import fix as fix_cli
 
@@ -46,6 +46,7 @@ def _engines(items: list[str] | None) -> tuple[str, ...]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    engines.require(_engines(args.engine), "--engine")  # the install command first, before the model is read
     model = Path(args.model).read_bytes()
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     if getattr(args, "fix", None):
