@@ -74,19 +74,27 @@ class MeaningOut(_Strict):
     upper_tensor: TensorBoundOut | None = Field(description="A per-element upper bound (then `upper` is null)")
 
 
+READING_DOC = ("The dialect reading this holds under, when the source's or the target's documents and shipped "
+               "implementations disagree (directml 2022-doc, webnn chromium, tensorrt header, tflite builtin; "
+               "GET /v1/dialects lists each dialect's readings); null under the default readings")
+
+
 class WitnessOut(_Strict):
     input: WireValue
     source_output: WireValue
     target_output: WireValue
+    reading: str | None = Field(default=None, description=READING_DOC)
 
 
 class FindingOut(_Strict):
     code: Code
     severity: Literal["info", "warning", "error"]
-    message: str
+    message: str = Field(description="Readable text; under another reading it starts \"under the NAME reading: \" "
+                                     "and `reading` says NAME as data")
     source_behaviour: str
     target_behaviour: str
     witness: WitnessOut | None
+    reading: str | None = Field(default=None, description=READING_DOC)
 
 
 # Each registered dialect's artifact keys (Dialect.artifacts), in registry order.

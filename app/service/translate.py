@@ -97,7 +97,7 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
 
 def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[Finding]:
     """Drift under the source's or the target's other readings (Meaning.alternates), where it differs from the
-    default readings' findings: each message names the reading ("under the chromium reading: ...")."""
+    default readings' findings: each has `reading` set (and its witness too); the message still names it."""
     names = dict.fromkeys(name for m in (src, tgt) for name, _ in m.alternates)
     if not names:
         return []
@@ -107,15 +107,13 @@ def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[
         a, b = src.under(name), tgt.under(name)
         rejected = [m for m in (a, b) if m.state is State.REJECTED]
         if rejected:
-            out.append(Finding(Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"under the {name} reading: "
-                               f"{rejected[0].dialect} refuses to build this clip: {rejected[0].reason}",
-                               a.describe(), b.describe()))
+            out.append(Finding(Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"{rejected[0].dialect} refuses to "
+                               f"build this clip: {rejected[0].reason}", a.describe(), b.describe()).under(name))
             continue
         for f in compare(a, b):
             if (f.code, f.message, repr(f.witness)) not in seen:
                 seen.add((f.code, f.message, repr(f.witness)))
-                out.append(Finding(f.code, f.severity, f"under the {name} reading: {f.message}",
-                                   f.source_behaviour, f.target_behaviour, f.witness))
+                out.append(f.under(name))
     return out
 
 
