@@ -20,7 +20,7 @@ from app.core.settings import Settings
 from app.service.field_errors import field_errors
 from app.cli import lint as lint_cli
 from app.cli import output as cli_output
-from app.cli.vocabulary import add_mode, add_target, expand_targets, stdin_hint
+from app.cli.vocabulary import TARGET_FLAGS, add_mode, add_target, expand_targets, stdin_hint
 from app.api.schemas_export import write
 from app.service.specs import Spec
 from app.core.suggest import one_of
@@ -30,7 +30,7 @@ from app.service.translate import translate
 EXAMPLE_SPEC = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
 
 
-def _target(text: str) -> object:
+def _target(text: str, flag: str = TARGET_FLAGS[0]) -> object:
     """'onnx', 'onnx:11', 'openvino:opset13', 'directml:5_0' -> a target item (any registered dialect)."""
     name, _, version = text.partition(":")
     name = name.strip().lower()
@@ -41,7 +41,7 @@ def _target(text: str) -> object:
     try:
         return registry.DIALECTS[name].target(version)
     except ClipBridgeError as exc:
-        raise ClipBridgeError(f"--target {exc.message}") from None
+        raise ClipBridgeError(f"{flag} {exc.message}") from None
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
@@ -50,7 +50,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
         data = data.get("spec", data.get("source"))
     spec = TypeAdapter(Spec).validate_python(data)
     args.target = expand_targets(args.target, spec.dialect)  # error locations and labels name the expanded items
-    targets = [_target(t) for t in args.target] if args.target else None
+    targets = [_target(t, args.target_flag) for t in args.target] if args.target else None
     result = translate(spec, targets, Mode(args.mode)).to_json()  # type: ignore[arg-type]
     statuses = {t["status"] for t in result["translations"]}
     code = 2 if "unsupported" in statuses else 1 if "drift" in statuses else 0
@@ -96,8 +96,7 @@ def cmd_dialects(args: argparse.Namespace) -> int:
         return 0
     rows = [["dialect", "version", "selects", "ranks", "dtypes"]]
     for d in body["dialects"]:
-        for v in d["versions"]:
-            rows.append([d["dialect"], v["version"], v["selects"], v["ranks"], " ".join(v["dtypes"])])
+        rows += _version_rows(d["dialect"], d["versions"])
     cli_output.print_wrapped(rows)
     host = body["host"]
     ov = host.get("openvino") or {}
@@ -115,6 +114,31 @@ def cmd_dialects(args: argparse.Namespace) -> int:
     for line in notes:  # wrapped like the table, to the same width
         print(textwrap.fill(line, cli_output.TABLE_WIDTH, break_on_hyphens=False, subsequent_indent="  "))
     return 0
+
+
+def _version_rows(dialect: str, versions: list[dict]) -> list[list[str]]:
+    """One row per run of consecutive versions that differ only in their name ("directml 3_0 to 4_1"), so
+    that the table stays short once it wraps to 100 columns."""
+    out: list[list[str]] = []
+    run: list[dict] = []
+
+    def key(v: dict) -> tuple:
+        return v["ranks"], tuple(v["dtypes"]), str(v["selects"]).replace(str(v["version"]), "{}")
+
+    def flush() -> None:
+        if run:
+            first, last = run[0], run[-1]
+            name = str(first["version"]) if len(run) == 1 else f"{first['version']} to {last['version']}"
+            selects = str(first["selects"]) if len(run) == 1 else \
+                str(first["selects"]).replace(str(first["version"]), name)
+            out.append([dialect, name, selects, str(first["ranks"]), " ".join(first["dtypes"])])
+            run.clear()
+    for v in versions:
+        if run and key(v) != key(run[-1]):
+            flush()
+        run.append(v)
+    flush()
+    return out
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
@@ -210,7 +234,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
+    # the target flag as typed (--target, or an older name until 0.2.0), so that an error names what the user wrote
+    args.target_flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in TARGET_FLAGS), TARGET_FLAGS[0])
     try:
         code = args.func(args)
         sys.stdout.flush()  # inside the try: a reader that left shows up here, not at interpreter exit
@@ -230,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         targets = getattr(args, "target", None)
         if where.startswith("targets[") and targets:  # name the option the user typed
             i = int(where[8:where.index("]")])
-            where = f"--target {targets[i]}" if i < len(targets) else where
+            where = f"{args.target_flag} {targets[i]}" if i < len(targets) else where
         print(f"error: {exc.message}" + (f" ({where})" if where else ""), file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:
