@@ -15,7 +15,7 @@ from app.dialects import registry
 
 NAN = "nan"
 PREFIX = re.compile(r"under the (\S+) reading: ")
-ONNX_F32 = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
+ONNX_F32 = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 5}  # not RELU6: MINIMUM/MAXIMUM
 DML_CROSSED = {"dialect": "directml", "feature_level": "6_4", "operator": "ELEMENT_WISE_CLIP",
                "desc": {"InputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 4]},
                         "OutputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 4]}, "Min": 5, "Max": 1}}

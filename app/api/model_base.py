@@ -27,6 +27,26 @@ class _Strict(BaseModel):
 OLD_NAMES_UNTIL = "0.2.0"
 
 
+TargetGroup = Literal["all", "default"]
+GROUP_DOC = ('; or a group, as the CLI\'s --target takes: "all" (every registered dialect) or "default" (the default '
+             "dialects), each without the spec's own dialect")
+
+
+class Grouped(BaseModel):
+    """A request whose `targets` may name a group ("all", "default") instead of a list: expanded after validation
+    into the dialect names, without the spec's own dialect (the CLI's rule, app/cli/vocabulary.py)."""
+
+    @model_validator(mode="after")
+    def _expand_group(self) -> Any:
+        from app.dialects import registry  # here: model_base is imported by the registry's own spec models
+        group = getattr(self, "targets", None)
+        if isinstance(group, str):
+            names = registry.names() if group == "all" else registry.default_names()
+            own = getattr(getattr(self, "spec", None), "dialect", None)
+            self.targets = [n for n in names if n != own]  # type: ignore[attr-defined]
+        return self
+
+
 class Renamed(_Strict):
     """A request body whose fields had other names: the old names are read as the new ones until OLD_NAMES_UNTIL."""
 

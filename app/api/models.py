@@ -8,8 +8,8 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
 
-from app.api.model_base import (ENGINE_DOC, OLD_NAMES_UNTIL, PRECISION_DOC, PrecisionField, Renamed, WireValue,
-                                _Strict)
+from app.api.model_base import (ENGINE_DOC, GROUP_DOC, OLD_NAMES_UNTIL, PRECISION_DOC, Grouped, PrecisionField, Renamed,
+                                TargetGroup, WireValue, _Strict)
 from app.api.scan_models import (ClipLikeOut, ClipSiteOut, ScaleBiasCandidateOut, ScanCount, ScanResponse,
                                  ScanSummary, ScanTargetOut, ScanTranslationOut, WorstFinding)
 from app.api.translate_models import (ArtifactsOut, BoundOut, EngineNoteOut, FindingOut, MeaningOut, ScaleBiasOut,
@@ -197,12 +197,12 @@ class ExecuteResponse(_Strict):
     engine: dict[str, Any] | None = Field(description=ENGINE_DOC)
 
 
-class CompareRequest(Renamed):
+class CompareRequest(Renamed, Grouped):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "targets"}
     spec: Spec
     input: TensorIn
-    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
-        default=None, description="default: " + ", ".join(registry.default_names()))
+    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | TargetGroup | None = Field(
+        default=None, description="default: " + ", ".join(registry.default_names()) + GROUP_DOC)
     mode: Literal["literal", "preserve"] = "literal"
     backend: Backend = "numpy"
     reading: Reading | None = Field(default=None, description="A reading of the dialects that have them "

@@ -3,22 +3,23 @@ artifacts (schemas/TranslateRequest.json, schemas/TranslateResponse.json)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Field, create_model
 
-from app.api.model_base import Renamed, WireValue, _Strict
+from app.api.model_base import GROUP_DOC, Grouped, Renamed, TargetGroup, WireValue, _Strict
 from app.core.findings import Code
 from app.dialects import registry
 from app.service.specs import DialectName, Spec, TargetSpec
 
 
-class TranslateRequest(Renamed):
+class TranslateRequest(Renamed, Grouped):
     RENAMED: ClassVar[dict[str, str]] = {"source": "spec"}
     spec: Spec
-    targets: list[Union[DialectName, TargetSpec]] | None = Field(
-        default=None, max_length=16,
-        description="Dialect names or partial specs naming a version; default: every other dialect, newest.")
+    targets: Annotated[list[Union[DialectName, TargetSpec]], Field(max_length=16)] | TargetGroup | None = Field(
+        default=None,
+        description="Dialect names or partial specs naming a version; default: every other dialect, newest"
+                    + GROUP_DOC)
     mode: Literal["preserve", "literal"] = "preserve"
     include: list[Literal["artifacts"]] = Field(
         default=("artifacts",), max_length=1,  # a tuple: pydantic deep-copies a list default per request
