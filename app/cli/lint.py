@@ -167,8 +167,9 @@ def add_subcommands(sub: Any) -> None:
     add_target(lt, "a column")
     add_mode(lt)
     lt.add_argument("--format", choices=FORMATS, default="table",
-                    help="every format scan has: table (default), json (a list of the scan bodies), sarif (2.1.0, "
-                         "a run per model), junit (a testsuite per model x target), github, markdown")
+                    help="every format scan has: table (default), json (a list of the scan bodies, each with its "
+                         "`file`), sarif (2.1.0, a run per model), junit (a testsuite per model x target), github, "
+                         "markdown")
     lt.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     lt.add_argument("--select", action="append", metavar="CODE", help="report only these codes (repeatable, or "
                     "comma-separated); see `clipbridge explain`")

@@ -179,20 +179,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # dies (the OOM killer, a crash outside the sandbox) is replaced within the supervisor's 0.5 s poll
     # while the parent keeps the listening socket, so connections wait in its backlog instead of being
     # refused, and are answered by the replacement once it is ready.
-    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    try:
+        sock = config.bind_socket()
+    except SystemExit as exc:  # uvicorn logs the OSError and exits STARTUP_FAILURE: say what to do about it
+        if exc.code != STARTUP_FAILURE or args.fd is not None:
+            raise
+        print(f"error: cannot listen on {config.host}:{config.port} (the port is in use, or not permitted here): "
+              "choose another with --port N (or CLIPBRIDGE_PORT)", file=sys.stderr)
+        return STARTUP_FAILURE
+    print(_start_line(sock), file=sys.stderr, flush=True)
+    supervisor = Multiprocess(config, sockets=[sock])
     supervisor.run()
     # A worker that could not start (the app does not import) stops the supervisor: exit non-zero, as
     # uvicorn.run does for a single worker.
     return 3 if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes) else 0
 
 
+def _start_line(sock: object) -> str:
+    """The one human line at start (the JSON log lines are for machines): where the service answers."""
+    name = sock.getsockname()  # type: ignore[attr-defined]
+    if not isinstance(name, tuple):  # a unix socket (an inherited --fd is read as one)
+        return f"clipbridge serving on {name!r} (Ctrl-C to stop)"
+    host, port = str(name[0]), int(name[1])
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    return f"clipbridge serving on {url}/ (the inspector; the API under /v1, its docs at /docs; Ctrl-C to stop)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
                                 f"{', '.join(registry.names())}, and report drift.")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the HTTP service (uvicorn)")
+    s = sub.add_parser("serve", help="run the HTTP service (uvicorn); prints the URL it serves on to stderr; exit 0 "
+                                     "on SIGTERM, 2 a bad setting, 3 it could not start (a port in use)")
     s.add_argument("--host", default=None, help="default: CLIPBRIDGE_HOST or 127.0.0.1")
-    s.add_argument("--port", type=int, default=None, help="default: CLIPBRIDGE_PORT or 8000")
+    s.add_argument("--port", type=int, default=None, help="default: CLIPBRIDGE_PORT or 8000; a port in use exits 3 "
+                   "naming this option")
     s.add_argument("--workers", type=int, default=None, help="default: CLIPBRIDGE_WORKERS or 1")
     s.add_argument("--fd", type=int, default=None, help="serve on this inherited, already bound socket (file "
                    "descriptor) instead of --host/--port")

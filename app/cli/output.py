@@ -91,11 +91,11 @@ def finish(report: LintReport, body: dict[str, Any], args: argparse.Namespace, s
 
 def lint_output(done: list[tuple[str, dict[str, Any], int]], args: argparse.Namespace) -> int:
     """`clipbridge lint` in a one-report format: every model's scan as one document (SARIF: a run per model;
-    JUnit: each model's testsuites; JSON: a list of the scan bodies, each with its `model`); the worst exit code."""
+    JUnit: each model's testsuites; JSON: a list of the scan bodies, each with its `file`); the worst exit code."""
     reports = [_report(from_scan(body, path), args) for path, body, _ in done]
     code = max((r.exit_code(status) for r, (_, _, status) in zip(reports, done)), default=0)
     if args.format == "json":
-        bodies = [{"model": path, **filter_scan(body, check_codes(args.select, "--select"),
+        bodies = [{"file": path, **filter_scan(body, check_codes(args.select, "--select"),
                                                 check_codes(args.ignore, "--ignore"))} for path, body, _ in done]
         _write(json.dumps(bodies, indent=2, allow_nan=False) + "\n", args)
     elif args.format == "sarif":
