@@ -166,6 +166,16 @@ class TensorOut(_Strict):
     data: list[WireValue]
 
 
+BasisField = Literal["specification", "engine"]
+ShowsField = Literal["specification", "observed-engine", "engine"]
+BASIS_DOC = ("What to compute, the same default for every dialect: specification (each dialect's documents; "
+             "TensorRT's header reading) or engine (what the dialect's engine was observed to do where one is "
+             "recorded: TensorRT NaN -> alpha, OpenVINO's CPU plugin NaN -> min, as `clipbridge diff` measures; "
+             "the specification elsewhere). A `reading` the dialect takes wins.")
+SHOWS_DOC = ("What this output is: specification, observed-engine (an engine's recorded behaviour computed on "
+             "NumPy) or engine (an engine backend ran)")
+
+
 class ExecuteOptions(Renamed):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "target"}
     spec: Spec
@@ -181,6 +191,7 @@ class ExecuteOptions(Renamed):
                                                               "tflite xnnpack (default) or builtin (the litert "
                                                               "backend then runs the builtin kernels)")
     precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
+    basis: BasisField = Field(default="specification", description=BASIS_DOC)
 
 
 class ExecuteRequest(ExecuteOptions):
@@ -193,6 +204,7 @@ class ExecuteResponse(_Strict):
     backend: str
     reading: str | None
     meaning: str
+    shows: ShowsField = Field(description=SHOWS_DOC)
     precision: PrecisionField
     engine: dict[str, Any] | None = Field(description=ENGINE_DOC)
 
@@ -210,6 +222,7 @@ class CompareRequest(Renamed, Grouped):
                                                               "chromium; tensorrt: observed, header; tflite: "
                                                               "xnnpack, builtin); the others run their one meaning")
     precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
+    basis: BasisField = Field(default="specification", description=BASIS_DOC)
 
 
 class CompareOutput(_Strict):
@@ -217,6 +230,7 @@ class CompareOutput(_Strict):
     backend: str
     reading: str | None
     meaning: str | None
+    shows: ShowsField | None = Field(default=None, description=SHOWS_DOC + "; null with an error")
     output: TensorOut | None
     precision: PrecisionField
     engine: dict[str, Any] | None = Field(default=None, description=ENGINE_DOC)
