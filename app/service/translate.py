@@ -18,7 +18,7 @@ from app.dialects.kit.common import Emitted, Mode
 from app.core.drift import UNSUPPORTED, compare, demoted, source_findings, status_of
 from app.core.errors import RejectedSpec, located
 from app.core.findings import Code, Finding, Severity
-from app.core.meaning import Meaning, State
+from app.core.meaning import Meaning, State, evolve
 from app.core.memo import MEMO_MAX_KEY_BYTES, Memo
 from app.core.settings import Settings
 from app.service import json_text
@@ -79,6 +79,9 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
     """One target: emit, resolve what was emitted, compare meanings, merge the findings."""
     m = src.meaning
     if m.dynamic:
+        same = _runtime_bounds_kept(src, target, mode)
+        if same is not None:
+            return same
         return Translation(None, UNSUPPORTED, [Finding(
             Code.DYNAMIC_BOUNDS, Severity.ERROR, "The source computes its bounds at run time; a translation needs "
             "constant bounds (OpenVINO Clamp attributes, DirectML Min/Max, ONNX initializers)")])
@@ -93,6 +96,28 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
     # The other readings' findings keep their own message and witness (never lent to a default-reading finding).
     merged = _merge(notes, found) + _reading_findings(m, e.meaning, found) + source_findings(m)
     return Translation(e.spec, status_of(merged, False), merged, e.artifacts, e.meaning)
+
+
+def _runtime_bounds_kept(src: Resolved, target: AnyTarget, mode: Mode) -> Translation | None:
+    """A clip whose bounds are computed at run time, towards its own dialect at an op version no older than its
+    own (ONNX Clip-11 -> Clip-13: min and max stay inputs): the same op computes the same function of the same
+    run-time values, so it is exact, not unsupported (issue 37). None when that does not hold (another dialect,
+    an older version with attribute bounds, or a version whose rules differ for this dtype)."""
+    m = src.meaning
+    if target.dialect != src.dialect:
+        return None
+    order = [str(v["version"]) for v in registry.DIALECTS[src.dialect].capability()["versions"]]
+    stand_in = Resolved(src.dialect, evolve(m, dynamic=False), src.normalized, src.shape)
+    e = emit_to(stand_in, target, mode)
+    if e.meaning is None or e.unsupported or m.version not in order or e.meaning.version not in order:
+        return None
+    if order.index(e.meaning.version) < order.index(m.version):
+        return None
+    if any(f.severity is not Severity.INFO for f in compare(stand_in.meaning, e.meaning)):
+        return None
+    return Translation(None, "exact", [Finding(
+        Code.DYNAMIC_BOUNDS, Severity.INFO, f"The bounds are computed at run time; {e.meaning.version} takes them "
+        f"as inputs as {m.version} does and computes the same function of them: keep the node as it is")])
 
 
 def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[Finding]:
@@ -118,7 +143,9 @@ def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[
 
 
 def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
-    """Emit notes first; a comparison finding of the same code lends its witness instead of repeating."""
+    """Emit notes first; a comparison finding of the same code lends its witness instead of repeating, and its
+    severity when higher: one bound change has one severity whichever target emits it (issue 37: an emit note's
+    warning towards ONNX was an error towards DirectML, where no note came first)."""
     out = list(notes)
     for f in found:
         twin = next((i for i, n in enumerate(out) if n.code is f.code and n.witness is None
@@ -127,7 +154,8 @@ def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
             continue
         if twin is not None:
             n = out[twin]
-            out[twin] = Finding(n.code, n.severity, n.message, f.source_behaviour, f.target_behaviour, f.witness)
+            severity = max(n.severity, f.severity, key=_rank)  # the witness shows the outputs change
+            out[twin] = Finding(n.code, severity, n.message, f.source_behaviour, f.target_behaviour, f.witness)
         else:
             out.append(f)
     return out
