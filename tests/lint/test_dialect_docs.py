@@ -89,7 +89,7 @@ def test_a_new_dialect_in_sarif_rules_of_a_scan(fake, tmp_path, capsys):
 
 def test_a_new_dialect_reaches_the_rules_page_section(fake):
     text = dialect_docs.render()
-    assert "### fake" in text and "used when named (`--to fake`" in text
+    assert "### fake" in text and "used when named (`--target fake`" in text
     assert f"| `{Code.NAN_BOUND.value}` | {FAKE_RULE[0]} | {FAKE_RULE[1]} |" in text
     assert text.index("### stablehlo") < text.index("### fake")  # registry order
 
