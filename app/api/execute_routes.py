@@ -20,7 +20,7 @@ from app.dialects.kit.common import Mode
 from app.core.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
 from app.service.execute import (Slots, check_reading, compare_outputs, pick_backend, run_reported, semantics_for,
                          with_precision, with_reading)
-from app.service.basis import MEANING_BACKENDS, reading_for_basis, shows, under_basis
+from app.api.basis import MEANING_BACKENDS, reading_for_basis, shows, under_basis
 from app.service.field_errors import field_errors
 from app.core.json_depth import MAX_JSON_DEPTH, too_deep
 from app.core.numbers import wire_number

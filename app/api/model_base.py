@@ -8,6 +8,8 @@ from typing import Any, ClassVar, Literal, Union
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
+from app.dialects import registry
+
 WireValue = Union[int, float, str]
 PrecisionField = Literal["model", "deployed"]
 PRECISION_DOC = ("How an engine backend computes: model (default) pins the engine's inference precision to the "
@@ -38,7 +40,6 @@ class Grouped(BaseModel):
 
     @model_validator(mode="after")
     def _expand_group(self) -> Any:
-        from app.dialects import registry  # here: model_base is imported by the registry's own spec models
         group = getattr(self, "targets", None)
         if isinstance(group, str):
             names = registry.names() if group == "all" else registry.default_names()

@@ -115,9 +115,11 @@ def _runtime_bounds_kept(src: Resolved, target: AnyTarget, mode: Mode) -> Transl
         return None
     if any(f.severity is not Severity.INFO for f in compare(stand_in.meaning, e.meaning)):
         return None
+    same = "the same op takes them as inputs" if e.meaning.version == m.version else \
+        f"{e.meaning.version} takes them as inputs as {m.version} does"
     return Translation(None, "exact", [Finding(
-        Code.DYNAMIC_BOUNDS, Severity.INFO, f"The bounds are computed at run time; {e.meaning.version} takes them "
-        f"as inputs as {m.version} does and computes the same function of them: keep the node as it is")])
+        Code.DYNAMIC_BOUNDS, Severity.INFO, f"The bounds are computed at run time; {same} and computes the same "
+        "function of them: keep the node as it is")])
 
 
 def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[Finding]:

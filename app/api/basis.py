@@ -6,7 +6,8 @@ what the dialect's engine was observed to do, where clipbridge records it (Tenso
 reading; OpenVINO's CPU plugin: NaN -> min, the engine note in app/dialects/openvino/notes.py, which is what
 `clipbridge diff` measures on a model), and the specification elsewhere. A `reading` named in the request wins
 for its dialect. Each output says in `shows` which it is; an engine backend's output is always "engine".
-Imported by app/api/execute_routes.py.
+Imported by app/api/execute_routes.py. The tables name dialects, so they live here, above the service (which
+never names one); their natural home is the registry (a Dialect field each), a follow-up.
 """
 
 from __future__ import annotations
