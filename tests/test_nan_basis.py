@@ -1,6 +1,8 @@
-"""One answer per question about NaN (issue 37): /v1/execute and /v1/compare take `basis` with the same default
-for every dialect (the specification), say in `shows` what each output is, and with `"basis": "engine"` agree
-with the real engine, which is what `clipbridge diff` measures (OpenVINO's CPU plugin: NaN -> min)."""
+"""One answer per question about NaN (issue 37): /v1/execute and /v1/compare say in `shows` what each output is
+(the specification, an observed engine modelled on NumPy, an engine run), take `basis` to ask every dialect the
+same question, and with `"basis": "engine"` agree with the real engine, which is what `clipbridge diff`
+measures (OpenVINO's CPU plugin: NaN -> min). Without `basis` each dialect runs the default reading that
+/v1/translate's witnesses use (TensorRT: its observed engine), and `shows` says so."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def _execute(client, spec, **extra):
 
 
 @pytest.mark.parametrize("spec,basis,data,shows", [
-    pytest.param(TRT, None, [2.0, 6.0, NAN], "specification", id="tensorrt-default-is-the-header"),
+    pytest.param(TRT, None, [2.0, 6.0, 2.0], "observed-engine", id="tensorrt-default-says-it-is-the-engine"),
     pytest.param(TRT, "specification", [2.0, 6.0, NAN], "specification", id="tensorrt-specification"),
     pytest.param(TRT, "engine", [2.0, 6.0, 2.0], "observed-engine", id="tensorrt-engine-nan-to-alpha"),
     pytest.param(OV, None, [2.0, 6.0, NAN], "specification", id="openvino-default-is-the-specification"),
@@ -42,15 +44,21 @@ def test_a_reading_named_in_the_request_wins(client):
     assert body["output"]["data"] == [2.0, 6.0, 2.0] and body["shows"] == "observed-engine"
 
 
-def test_every_dialect_defaults_to_the_specification(client):
-    """The default is the same for every registered dialect: each output of a default compare is the spec."""
-    names = registry.names()
-    r = client.post("/v1/compare", json={"spec": ONNX, "input": X, "targets": "all"})
+def test_basis_specification_asks_every_dialect_the_same(client):
+    """`"basis": "specification"`: each output of a compare over every dialect is the specification."""
+    r = client.post("/v1/compare", json={"spec": ONNX, "input": X, "targets": "all", "basis": "specification"})
     assert r.status_code == 200, r.text
     outs = [o for o in r.json()["outputs"] if o["error"] is None]
     assert {o["semantics"] for o in outs} >= {"openvino", "tensorrt", "directml"}
     assert all(o["shows"] == "specification" for o in outs), [(o["semantics"], o["shows"]) for o in outs]
-    assert len(names) >= len(outs)
+    assert len(registry.names()) >= len(outs)
+
+
+def test_without_basis_every_output_says_what_it_shows(client):
+    r = client.post("/v1/compare", json={"spec": ONNX, "input": X, "targets": "all"})
+    shows = {o["semantics"]: o["shows"] for o in r.json()["outputs"] if o["error"] is None}
+    assert shows["tensorrt"] == "observed-engine" and shows["openvino"] == "specification"
+    assert set(shows.values()) <= {"specification", "observed-engine"}
 
 
 @pytest.mark.skipif(not HAS_OPENVINO, reason="needs the openvino engine ([diff] extra)")

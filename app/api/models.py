@@ -168,10 +168,11 @@ class TensorOut(_Strict):
 
 BasisField = Literal["specification", "engine"]
 ShowsField = Literal["specification", "observed-engine", "engine"]
-BASIS_DOC = ("What to compute, the same default for every dialect: specification (each dialect's documents; "
-             "TensorRT's header reading) or engine (what the dialect's engine was observed to do where one is "
-             "recorded: TensorRT NaN -> alpha, OpenVINO's CPU plugin NaN -> min, as `clipbridge diff` measures; "
-             "the specification elsewhere). A `reading` the dialect takes wins.")
+BASIS_DOC = ("What to compute for every dialect alike: specification (each dialect's documents; TensorRT's header "
+             "reading) or engine (what the dialect's engine was observed to do where one is recorded: TensorRT "
+             "NaN -> alpha, OpenVINO's CPU plugin NaN -> min, as `clipbridge diff` measures; the specification "
+             "elsewhere). Default (null): each dialect's default reading, the one /v1/translate's witnesses use; "
+             "`shows` says what that is. A `reading` the dialect takes wins.")
 SHOWS_DOC = ("What this output is: specification, observed-engine (an engine's recorded behaviour computed on "
              "NumPy) or engine (an engine backend ran)")
 
@@ -191,7 +192,7 @@ class ExecuteOptions(Renamed):
                                                               "tflite xnnpack (default) or builtin (the litert "
                                                               "backend then runs the builtin kernels)")
     precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
-    basis: BasisField = Field(default="specification", description=BASIS_DOC)
+    basis: BasisField | None = Field(default=None, description=BASIS_DOC)
 
 
 class ExecuteRequest(ExecuteOptions):
@@ -222,7 +223,7 @@ class CompareRequest(Renamed, Grouped):
                                                               "chromium; tensorrt: observed, header; tflite: "
                                                               "xnnpack, builtin); the others run their one meaning")
     precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
-    basis: BasisField = Field(default="specification", description=BASIS_DOC)
+    basis: BasisField | None = Field(default=None, description=BASIS_DOC)
 
 
 class CompareOutput(_Strict):

@@ -107,9 +107,11 @@ def _runtime_bounds_kept(src: Resolved, target: AnyTarget, mode: Mode) -> Transl
     if target.dialect != src.dialect:
         return None
     order = [str(v["version"]) for v in registry.DIALECTS[src.dialect].capability()["versions"]]
+    if m.version not in order or m.lower is None or m.upper is None:  # a Min/Max pair, a bound with no stand-in
+        return None
     stand_in = Resolved(src.dialect, evolve(m, dynamic=False), src.normalized, src.shape)
     e = emit_to(stand_in, target, mode)
-    if e.meaning is None or e.unsupported or m.version not in order or e.meaning.version not in order:
+    if e.meaning is None or e.unsupported or e.meaning.version not in order:
         return None
     if order.index(e.meaning.version) < order.index(m.version):
         return None

