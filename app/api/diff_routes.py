@@ -16,7 +16,8 @@ from starlette.datastructures import UploadFile
 
 from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
-from app.diff import engines, report, run
+from app.diff import report, run
+from app.diff.engines import require as require_engines
 from app.diff.inputs import SEED
 from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.engines.sandbox import run_isolated
@@ -76,7 +77,7 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     introduced or inherited, with its cause and a witness."""
     opts = run.Options(_engines(engine), precision, rtol, atol, seed)
     opts.check("query.")
-    engines.require(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
+    require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     model, npz = await _read(request)
 
     def work() -> str:
