@@ -17,10 +17,10 @@ from starlette.datastructures import UploadFile
 from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
 from app.diff import report, run
-from app.diff.engines import require as require_engines
 from app.diff.inputs import SEED
 from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.engines.sandbox import run_isolated
+from app.diff.engines import require as require_engines
 
 router = APIRouter()
 DIFF_BODY = {"requestBody": {"required": True, "content": {
