@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.diff import bundle, formats, report, run
+from app.diff import bundle, engines, formats, report, run
 from app.core.errors import ClipBridgeError
 from app.diff.inputs import SEED
 from app.cli import chain as chain_cli
@@ -56,6 +56,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return chain_cli.cmd_chain(args)
     if getattr(args, "static", False):
         raise ClipBridgeError("--static reads a converter chain's lowering: give --chain too", "--static")
+    engines.require(_engines(args.engine), "--engine")  # the install command first, before the model is read
     model = Path(args.model).read_bytes()
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     if getattr(args, "fix", None):
