@@ -20,6 +20,7 @@ from app.diff import graph_view, report, run
 from app.diff.inputs import SEED
 from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.engines.sandbox import run_isolated
+from app.diff.engines import require as require_engines
 
 router = APIRouter()
 DIFF_BODY = {"requestBody": {"required": True, "content": {
@@ -76,6 +77,7 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     introduced or inherited, with its cause and a witness."""
     opts = run.Options(_engines(engine), precision, rtol, atol, seed)
     opts.check("query.")
+    require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     model, npz = await _read(request)
 
     def work() -> str:

@@ -13,6 +13,7 @@ from starlette.datastructures import UploadFile
 from app.api.execute_routes import PROBLEMS, slots
 from app.api.fix_models import FixResponse
 from app.core.errors import ArtifactError, UnsupportedMediaType
+from app.diff.engines import require
 from app.fix.facts import ENGINES
 from app.fix.service import fix
 
@@ -44,6 +45,8 @@ async def fix_model(request: Request,
                         default="model", description="'model' pins each engine to the model's float type; "
                         "'deployed' takes the engines' defaults (OpenVINO: bf16 on CPUs that have it)")) -> Response:
     """Write the model so that `target` computes what `reference` computes; prove it with the diff; time it."""
+    require([reference], "query.reference")  # a missing engine names the install command, before any upload is read
+    require([target], "query.target")
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "multipart/form-data":
         raise UnsupportedMediaType("send multipart/form-data with a file field 'model' (and optionally 'inputs')")

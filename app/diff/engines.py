@@ -7,14 +7,17 @@ nodes it was built from (`originalLayersNames`) and the type it ran in (`runtime
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from importlib.util import find_spec
 from typing import Any
 
 import numpy as np
 import onnx
 
 from app.engines import config as engine_config
+from app.engines.extras import DIFF_INSTALL, INSTALL_HINT
 from app.diff.child import model_errors
-from app.core.errors import ClipBridgeError
+from app.core.errors import BackendUnavailable, ClipBridgeError
 
 SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
 MAX_MARKED_ELEMENTS = 1 << 25  # all marked tensors together, per engine run (128 MiB of float32)
@@ -25,6 +28,39 @@ class EngineCannotLoad(ClipBridgeError):
 
     status = 422
     title = "An engine cannot load the model"
+
+
+# engine -> the module it runs on; onnx-reference is the core's own onnx, so only the [diff] extra's two can be missing
+ENGINE_MODULES = {"onnxruntime": "onnxruntime", "openvino": "openvino", "onnx-reference": "onnx"}
+
+
+class EngineNotInstalled(BackendUnavailable):
+    """An engine the diff needs is not installed here: the install's fault, never the model's (issue 37)."""
+
+    title = "An engine is not installed"
+
+
+def installed(engine: str) -> bool:
+    """Whether the engine's module is on the path (found, not imported: importing OpenVINO costs a second)."""
+    try:
+        return find_spec(ENGINE_MODULES.get(engine, engine)) is not None
+    except (ImportError, ValueError):  # a broken or half-removed install
+        return False
+
+
+def not_installed(names: Iterable[str], loc: str = "engine") -> EngineNotInstalled:
+    """The 422 naming the one-step install command, for engines that cannot be imported."""
+    names = list(dict.fromkeys(names))
+    return EngineNotInstalled(f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'} not installed: "
+                              f"{DIFF_INSTALL} installs the diff's engines, onnxruntime and OpenVINO (from a "
+                              f"checkout: {INSTALL_HINT['diff']}); the model was not run", loc)
+
+
+def require(names: Iterable[str], loc: str = "engine") -> None:
+    """Refuse, before any work, a diff or fix whose engines are not all installed (`loc`: the option naming them)."""
+    absent = [e for e in names if e in ENGINE_MODULES and not installed(e)]
+    if absent:
+        raise not_installed(absent, loc)
 
 
 @model_errors
@@ -52,7 +88,9 @@ def with_outputs(model_bytes: bytes, names: list[str], dtypes: dict[str, str] | 
     return m.SerializeToString()
 
 
-def _load_error(engine: str, exc: Exception) -> EngineCannotLoad:
+def _load_error(engine: str, exc: Exception) -> ClipBridgeError:
+    if isinstance(exc, ImportError):  # found on the path but not importable: the install, not the model
+        return not_installed([engine])
     text = " ".join(str(exc).split())[:600]
     return EngineCannotLoad(f"{engine} cannot load the model: {text}", "model")
 
@@ -85,13 +123,13 @@ def _ov_kernels(compiled: Any) -> dict[str, dict]:
 
 
 def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str, kernels: bool = True) -> tuple[dict, dict]:
-    import openvino as ov
     try:
+        import openvino as ov
         model = ov.Core().read_model(model_bytes, b"")
         compiled, effective = engine_config.openvino_compile(model, precision)
     except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
         raise _load_error("openvino", exc) from None
-    # A graph input no node reads any more (an If's condition once its branch is inlined) is not a port.
+    # A graph input no node reads is not a port of the compiled model (OpenVINO drops it): feed only the ports.
     ports = {n for p in compiled.inputs for n in p.get_names()}
     result = compiled({k: v for k, v in feeds.items() if k in ports})
     values = {}
@@ -135,6 +173,7 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
     """Run `engine` on the model with `marks` added as outputs. Module-level, so that a sandbox child runs it.
 
     Returns {"values": {tensor: array}, "precision": as it ran, "kernels": {...}, "version": ...}."""
+    require([engine])  # here too, for every caller (fix, bundles): a missing engine is never the model's fault
     marked = with_outputs(model_bytes, marks) if marks else model_bytes
     try:
         # The runtime model's kernels are read where the walk uses them (the marked run), not in a plain run.
