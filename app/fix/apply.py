@@ -13,7 +13,8 @@ from onnx import numpy_helper
 
 from app.core.errors import ArtifactError
 from app.fix.facts import Node
-from app.fix.rules import RULES, Edit, Site
+from app.fix import scopes
+from app.fix.rules import Site
 
 GUARD_OPSET = 9  # IsNaN-9 and Where-9
 FLOATS = {onnx.TensorProto.FLOAT: np.dtype(np.float32), onnx.TensorProto.FLOAT16: np.dtype(np.float16)}
@@ -112,32 +113,24 @@ def _names(g: onnx.GraphProto) -> set[str]:
     return names
 
 
-def _rewrite(model: onnx.ModelProto, reference: str, target: str) -> tuple[Edit, list[dict]]:
-    sites, skipped = find_sites(model)
-    e = Edit(model.graph, _names(model.graph), opset_of(model))
-    for s in sites:
-        for rule in RULES:
-            rule(e, s, reference, target)
-    nodes = list(model.graph.node)
-    del model.graph.node[:]
-    for i, n in enumerate(nodes):
-        model.graph.node.append(n)
-        model.graph.node.extend(e.after.get(i, []))
-    return e, skipped
+def _rewrite(model: onnx.ModelProto, reference: str, target: str,
+             allowed: dict[str, list[str]] | None = None) -> tuple[scopes.Rewritten, list[dict]]:
+    """The rules over every graph, bodies included (app.fix.scopes), where their causes were found (`allowed`)."""
+    return scopes.rewrite(model, reference, target, opset_of(model), FLOATS, _constants, _node, allowed)
 
 
-def write_fixed(model_bytes: bytes, reference: str, target: str) -> dict:
+def write_fixed(model_bytes: bytes, reference: str, target: str, allowed: dict[str, list[str]] | None = None) -> dict:
     """The fixed model's bytes with rules_applied, skipped and what happened to the opset (run in a child)."""
     model = onnx.load_from_string(model_bytes)
     before = (opset_of(model), model.ir_version)
     trial = onnx.ModelProto()
     trial.CopyFrom(model)
-    e, skipped = _rewrite(trial, reference, target)
+    e, skipped = _rewrite(trial, reference, target, allowed)
     opset_note = None
     if e.after and before[0] < GUARD_OPSET:  # IsNaN/Where need opset 9: convert, then rewrite again
         model = onnx.version_converter.convert_version(model, GUARD_OPSET)
         opset_note = f"opset {before[0]} -> {GUARD_OPSET}: the NaN rules need IsNaN-9 and Where-9"
-        e, skipped = _rewrite(model, reference, target)
+        e, skipped = _rewrite(model, reference, target, allowed)
     else:
         model = trial
     onnx.checker.check_model(model, full_check=True)
@@ -161,7 +154,7 @@ def _input_specs(model: onnx.ModelProto) -> list[dict]:
     return out
 
 
-def write_checked(model_bytes: bytes, reference: str, target: str) -> dict:
+def write_checked(model_bytes: bytes, reference: str, target: str, allowed: dict[str, list[str]] | None = None) -> dict:
     """write_fixed plus what the caller needs without parsing the upload itself (run in a child): the graph
     inputs, whether the model is float32, and whether
     every original node name is still there."""
@@ -170,7 +163,7 @@ def write_checked(model_bytes: bytes, reference: str, target: str) -> dict:
         onnx.checker.check_model(original, full_check=True)
     except Exception as exc:  # protobuf, checker and shape-inference errors: the upload is what is wrong
         raise ArtifactError(f"the model fails onnx.checker: {' '.join(str(exc).split())[:300]}", "model") from None
-    out = write_fixed(model_bytes, reference, target)
+    out = write_fixed(model_bytes, reference, target, allowed)
     written = onnx.load_from_string(out["model"])
     out["inputs"] = _input_specs(original)
     out["float32"] = any(s["dtype"] == "float32" for s in out["inputs"]) or any(
