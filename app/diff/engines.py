@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 
 from app.engines import config as engine_config
+from app.engines.errors import reduced
 from app.diff.child import model_errors
 from app.core.errors import ClipBridgeError
 
@@ -44,16 +45,16 @@ def with_outputs(model_bytes: bytes, names: list[str]) -> bytes:
     return m.SerializeToString()
 
 
-def _load_error(engine: str, exc: Exception) -> EngineCannotLoad:
-    text = " ".join(str(exc).split())[:600]
-    return EngineCannotLoad(f"{engine} cannot load the model: {text}", "model")
+def _load_error(engine: str, exc: Exception, model_bytes: bytes = b"") -> EngineCannotLoad:
+    """The engine's refusal, reduced (app.engines.errors: its own text may quote what it read)."""
+    return reduced(EngineCannotLoad, engine, "cannot load the model", exc, model_bytes)  # type: ignore[return-value]
 
 
 def _ort(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tuple[dict, dict]:
     try:
         session, settings = engine_config.onnxruntime_session(model_bytes, precision)
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/...: the user's model
-        raise _load_error("onnxruntime", exc) from None
+        raise _load_error("onnxruntime", exc, model_bytes) from None
     names = [o.name for o in session.get_outputs()]
     values = session.run(names, feeds)
     # The CPU provider computes each node in its declared type: report the model's float type as it ran.
@@ -82,7 +83,7 @@ def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tup
         model = ov.Core().read_model(model_bytes, b"")
         compiled, effective = engine_config.openvino_compile(model, precision)
     except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
-        raise _load_error("openvino", exc) from None
+        raise _load_error("openvino", exc, model_bytes) from None
     result = compiled(feeds)
     values = {}
     for port in compiled.outputs:
@@ -98,7 +99,7 @@ def _reference(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str)
         m = onnx.load_from_string(model_bytes)
         ev = ReferenceEvaluator(m)
     except Exception as exc:  # the evaluator's own message: an op it lacks, a malformed graph
-        raise _load_error("onnx-reference", exc) from None
+        raise _load_error("onnx-reference", exc, model_bytes) from None
     names = [o.name for o in m.graph.output]
     with np.errstate(all="ignore"):
         values = ev.run(names, feeds)
@@ -131,8 +132,7 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
     except ClipBridgeError:
         raise
     except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx
-        text = " ".join(str(exc).split())[:600]
-        raise EngineCannotLoad(f"{engine} failed running the model: {type(exc).__name__}: {text}", "model") from None
+        raise reduced(EngineCannotLoad, engine, "failed running the model", exc, marked) from None
     count = sum(int(np.asarray(v).size) for v in values.values())
     if count > MAX_MARKED_ELEMENTS:
         raise ClipBridgeError(f"the marked tensors hold {count} elements (limit {MAX_MARKED_ELEMENTS}): give "
