@@ -143,6 +143,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.server.serving import PROTOCOL
 
     s = Settings.from_env()  # fail closed: a blank or malformed setting stops here (exit 2, naming the variable)
+    from app.engines.config import limits_text  # what this server process tree may use, said at start
+    print(limits_text(s), file=sys.stderr, flush=True)
 
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(0)  # SIGTERM is the normal way to stop a server: a clean exit, not death by signal

@@ -18,7 +18,10 @@ from app.diff.child import model_errors
 from app.core.errors import ClipBridgeError
 
 SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
-MAX_MARKED_ELEMENTS = 1 << 25  # all marked tensors together, per engine run (128 MiB of float32)
+# Bytes, not elements (a float64 element is 8): all the tensors one engine run returns together. Checked
+# before the run from shape inference (app.diff.run.marks marks only the clip-like nodes' tensors past it) and
+# after it by the child's own count (engines.run); app.diff.child.MAX_TENSOR_BYTES bounds any one tensor.
+MAX_MARKED_BYTES = 64 * 2**20
 
 
 class EngineCannotLoad(ClipBridgeError):
@@ -26,6 +29,13 @@ class EngineCannotLoad(ClipBridgeError):
 
     status = 422
     title = "An engine cannot load the model"
+
+
+class ResultTooLarge(ClipBridgeError):
+    """An engine run's results pass MAX_MARKED_BYTES (counted in the child, before anything is sent)."""
+
+    status = 422
+    title = "The model's tensors are too large to diff"
 
 
 @model_errors
@@ -133,8 +143,8 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
         raise
     except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx
         raise reduced(EngineCannotLoad, engine, "failed running the model", exc, marked) from None
-    count = sum(int(np.asarray(v).size) for v in values.values())
-    if count > MAX_MARKED_ELEMENTS:
-        raise ClipBridgeError(f"the marked tensors hold {count} elements (limit {MAX_MARKED_ELEMENTS}): give "
-                              "smaller inputs", "inputs")
+    held = sum(int(np.asarray(v).nbytes) for v in values.values())
+    if held > MAX_MARKED_BYTES:
+        raise ResultTooLarge(f"{engine}'s results hold {held} bytes (limit {MAX_MARKED_BYTES} bytes per engine "
+                             "run): give smaller inputs", "inputs")
     return {"values": {k: np.asarray(v) for k, v in values.items()}, **info, "version": version(engine)}

@@ -293,3 +293,9 @@ def litert_settings(precision: Precision, resolver: str) -> dict[str, Any]:
     resolver, does; the builtin kernels keep them: measured with ai-edge-litert 2.3.0, tflite.NOTE_FTZ)."""
     return {"engine": "litert", "version": engine_versions().get("ai-edge-litert"), "precision": precision,
             "resolver": resolver, "flush_to_zero": resolver != "builtin"}
+
+
+def limits_text(settings: Any) -> str:
+    """The effective memory and time limits, one line (`clipbridge serve` prints it; app.engines.budget)."""
+    from app.engines.budget import describe
+    return describe(settings)
