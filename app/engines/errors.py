@@ -15,7 +15,8 @@ import re
 KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.I)) for k, p in (
     ("out of memory", r"bad_alloc|out of memory|cannot allocate|MemoryError|failed to allocate"),
     ("unsupported operator", r"NOT_IMPLEMENTED|not implemented|unsupported|no op registered|could not find an "
-                             r"implementation|not supported|is not registered|cannot create .* layer"),
+                             r"implementation|not supported|not a registered|is not registered|no conversion rule|"
+                             r"cannot create .* layer"),
     ("shape mismatch", r"shape|dimension|broadcast|rank|size mismatch|incompatible dim"),
     ("type mismatch", r"type|dtype|element_type|precision"),
     ("invalid attribute", r"attribute"),

@@ -267,7 +267,7 @@ def check_external_location(t: onnx.TensorProto) -> None:
     loc = next((e.value for e in t.external_data if e.key == "location"), "")
     parts = loc.replace("\\", "/").split("/")
     if not loc or loc.startswith(("/", "\\")) or ".." in parts or (len(loc) > 1 and loc[1] == ":") or "\0" in loc:
-        raise ArtifactError(f"tensor {t.name[:80]!r} points at external data {loc[:120]!r} outside the model's "
+        raise ExternalDataRefused(f"tensor {t.name[:80]!r} points at external data {loc[:120]!r} outside the model's "
                             "directory; such a model is refused (external data is never followed): "
                             + EMBED_HINT, "model")
 
