@@ -534,12 +534,15 @@ AMPLIFIERS = ("constant-of-shape", "expand", "tile", "cast-float64", "data-depen
 
 
 @st.composite
-def amplifying_models(draw, kind: str | None = None) -> bytes:
-    """x (float32, [1]) -> a tensor of 2**k elements (k from 20 to 31) made by ConstantOfShape, Expand, Tile,
-    a Cast to float64, or a shape read from the input at run time (unknown to shape inference) -> ReduceMax ->
-    Max(., 0): a clip-like node behind an amplifier, the whole model a few hundred bytes."""
-    kind = kind or draw(st.sampled_from(AMPLIFIERS))
-    k = draw(st.integers(20, 31))
+def amplifying_models(draw) -> bytes:
+    """amplifying_model of a drawn kind and size (2**20 to 2**31 elements)."""
+    return amplifying_model(draw(st.sampled_from(AMPLIFIERS)), draw(st.integers(20, 31)))
+
+
+def amplifying_model(kind: str, k: int) -> bytes:
+    """x (float32, [1]) -> a tensor of 2**k elements made by ConstantOfShape, Expand, Tile, a Cast to float64,
+    or a shape read from the input at run time (unknown to shape inference) -> ReduceMax -> Max(., 0): a
+    clip-like node behind an amplifier, the whole model a few hundred bytes."""
     f32, i64 = TensorProto.FLOAT, TensorProto.INT64
     shape = helper.make_node("Constant", [], ["shape"], value=helper.make_tensor("s", i64, [1], [2**k]))
     zero = helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", f32, [], [0.0]))
