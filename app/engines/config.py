@@ -18,6 +18,9 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any, Literal
 
+from app.core.settings import Settings
+from app.engines.budget import describe
+
 Precision = Literal["model", "deployed"]
 PRECISIONS: tuple[str, ...] = ("model", "deployed")
 
@@ -295,7 +298,6 @@ def litert_settings(precision: Precision, resolver: str) -> dict[str, Any]:
             "resolver": resolver, "flush_to_zero": resolver != "builtin"}
 
 
-def limits_text(settings: Any) -> str:
+def limits_text(settings: Settings) -> str:
     """The effective memory and time limits, one line (`clipbridge serve` prints it; app.engines.budget)."""
-    from app.engines.budget import describe
     return describe(settings)

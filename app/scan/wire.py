@@ -305,3 +305,21 @@ def _tensors(model: onnx.ModelProto):
     for ti in model.training_info:  # training graphs: no engine here runs them, but a tensor can live there
         yield from graph(ti.initialization)
         yield from graph(ti.algorithm)
+
+
+def embedded_from_file(path) -> bytes:
+    """The CLI's reading of a user's own model file: as is when every tensor is inside it; else loaded as
+    onnx.load does, which reads external data from files next to the model (refusing absolute paths, '..' and
+    symlinks), and serialized with that data embedded. The service never calls this: it refuses external data."""
+    from pathlib import Path
+    data = Path(path).read_bytes()
+    try:
+        refuse_external(data)
+        return data
+    except ExternalDataRefused:
+        pass
+    try:
+        return onnx.load(str(path), load_external_data=True).SerializeToString()
+    except Exception as exc:  # noqa: BLE001 - onnx's own refusal (a missing file, a path outside the directory)
+        raise ArtifactError(f"the model's external data cannot be read next to it: {' '.join(str(exc).split())[:300]}",
+                            "model") from None
