@@ -79,3 +79,29 @@ def test_engine_text_is_reduced(text, nodes, ops, want, never):
 def test_kinds_are_a_fixed_vocabulary():
     assert kind_of("") == "engine failure"
     assert kind_of("Invalid rank for input") == "shape mismatch"
+
+
+def test_the_diff_route_answers_the_reduced_text_and_logs_the_full_one(caplog):
+    """The audit's side channel, with the 'file' inline: Reshape(x, W) fails on onnxruntime printing W's values.
+    The client gets the kind, op and node; the server log has the engine's text under the request id."""
+    import logging
+
+    from fastapi.testclient import TestClient
+    from onnx import TensorProto, helper
+
+    from app.main import create_app
+    w = [67, 65, 78, 65, 82, 89, 51, 52]  # "CANARY34" as int64 values
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "w"], ["y"], name="r")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])],
+                          [helper.make_tensor("w", TensorProto.INT64, [8], w)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+    with TestClient(create_app(Settings(sandbox_workers=1)), raise_server_exceptions=False) as c, \
+            caplog.at_level(logging.WARNING, logger="clipbridge.engines"):
+        r = c.post("/v1/models/diff", files={"model": ("m.onnx", model)}, headers={"x-request-id": "req-34-reduced"})
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert "op Reshape" in detail and "node 'r'" in detail and "server log" in detail, detail
+    assert "67" not in detail and "65,78" not in detail, detail
+    logged = [rec.getMessage() for rec in caplog.records if "req-34-reduced" in rec.getMessage()]
+    assert logged and any("67" in m for m in logged), caplog.text[-2000:]
