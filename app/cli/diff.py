@@ -11,7 +11,7 @@ from typing import Any
 from app.diff import bundle, formats, report, run
 from app.diff.inputs import SEED
 from app.cli import fix as fix_cli
-from app.scan.wire import embedded_from_file
+from app.scan.external import embedded_from_file
 
 
 def add_subcommand(sub: Any) -> None:

@@ -11,7 +11,7 @@ from app.diff import run
 from app.core.errors import ClipBridgeError
 from app.fix import formats
 from app.fix.service import fix
-from app.scan.wire import embedded_from_file
+from app.scan.external import embedded_from_file
 
 
 def cmd_fix(args: argparse.Namespace, engines: tuple[str, ...]) -> int:

@@ -299,5 +299,5 @@ def litert_settings(precision: Precision, resolver: str) -> dict[str, Any]:
 
 
 def limits_text(settings: Settings) -> str:
-    """The effective memory and time limits, one line (`clipbridge serve` prints it; app.engines.budget)."""
+    """The effective limits in one line, as `clipbridge serve` prints them (app.engines.budget)."""
     return describe(settings)

@@ -238,17 +238,14 @@ EMBED_HINT = ("embed the data in the model: onnx.save(model, path, save_as_exter
 
 
 def is_external(t: onnx.TensorProto) -> bool:
-    """Whether a tensor names a file for its data: data_location EXTERNAL, or any external_data entry (an
-    engine may honour the entries whatever data_location says)."""
+    """Whether a tensor names a file for its data (EXTERNAL, or any external_data entry at all)."""
     return t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data) > 0
 
 
 def refuse_external(buf) -> Light:
     """The model read without its weights, or ExternalDataRefused naming the first tensor whose data lives in a
-    file: initializers, sparse initializers (values and indices), Constant and other tensor attributes (TENSOR,
-    TENSORS, SPARSE_TENSOR(S)), in the main graph, every subgraph (If, Loop, Scan) and every function. The
-    service runs this before any engine or numpy_helper sees the bytes; whatever the location says (relative,
-    absolute, '..', a symlink), it is never opened."""
+    file, in any place `_tensors` walks. The service runs this before any engine or numpy_helper sees the bytes;
+    whatever the location says (relative, absolute, '..', a symlink), it is never opened."""
     light = load_light(buf) if not isinstance(buf, Light) else buf
     for t in _tensors(light.model):
         if is_external(t):
@@ -306,20 +303,3 @@ def _tensors(model: onnx.ModelProto):
         yield from graph(ti.initialization)
         yield from graph(ti.algorithm)
 
-
-def embedded_from_file(path) -> bytes:
-    """The CLI's reading of a user's own model file: as is when every tensor is inside it; else loaded as
-    onnx.load does, which reads external data from files next to the model (refusing absolute paths, '..' and
-    symlinks), and serialized with that data embedded. The service never calls this: it refuses external data."""
-    from pathlib import Path
-    data = Path(path).read_bytes()
-    try:
-        refuse_external(data)
-        return data
-    except ExternalDataRefused:
-        pass
-    try:
-        return onnx.load(str(path), load_external_data=True).SerializeToString()
-    except Exception as exc:  # noqa: BLE001 - onnx's own refusal (a missing file, a path outside the directory)
-        raise ArtifactError(f"the model's external data cannot be read next to it: {' '.join(str(exc).split())[:300]}",
-                            "model") from None
