@@ -565,3 +565,31 @@ def amplifying_model(kind: str, k: int) -> bytes:
     g = helper.make_graph(big + tail, "amp", [helper.make_tensor_value_info("x", f32, [1])],
                           [helper.make_tensor_value_info("y", f32, [1])])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+
+
+# --- clip-like nodes whose constants are any tensor, in every place the patterns read one ---------------------
+
+CLIP_LIKE = ("Clip", "Max", "Min", "HardSigmoid", "LeakyRelu", "Relu")
+
+
+@st.composite
+def clip_like_models(draw) -> bytes:
+    """x -> one clip-like op whose constant operand (Clip's min/max, Max/Min's other operand) is a drawn tensor of
+    any type, dims and data field, as an initializer or a Constant node's value; attributes of any type."""
+    op = draw(st.sampled_from(CLIP_LIKE))
+    nodes: list = []
+    inits: list = []
+    ins = ["x"]
+    if op in ("Clip", "Max", "Min"):
+        for side in (["lo", "hi"] if op == "Clip" else ["c"]):
+            ins.append(draw(_bound(side, draw(st.one_of(ELEM, st.none())), inits, nodes)))  # None: any type
+        if op != "Clip" and draw(st.booleans()):
+            ins.reverse()
+    node = helper.make_node(op, ins, ["y"], name="n")
+    if op in ("HardSigmoid", "LeakyRelu") and draw(st.booleans()):
+        value = draw(st.one_of(st.floats(width=32), st.integers(-3, 3), st.just("abc"), st.just([1.0, 2.0])))
+        node.attribute.append(helper.make_attribute("alpha", value))
+    g = helper.make_graph(nodes + [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    opset = draw(st.sampled_from([6, 13, 17]))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()
