@@ -285,7 +285,7 @@ def _npz(**arrays: np.ndarray) -> bytes:
 def test_an_amplifying_model_costs_the_server_at_most_64_mib(deployed_client, route, kind):
     """A ~250-byte model asking for 2**27 float64 elements (1 GiB): refused before the run where inference
     knows the shape, or stopped in the child by its own limits; the server's own peak stays within the bound."""
-    from tests.hostile.strategies import amplifying_model
+    from tests.hostile.places import amplifying_model
     model = amplifying_model(kind, 27)
     npz = _npz(x=np.array([2.0**27], np.float32)) if kind == "data-dependent" else None
     status, grew = _amplified(deployed_client, route, model, npz)
@@ -296,7 +296,7 @@ def test_an_amplifying_model_costs_the_server_at_most_64_mib(deployed_client, ro
 @settings(max_examples=6, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_amplifying_models_never_5xx_nor_grow_the_server(deployed_client, data):
-    from tests.hostile.strategies import amplifying_models
+    from tests.hostile.places import amplifying_models
     model = data.draw(amplifying_models())
     status, grew = _amplified(deployed_client, "/v1/models/diff", model, None)
     assert status < 500

@@ -14,7 +14,7 @@ from app.core.errors import ClipBridgeError
 from app.diff import child, engines, inputs, isolated, run
 from tests.diff import models as M
 from tests.diff.conftest import npz
-from tests.hostile.strategies import amplifying_model
+from tests.hostile.places import amplifying_model
 
 
 def test_a_tensor_past_the_byte_limit_is_refused_before_any_engine_runs(monkeypatch):

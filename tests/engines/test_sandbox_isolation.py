@@ -14,7 +14,7 @@ from app.diff import engines as diff_engines
 from app.engines import sandbox
 from app.engines.errors import kind_of, reduce
 from app.engines.sandbox import run_isolated
-from tests.hostile.strategies import external_model
+from tests.hostile.places import external_model
 
 CANARY = b"CANARY34" + bytes(range(100, 130))
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from app.core.errors import ClipBridgeError
 from app.fix.apply import find_sites
 from app.scan.patterns import find
-from tests.hostile.strategies import clip_like_models
+from tests.hostile.places import clip_like_models
 
 
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))

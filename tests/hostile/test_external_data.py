@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.scan.wire import ExternalDataRefused, refuse_external
-from tests.hostile.strategies import PLACES, external_locations, external_model, external_models
+from tests.hostile.places import PLACES, external_locations, external_model, external_models
 
 CANARY = b"CANARY34" + bytes(range(100, 130))  # 38 bytes, as in the audit
 ENDPOINTS = ("inspect", "rewrite", "diff", "fix", "translate")
