@@ -11,13 +11,12 @@ used; never an exception from numpy or onnx.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from app.core.errors import ArtifactError
+from app.dialects.onnx.tensor import element_count, tensor_values, type_name
 from app.scan.wire import is_external
 
 MAX_CONSTANT = 4096  # elements: larger constants are weights, never a clip's bound
@@ -42,28 +41,22 @@ def _bad(name: str, why: str) -> BadConstant:
 
 
 def read(t: onnx.TensorProto, limit: int | None = MAX_CONSTANT) -> np.ndarray | None:
-    """A tensor's value; None when it is not read (its data is in a file, or it has more than `limit`
-    elements, or it has no data at all, like a wire-walk stub); BadConstant when its type, dims or encoding are
-    wrong."""
+    """A tensor's value; None when it is not read (its data is in a file, it has more than `limit` elements, or
+    it has no data at all, like a wire-walk stub); BadConstant when its type, dims or encoding are wrong
+    (app.dialects.onnx.tensor's checks: dims against the data that arrived, before anything is allocated)."""
     if is_external(t):
         return None
-    if t.data_type == onnx.TensorProto.UNDEFINED or t.data_type not in onnx.TensorProto.DataType.values():
-        raise _bad(t.name, f"has element type {t.data_type}, which is not an ONNX tensor type")
-    if any(d < 0 for d in t.dims):
-        raise _bad(t.name, f"has a negative dimension ({list(t.dims)[:8]})")
-    count = math.prod(t.dims)
-    if limit is not None and count > limit:
-        return None
-    if count and not _has_data(t):  # a header-only stub of the wire walk (app.scan.wire): its data was not read
-        return None
+    what = f"constant {t.name[:80]!r}"
     try:
-        value = numpy_helper.to_array(t)
-    except Exception:  # noqa: BLE001 - onnx/numpy on the sender's bytes: a data field of the wrong size or kind
-        raise _bad(t.name, f"of type {helper.tensor_dtype_to_string(t.data_type)} with dims {list(t.dims)[:8]} "
-                   "does not hold data of that type and size") from None
-    if value.size != count:
-        raise _bad(t.name, f"holds {value.size} values for dims {list(t.dims)[:8]}")
-    return value
+        count = element_count(t, what, "model")
+        if (limit is not None and count > limit) or (count and not _has_data(t)):
+            return None
+        return tensor_values(t, what)
+    except ArtifactError as exc:
+        raise BadConstant(exc.message, "model") from None
+    except Exception:  # noqa: BLE001 - onnx/numpy on the sender's bytes, past the checks: still the model's
+        raise _bad(t.name, f"of type {type_name(t.data_type)} with dims {list(t.dims)[:8]} cannot be decoded") \
+            from None
 
 
 DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
