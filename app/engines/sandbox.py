@@ -14,6 +14,7 @@ Design and measured cost: docs/isolation.md.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import pickle
@@ -255,6 +256,14 @@ def pool() -> Pool:
         if _POOL is None or _POOL.closed:  # closed: configure() replaced it, or a test closed it
             _POOL = Pool(Settings.from_env())
         return _POOL
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """Stop this process's idle workers and remove their directories (a worker killed with the server by
+    PR_SET_PDEATHSIG would leave its empty directory behind)."""
+    if _POOL is not None:
+        _POOL.close()
 
 
 def configure(settings: Settings) -> Pool:
