@@ -16,16 +16,25 @@ from fastapi import Request
 
 from app.core.errors import ClipBridgeError
 from app.scan.report import sniff
-from app.scan.wire import refuse_external
+from app.scan.wire import Malformed, refuse_external
 
 T = TypeVar("T")
 log = logging.getLogger("clipbridge.engines")
 
 
-def embedded_only(data) -> None:
-    """400 naming the first tensor whose data lives in an external file (an OpenVINO IR has none to refuse)."""
-    if sniff(data) == "onnx":
+def embedded_only(data, reader_walks_it: bool = False) -> None:
+    """400 naming the first tensor whose data lives in an external file (an OpenVINO IR has none to refuse).
+
+    Bytes the wire walk cannot read are refused too (fail closed: an engine's parser may accept what the walk
+    does not, a group field say, and then find external tensors) unless `reader_walks_it`: the route's own
+    reader is this same walk (inspect, rewrite), and refuses them in its own, more helpful words."""
+    if sniff(data) != "onnx":
+        return
+    try:
         refuse_external(data)
+    except Malformed:
+        if not reader_walks_it:
+            raise
 
 
 def logged_engine_text(request: Request, work: Callable[[], T]) -> Callable[[], T]:

@@ -104,7 +104,7 @@ async def inspect(request: Request, target: list[str] | None = TargetQuery,
     """Every clip of an ONNX model or OpenVINO IR, with its spec, meaning and per-target findings."""
     chosen, dropped = check_codes(select, "select"), check_codes(ignore, "ignore")
     async with upload(request) as (model, weights, _name):
-        embedded_only(model)
+        embedded_only(model, reader_walks_it=True)
 
         def work() -> str:
             result = filter_scan(scan(model, weights, target, Mode(mode)).to_json(), chosen, dropped)
@@ -125,7 +125,7 @@ async def rewrite_model(request: Request, target: str = Query(description="the t
     async with upload(request) as (model, weights, _name):
         if weights is not None:
             raise ArtifactError("rewrite takes an ONNX model only", "weights")
-        embedded_only(model)
+        embedded_only(model, reader_walks_it=True)
 
         def work() -> tuple[bytes, dict[str, str]]:
             out = rewrite(model, target, opset)

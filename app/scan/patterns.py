@@ -156,11 +156,22 @@ def opset_of(model: onnx.ModelProto) -> int:
     return next((int(i.version) for i in model.opset_import if i.domain in ("", "ai.onnx")), 0)
 
 
-def find(model: onnx.ModelProto) -> dict[str, ClipLike]:
-    """Every clip-like node of the main graph, by node name (unnamed nodes go by their first output)."""
+def find(model: onnx.ModelProto, strict: bool = True) -> dict[str, ClipLike]:
+    """Every clip-like node of the main graph, by node name (unnamed nodes go by their first output). A node
+    whose constant cannot be read is a BadConstant naming it; with strict=False it is left out instead (the
+    scan lists the others, and reports that clip's bound as its own site error)."""
     consts, opset = constants(model.graph), opset_of(model)
-    found = (clip_like(n, consts, opset) for n in model.graph.node)
-    return {c.node: c for c in found if c is not None}
+    found = {}
+    for n in model.graph.node:
+        try:
+            c = clip_like(n, consts, opset)
+        except BadConstant:
+            if strict:
+                raise
+            continue
+        if c is not None:
+            found[c.node] = c
+    return found
 
 
 def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float | None:

@@ -101,3 +101,13 @@ def test_no_answer_carries_the_canary(hostile_client, in_canary_dir, data, endpo
     assert not leaked(r.content), r.text[:300]
     if endpoint != "translate":
         assert r.status_code == 400, r.text[:300]
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS[:4])
+def test_bytes_the_walk_cannot_read_are_refused_too(hostile_client, in_canary_dir, endpoint):
+    """Fail closed: protobuf accepts an unknown group field that the wire walk refuses, so an external tensor
+    behind one would reach the engines if the guard let unreadable bytes through."""
+    from app.scan.wire import encode_varint
+    group = encode_varint(100 << 3 | 3) + encode_varint(100 << 3 | 4)
+    r = send(hostile_client, endpoint, external_model("initializer", "canary.bin") + group)
+    assert r.status_code == 400 and not leaked(r.content), r.text[:300]
