@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.api import problems
-from app.api import diff_routes, execute_routes, lint_routes, scan_routes
+from app.api import chain_routes, diff_routes, execute_routes, lint_routes, scan_routes
 from app.api.routes import router
 from app.api.security import ApiKeyGuard, cors_options, document_api_key
 from app.api.docs import router as docs_router
@@ -122,6 +122,7 @@ def create_app(settings: Settings | None = None, freeze_gc: bool = False) -> Fas
     app.include_router(fix_routes.router)
     app.include_router(lint_routes.router)
     app.include_router(diff_routes.router)
+    app.include_router(chain_routes.router)
     problems.install(app)
     app.state.settings = settings
     app.state.memo = Memo(settings.memo_bytes, settings.memo_entries)

@@ -22,8 +22,13 @@ KIT = ("app.dialects.kit",)
 SERVICE = ("app.service",)
 # The top: the transports and entry points. They may import each other; nothing below them imports them.
 TOP = ("app.api", "app.cli", "app.main", "app.server", "app.client", "app.__main__")
+# Fleet mode: above diff and scan, beside the CLI; only the CLI imports it, and it never imports the top.
+FLEET = ("app.fleet",)
+# The converter chain (docs/chain.md): it uses diff's engine runs, it is not inside diff; only the top imports it.
+CHAIN = ("app.chain",)
+BELOW_CHAIN = ("app.core", "app.engines", "app.diff", "app.scan", "app.dialects")  # and `app` itself: __version__
 # What a dialect module may never import: the layers above the dialects.
-ABOVE_DIALECTS = ("app.service", "app.scan", "app.lint", "app.diff", "app.fix", *TOP)
+ABOVE_DIALECTS = ("app.service", "app.scan", "app.lint", "app.diff", "app.fix", *FLEET, *CHAIN, *TOP)
 # The modules of app/dialects that are no dialect: the kit, the registry and the package itself.
 NOT_A_DIALECT = ("kit", "registry")
 
@@ -230,6 +235,12 @@ def violations(g: dict[str, set[str]]) -> list[str]:
                 out.append(f"{m} -> {t}: scan and lint never import the API, CLI or server")
             if _under(m, ("app.scan",)) and _under(t, ("app.diff", "app.fix")):
                 out.append(f"{m} -> {t}: scan sits below diff and fix")
+            if _under(t, FLEET) and not _under(m, (*FLEET, "app.cli")):
+                out.append(f"{m} -> {t}: fleet sits above diff and scan; only the CLI imports it")
+            if _under(m, CHAIN) and t != "app" and not _under(t, (*BELOW_CHAIN, *CHAIN)):
+                out.append(f"{m} -> {t}: the chain imports only core, the engines, diff, scan, the dialects and itself")
+            if _under(t, CHAIN) and not _under(m, (*CHAIN, *TOP)):
+                out.append(f"{m} -> {t}: only the API and the CLI import the chain")
             if _under(t, TOP) and not _under(m, TOP) and (m, t) not in TOP_IMPORT_EXCEPTIONS:
                 out.append(f"{m} -> {t}: the API, CLI and server are the top; nothing imports them")
     return out
@@ -330,6 +341,12 @@ def test_a_third_party_import_inside_a_function_is_allowed():
     pytest.param("app.dialects.tflite", "from app.dialects import registry", "a dialect imports only",
                  id="dialect-registry"),
     pytest.param("app.scan.report", "from app.diff import report", "scan sits below diff", id="scan-diff"),
+    pytest.param("app.diff.report", "from app.fleet import runner", "fleet sits above", id="diff-fleet"),
+    pytest.param("app.api.diff_routes", "from app.fleet import job", "only the CLI imports it", id="api-fleet"),
+    pytest.param("app.fleet.runner", "from app.cli import main", "nothing imports them", id="fleet-cli"),
+    pytest.param("app.diff.report", "from app.chain import report", "only the API and the CLI import the chain",
+                 id="diff-chain"),
+    pytest.param("app.chain.report", "from app.fix import run", "the chain imports only", id="chain-fix"),
 ])
 def test_a_layering_break_is_caught(module, extra, rule):
     assert any(rule in line for line in violations(graph(_with(module, extra))))

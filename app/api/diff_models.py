@@ -77,6 +77,24 @@ class DiffNode(_Strict):
     witness: DiffWitness | None
 
 
+class DiffGraphNode(_Strict):
+    name: str
+    op: str
+    inputs: list[str] = Field(description="its non-constant input tensors (at most 16)")
+    outputs: list[str]
+
+
+class DiffGraph(_Strict):
+    scope: str = Field(description="paths: every node from the inputs to the outputs through a differing node; "
+                       "neighbourhood-N: past 160 nodes, those within N steps of one; differing: only those")
+    total_nodes: int
+    truncated: bool
+    inputs: list[str]
+    outputs: list[str]
+    nodes: list[DiffGraphNode] = Field(description="in topological order; edges join a tensor's producer to "
+                                       "its consumers")
+
+
 class DiffResponse(_Strict):
     verdict: Literal["equal", "explained", "unexplained"]
     engines: list[DiffEngine]
@@ -87,3 +105,5 @@ class DiffResponse(_Strict):
     first_divergence: DiffNodeRef | None
     nodes: list[DiffNode]
     patterns: dict[str, str] = Field(description="the clip-like patterns of the reported nodes, each summarised")
+    graph: DiffGraph | None = Field(default=None, description="the API only: the part of the graph the inspector "
+                                    "draws (app/diff/graph_view.py); null when nothing differs")

@@ -84,7 +84,7 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     embedded_only(model)
 
     def work() -> str:
-        body = isolated("diff", in_child.diff_body, model, npz, opts)
+        body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
         return json.dumps(body, allow_nan=False, separators=(",", ":"))
     text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     return Response(text, media_type="application/json")

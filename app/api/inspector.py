@@ -18,8 +18,10 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
            "Cache-Control": "no-cache"}
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-         ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
-ASSET = re.compile(r"[a-z0-9][a-z0-9_-]*\.(?:js|css|svg|png)")
+         ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
+         ".onnx": "application/octet-stream"}
+# example.onnx is the model behind "Try the example model" (a copy of docs/example.onnx, shipped as package data).
+ASSET = re.compile(r"[a-z0-9][a-z0-9_-]*\.(?:js|css|svg|png|onnx)")
 
 # Listed once: a request's name is looked up in this set, never handed to the filesystem (a 300-byte name
 # made os.stat raise ENAMETOOLONG, a 500).

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from app.diff import bundle, formats, report, run
+from app.core.errors import ClipBridgeError
 from app.diff.inputs import SEED
+from app.cli import chain as chain_cli
 from app.cli import fix as fix_cli
 from app.scan.external import embedded_from_file
 
@@ -38,6 +40,10 @@ def add_subcommand(sub: Any) -> None:
                                                        "(run_bundle.py)")
     d.add_argument("--fix", metavar="OUT.onnx", help="write OUT.onnx so that the second engine computes what the "
                    "first computes on MODEL, and print the fix with its proof (docs/diff.md, Fix)")
+    d.add_argument("--chain", metavar="STAGES", help="follow MODEL (a torch.export .pt2, or an .onnx) across "
+                   "converters: a comma list of torch, onnx, openvino, tflite, tflite:builtin, coreml (docs/chain.md)")
+    d.add_argument("--static", action="store_true", help="with --chain: the lowering table and its predictions "
+                                                          "only, read from the converted graphs; nothing runs")
     d.set_defaults(func=cmd_diff)
 
 
@@ -48,6 +54,10 @@ def _engines(items: list[str] | None) -> tuple[str, ...]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    if getattr(args, "chain", None):
+        return chain_cli.cmd_chain(args)
+    if getattr(args, "static", False):
+        raise ClipBridgeError("--static reads a converter chain's lowering: give --chain too", "--static")
     model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     if getattr(args, "fix", None):

@@ -14,6 +14,7 @@ from app.service.capabilities import capabilities, default_help, target_forms
 from app.dialects import registry
 from app.dialects.kit.common import Mode
 from app.cli import diff as diff_cli
+from app.cli import fleet as fleet_cli
 from app.core.errors import ClipBridgeError
 from app.core.settings import Settings
 from app.engines.config import limits_text
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=lint_cli.cmd_scan)
     lint_cli.add_subcommands(sub)
     diff_cli.add_subcommand(sub)
+    fleet_cli.add_subcommand(sub)
     d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"
                        "): versions, dtypes, ranks")
     d.add_argument("--format", choices=["table", "json"], default="table",

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from app.core.errors import ClipBridgeError
-from app.diff import report, run
+from app.diff import graph_view, report, run
 
 MAX_BODY_BYTES = 8 * 2**20  # a diff body's JSON; every list in it is bounded (nodes, witnesses, inputs)
 
@@ -36,7 +36,10 @@ def bounded(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def diff_body(model: bytes, npz: bytes | None, opts: run.Options) -> dict[str, Any]:
-    """The diff's response body, computed in this process: the function a sandbox child runs for the server."""
-    body, _runs = report.diff(run.direct, model, npz, opts)
+def diff_body(model: bytes, npz: bytes | None, opts: run.Options, graph: bool = False) -> dict[str, Any]:
+    """The diff's response body, computed in this process: the function a sandbox child runs for the server;
+    `graph` adds the part of the graph the inspector draws (app.diff.graph_view, bounded; docs/inspector.md)."""
+    body, runs = report.diff(run.direct, model, npz, opts)
+    if graph:
+        body["graph"] = graph_view.view(runs.plan, body)
     return bounded(body)

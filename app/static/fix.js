@@ -4,7 +4,8 @@
 // A module of its own beside diff.js: it only listens to the diff zone and watches #diff-out.
 
 import { api, showProblem } from './api.js';
-import { byId, download, fromBase64, h } from './dom.js';
+import { byId, download, fill, fromBase64, h } from './dom.js';
+import { observedLabel } from './readings.js';
 
 const REFERENCE = 'onnxruntime';
 const TARGET = 'openvino';
@@ -15,19 +16,23 @@ function report(res) {
   const cost = c.original_ms === null ? `Cost on ${c.engine}: written ${c.written_ms} ms (${c.note}).`
     : `Cost on ${c.engine}: ${c.written_ms} ms against ${c.original_ms} ms for the original (×${c.ratio}, `
       + `median of ${c.rounds}); clean outputs bit-identical: ${c.clean_identical ? 'yes' : 'no'}.`;
-  const rows = res.rules_applied.map((r) => h('tr', {}, h('td', {}, h('code', { text: r.node })),
-    h('td', { text: r.op }), h('td', {}, h('span', { class: 'badge', text: r.rule })), h('td', { text: r.why })));
+  const cell = (label, props, ...kids) => h('td', { 'data-label': label, ...props }, ...kids);
+  const rows = res.rules_applied.map((r) => h('tr', {}, cell('Node', {}, h('code', { text: r.node })),
+    cell('Op', { text: r.op }), cell('Rule', {}, h('span', { class: 'badge badge-rule', text: r.rule })),
+    cell('Why', { text: r.why })));
   const head = h('tr', {}, ['Node', 'Op', 'Rule', 'Why'].map((t) => h('th', { scope: 'col', text: t })));
   const p = res.proof;
   return [
     h('p', { class: 'fix-verdict' }, `Proof (${res.target} running the written model against ${res.reference} `
       + 'running the original): ', h('strong', { text: p.verdict })),
+    h('p', { class: 'reading-note' }, h('strong', { text: 'Reading: ' }),
+      `${observedLabel([res.reference, res.target])} — measured, not a specification.`),
     h('p', { text: p.outputs.map((o) => `${o.name}: ${o.differing}/${o.total} differ`).join(' · ') }),
     p.first_divergence ? h('p', { text: `Still differs first at ${p.first_divergence.node} `
       + `(${p.first_divergence.op}).` }) : null,
     ...res.advice.map((a) => h('p', { class: 'fix-advice', role: 'note' }, h('strong', { text: 'Setting needed: ' }),
       `${Object.entries(a.setting).map(([k, v]) => `${k}=${v}`).join(', ')} — ${a.message}`)),
-    rows.length ? h('table', { class: 'diff-table fix-rules' }, h('thead', {}, head), h('tbody', {}, rows))
+    rows.length ? h('table', { class: 'diff-table fix-rules cards' }, h('thead', {}, head), h('tbody', {}, rows))
       : h('p', { text: 'No rule was needed.' }),
     h('p', { text: cost }),
   ].filter(Boolean);
@@ -47,7 +52,7 @@ async function runFix(out, errors) {
     const res = await api('/v1/models/fix', { body: form, query });
     download(model.name.replace(/\.onnx$/i, '') + `.fixed-for-${TARGET}.onnx`, fromBase64(res.model.onnx_base64),
       'application/octet-stream');
-    out.replaceChildren(...report(res));
+    fill(out, ...report(res));
   } catch (exc) {
     out.replaceChildren();
     showProblem(errors, exc);
@@ -60,8 +65,7 @@ export function initFix() {
   const diffOut = byId('diff-out');
   if (!zone || !diffOut) return;
   const remember = (list) => { if (list && list.length) files = [...list]; };
-  byId('diff-file').addEventListener('change', (event) => remember(event.target.files), true);
-  zone.addEventListener('drop', (event) => remember(event.dataTransfer && event.dataTransfer.files), true);
+  zone.addEventListener('diff-files', (event) => remember(event.detail)); // diff.js: chosen, dropped or the example
   const bar = h('div', { id: 'fix-bar', hidden: true },
     h('button', { id: 'fix-button', type: 'button', text: `Fix for ${TARGET}` }),
     h('span', { class: 'hint', text: ` Writes a model that computes on ${TARGET} what the original computes on `

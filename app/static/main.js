@@ -26,7 +26,15 @@ let panels = [];
 let seq = 0;
 let timer = null;
 
-const setStatus = (text) => { byId('status').textContent = text; };
+// The header's status line belongs to the view shown: each view keeps its own line, and a switch shows it.
+const VIEWS = [['spec-view', 'view-spec'], ['model-view', 'view-model']];
+const statuses = { 'spec-view': 'Loading…', 'model-view': 'Drop a model, or try the example model.' };
+let shown = 'spec-view';
+function setStatus(text, view = 'spec-view') {
+  statuses[view] = text;
+  if (view === shown) byId('status').textContent = text;
+}
+const setModelStatus = (text) => setStatus(text, 'model-view');
 const refs = () => panels.map((p) => targetRef(p.dialect, state.versions[p.dialect]));
 const plotEls = () => [byId('plot'), byId('plot-legend'), byId('plot-notes')];
 
@@ -292,15 +300,39 @@ function firstSpec() {
 
 /** The view switch: the spec view (source, translations, plot) or the model view (scan, diff and fix). */
 function showView(name) {
-  for (const [view, button] of [['spec-view', 'view-spec'], ['model-view', 'view-model']]) {
+  shown = name;
+  for (const [view, button] of VIEWS) {
     byId(view).hidden = view !== name;
     byId(button).setAttribute('aria-pressed', String(view === name));
+  }
+  byId('status').textContent = statuses[name];
+  byId('status').dataset.view = name;
+}
+
+/** "Try the example model": the bundled app/static/example.onnx (a copy of docs/example.onnx), scanned and diffed. */
+async function tryExample(scan, diff) {
+  const button = byId('try-example');
+  button.disabled = true;
+  try {
+    const response = await fetch('/static/example.onnx');
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const file = new File([await response.blob()], 'example.onnx', { type: 'application/octet-stream' });
+    await Promise.all([scan.upload([file]), diff.upload([file])]);
+  } catch (exc) {
+    setModelStatus(`The example model could not be loaded: ${exc.message}`);
+  } finally {
+    button.disabled = false;
   }
 }
 
 async function start() {
-  initDiff(); // the diff and its Fix button need no dialect list: wired even when /v1/dialects fails
+  // the diff and its Fix button need no dialect list: wired even when /v1/dialects fails
+  const diff = initDiff({ status: setModelStatus });
   initFix();
+  byId('view-spec').addEventListener('click', () => showView('spec-view'));
+  byId('view-model').addEventListener('click', () => showView('model-view'));
+  let scan = { upload: async () => setModelStatus('The scan needs /v1/dialects, which did not answer.') };
+  byId('try-example').addEventListener('click', () => tryExample(scan, diff));
   try {
     caps = await loadCaps();
   } catch (exc) {
@@ -312,8 +344,6 @@ async function start() {
   dialectControls();
   editor = new SourceEditor(caps.editor, onEdit, { toCompact, toIr });
   exampleMenu();
-  byId('view-spec').addEventListener('click', () => showView('spec-view'));
-  byId('view-model').addEventListener('click', () => showView('model-view'));
   byId('dialect').addEventListener('change', (event) => switchDialect(event.target.value));
   for (const radio of document.querySelectorAll('input[name="mode"]')) {
     radio.addEventListener('change', () => {
@@ -328,7 +358,8 @@ async function start() {
     setTimeout(() => { done.textContent = ''; }, 2000);
   });
   window.addEventListener('hashchange', () => readHash());
-  initScan({
+  scan = initScan({
+    status: setModelStatus,
     targets: () => state.targets.map((d) => refLabel(targetRef(d, state.versions[d]))),
     mode: () => state.mode,
     onOpen: (spec) => {

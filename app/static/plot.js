@@ -3,6 +3,7 @@
 
 import { h, s } from './dom.js';
 import { sameValue, shortNumber, toNumber } from './numbers.js';
+import { readingLabel } from './readings.js';
 
 const W = 720;
 const H = 340;
@@ -77,7 +78,7 @@ function valueTable(caption, rows, outputs, cls) {
   return h('table', { class: `values ${cls}` },
     h('caption', { text: caption }),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'x' }),
-      outputs.map((o) => h('th', { scope: 'col', text: o.semantics })))),
+      outputs.map((o) => h('th', { scope: 'col', text: o.semantics, title: readingLabel(o.reading) })))),
     h('tbody', {}, rows.map((i) => h('tr', {},
       h('th', { scope: 'row', text: i.x }),
       outputs.map((o) => {
@@ -124,7 +125,9 @@ export function renderPlot(svg, legend, notes, sample, outputs) {
 
   legend.replaceChildren(...outputs.map((o, k) => h('li', {},
     h('span', { class: `swatch curve-${k % PALETTE}`, 'aria-hidden': 'true' }),
-    h('strong', { text: k ? o.semantics : `${o.semantics} (source)` }), ': ', o.error ? `cannot compute (${o.error})` : o.meaning)));
+    h('strong', { text: k ? o.semantics : `${o.semantics} (source)` }),
+    h('span', { class: 'reading', text: ` [${readingLabel(o.reading)}]` }), ': ',
+    o.error ? `cannot compute (${o.error})` : o.meaning)));
 
   const items = [h('p', { class: 'plot-summary', text: `${diffIdx.length} of ${n} sample inputs differ.` })];
   if (diffIdx.length) {

@@ -2,7 +2,8 @@
 // comes back as a row with its status per target, and a button that opens its spec in the editor.
 
 import { api, showProblem } from './api.js';
-import { byId, h, wireDropZone } from './dom.js';
+import { byId, fill, h, wireDropZone } from './dom.js';
+import { readingLabel } from './readings.js';
 
 function pickFiles(files) {
   const list = [...files];
@@ -11,10 +12,10 @@ function pickFiles(files) {
   return { model, weights };
 }
 
-function statusCell(t) {
-  if (!t) return h('td', { text: '—' });
+function statusCell(t, label) {
+  if (!t) return h('td', { 'data-label': label, text: '—' });
   const worst = t.findings.find((f) => f.severity === 'error') || t.findings.find((f) => f.severity === 'warning');
-  return h('td', {}, h('span', { class: `badge badge-${t.status}`, text: t.status }),
+  return h('td', { 'data-label': label }, h('span', { class: `badge badge-${t.status}`, text: t.status }),
     worst ? h('small', { class: 'cell-note', text: ` ${worst.code}` }) : null);
 }
 
@@ -24,18 +25,22 @@ function table(res, onOpen) {
     (c) => h('th', { scope: 'col', text: c })));
   const rows = res.clips.map((clip) => {
     const byLabel = Object.fromEntries(clip.translations.map((t) => [t.label, t]));
-    const notes = [clip.error, ...clip.findings.map((f) => `${f.severity} ${f.code}: ${f.message}`)].filter(Boolean);
+    // A finding that holds under another reading says which (the API's `reading`, null: the specification).
+    const notes = [clip.error, ...clip.findings.map((f) => `${f.severity} ${f.code}`
+      + `${f.reading ? ` (${readingLabel(f.reading)})` : ''}: ${f.message}`)].filter(Boolean);
     const open = clip.spec
       ? h('button', { type: 'button', class: 'open-clip', 'aria-label': `Inspect clip ${clip.id} (${clip.node})`,
         onclick: () => onOpen(clip.spec) }, 'Inspect')
       : null;
+    const cell = (label, props, ...kids) => h('td', { 'data-label': label, ...props }, ...kids);
     return h('tr', { class: 'clip-row' },
-      h('td', { text: clip.id }), h('td', { text: clip.path }), h('td', {}, h('code', { text: clip.node })),
-      h('td', { text: clip.pattern }), h('td', { text: clip.dtype ?? '?' }),
-      labels.map((l) => statusCell(byLabel[l])),
-      h('td', { class: 'notes-cell', text: notes.join('; ') }), h('td', {}, open));
+      cell('#', { text: clip.id }), cell('Path', { text: clip.path }), cell('Node', {}, h('code', { text: clip.node })),
+      cell('Pattern', { text: clip.pattern }), cell('dtype', { text: clip.dtype ?? '?' }),
+      labels.map((l) => statusCell(byLabel[l], l)),
+      notes.length ? cell('Notes', { class: 'notes-cell', text: notes.join('; ') }) : cell('Notes', { class: 'notes-cell empty' }),
+      cell('', { class: 'open-cell' }, open));
   });
-  return h('table', { class: 'scan-table' },
+  return h('table', { class: 'scan-table cards' },
     h('caption', { text: `${res.format} model: ${res.summary.clips} clip${res.summary.clips === 1 ? '' : 's'}` }),
     h('thead', {}, head), h('tbody', {}, rows));
 }
@@ -56,8 +61,9 @@ function clipLike(res) {
     ` ${c.pattern}: NaN → ${Object.entries(c.nan_input).map(([e, r]) => `${e} ${r}`).join(', ')}`)));
 }
 
-/** Wire the drop zone. targets(): labels such as 'directml:6_4'; mode(): 'preserve'|'literal'. */
-export function initScan({ targets, mode, onOpen }) {
+/** Wire the drop zone. targets(): labels such as 'directml:6_4'; mode(): 'preserve'|'literal'; status(text): the
+ * model view's header line. Returns upload(files) for "Try the example model". */
+export function initScan({ targets, mode, onOpen, status = () => {} }) {
   const zone = byId('dropzone');
   const input = byId('model-file');
   const out = byId('scan-out');
@@ -76,15 +82,18 @@ export function initScan({ targets, mode, onOpen }) {
     const query = new URLSearchParams(targets().map((t) => ['target', t]));
     query.append('mode', mode());
     out.replaceChildren(h('p', { text: `Scanning ${model.name}…` }));
+    status(`Scanning ${model.name}…`);
     try {
       const res = await api('/v1/models/inspect', { body: form, query });
-      out.replaceChildren(h('p', { class: 'scan-file', text: model.name }), summary(res), table(res, onOpen),
-        clipLike(res));
+      fill(out, h('p', { class: 'scan-file', text: model.name }), summary(res), table(res, onOpen), clipLike(res));
+      status(`Scanned ${model.name}: ${res.summary.clips} clip${res.summary.clips === 1 ? '' : 's'}`);
     } catch (exc) {
       out.replaceChildren();
       showProblem(errors, exc);
+      status(`Scan of ${model.name} failed`);
     }
   }
 
   wireDropZone(zone, input, upload);
+  return { upload };
 }

@@ -3,6 +3,7 @@
 
 import { ApiError, api } from './api.js';
 import { copyText, download, fill, fromBase64, h } from './dom.js';
+import { readingLabel } from './readings.js';
 
 // Display names where the plain dialect name reads badly; any other registered dialect shows its name.
 export const DIALECT_NAMES = { onnx: 'ONNX', openvino: 'OpenVINO', directml: 'DirectML' };
@@ -40,7 +41,7 @@ function flash(el, text) {
   setTimeout(() => { el.textContent = ''; }, 2000);
 }
 
-function witnessBlock(witness, ctx, ref) {
+function witnessBlock(witness, ctx, ref, reading) {
   const out = h('output', { class: 'witness-result', 'aria-live': 'polite' });
   const run = async () => {
     out.textContent = 'Running…';
@@ -51,7 +52,8 @@ function witnessBlock(witness, ctx, ref) {
         input: { dtype: ctx.dtype, shape: [1], data: [witness.input] },
         targets: [ctx.source.dialect, ref],
       } });
-      const parts = res.outputs.map((o) => `${o.semantics}: ${o.output ? o.output.data[0] : `error (${o.error})`}`);
+      const parts = res.outputs.map((o) => `${o.semantics} [${readingLabel(o.reading)}]: `
+        + `${o.output ? o.output.data[0] : `error (${o.error})`}`);
       const differing = res.pairs.length ? res.pairs[0].differing : 0;
       out.textContent = `${parts.join(' · ')} (${differing ? 'outputs differ' : 'same output'})`;
       out.classList.add(differing ? 'differ' : 'same');
@@ -61,11 +63,19 @@ function witnessBlock(witness, ctx, ref) {
     }
   };
   return h('div', { class: 'witness' },
-    h('span', { class: 'witness-text' }, 'Witness: x = ', h('code', { text: witness.input }),
+    h('span', { class: 'witness-text' }, 'Witness ', h('span', { class: 'reading', text: `(${readingLabel(reading)})` }),
+      ': x = ', h('code', { text: witness.input }),
       ' gives ', h('code', { text: witness.source_output }), ' (source) and ',
       h('code', { text: witness.target_output }), ' (target)'),
     h('button', { type: 'button', class: 'run-witness', onclick: run }, 'Run witness'),
     out);
+}
+
+/** Which reading a finding reports: its `reading` when the API names one; an engine-behaviour finding is what an
+ * engine was observed to do; any other finding reads the specification. */
+function findingReading(f) {
+  if (f.reading) return readingLabel(f.reading);
+  return f.code === 'engine-behaviour' ? 'observed engine' : readingLabel(null);
 }
 
 function findingItem(f, ctx, ref) {
@@ -74,9 +84,10 @@ function findingItem(f, ctx, ref) {
   if (f.target_behaviour) behaviours.push(h('dt', { text: 'target' }), h('dd', { text: f.target_behaviour }));
   return h('li', { class: `finding sev-${f.severity}` },
     h('span', { class: 'sev', text: f.severity }), ' ', h('code', { class: 'code', text: f.code }),
+    h('span', { class: 'reading-tag', text: findingReading(f) }),
     h('p', { class: 'message', text: f.message }),
     behaviours.length ? h('dl', { class: 'behaviours' }, behaviours) : null,
-    f.witness ? witnessBlock(f.witness, ctx, ref) : null);
+    f.witness ? witnessBlock(f.witness, ctx, ref, f.witness.reading || f.reading) : null);
 }
 
 const KNOWN_ARTIFACTS = new Set(['onnx_model', 'ir_xml', 'ir_bin', 'cpp']);
@@ -153,7 +164,8 @@ export class TargetPanel {
       ? h('ul', { class: 'findings' }, t.findings.map((f) => findingItem(f, ctx, ref)))
       : h('p', { class: 'none', text: 'No findings.' });
     fill(this.body,
-      t.meaning ? h('p', { class: 'meaning', text: t.meaning.summary }) : null,
+      t.meaning ? h('p', { class: 'meaning' }, h('span', { class: 'reading', text: 'Specification: ' }), t.meaning.summary)
+        : null,
       h('details', { class: 'target-spec', open: true },
         h('summary', { text: 'Target spec' }),
         h('pre', { text: t.target ? JSON.stringify(t.target, null, 2) : 'none: the target cannot express this clip' })),

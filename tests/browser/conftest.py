@@ -158,13 +158,13 @@ def keyed_server() -> Iterator[tuple[str, str]]:
 @pytest.fixture
 def screenshot(output_dir):
     """screenshot(page, name): a full-page PNG under test-output/browser/. With docs=True it also becomes
-    docs/inspector.png (the README's) when that is missing or CLIPBRIDGE_UPDATE_SCREENSHOT=1 is set, so an
-    ordinary test run does not dirty the checkout."""
+    docs/inspector.png (the README's), with docs="NAME.png" docs/NAME.png, when that is missing or
+    CLIPBRIDGE_UPDATE_SCREENSHOT=1 is set, so an ordinary test run does not dirty the checkout."""
 
-    def take(page, name: str, docs: bool = False) -> Path:
+    def take(page, name: str, docs: bool | str = False) -> Path:
         shot = output_dir / f"{name}.png"
         page.screenshot(path=str(shot), full_page=True)
-        target = ROOT / "docs" / "inspector.png"
+        target = ROOT / "docs" / (docs if isinstance(docs, str) else "inspector.png")
         if docs and (os.environ.get("CLIPBRIDGE_UPDATE_SCREENSHOT") == "1" or not target.exists()):
             target.parent.mkdir(exist_ok=True)
             shutil.copyfile(shot, target)

@@ -131,7 +131,8 @@ def test_example_shows_findings_badges_and_meaning(page, server):
     expect(finding.locator(".sev")).to_have_text("error")
     expect(finding).to_contain_text("The effective lower bound changes: 1 -> 0")
     expect(finding.locator(".behaviours")).to_contain_text("ceil(0.5) to i8: 1")
-    expect(finding.locator(".witness-text")).to_have_text("Witness: x = 0 gives 1 (source) and 0 (target)")
+    expect(finding.locator(".witness-text")).to_have_text(
+        "Witness (specification): x = 0 gives 1 (source) and 0 (target)")
 
     page.get_by_label("preserve", exact=True).check()
     expect(badge(page, "directml")).to_have_text("exact")
@@ -145,7 +146,7 @@ def test_run_witness_shows_differing_outputs(page, server):
     finding = panel(page, "directml").locator(".finding", has_text="bound-rounding")
     finding.get_by_role("button", name="Run witness").click()
     result = finding.locator(".witness-result")
-    expect(result).to_have_text("openvino: 1 · directml:6_4: 0 (outputs differ)")
+    expect(result).to_have_text("openvino [specification]: 1 · directml:6_4 [specification]: 0 (outputs differ)")
     expect(result).to_have_class(re.compile(r"\bdiffer\b"))
 
 
@@ -162,7 +163,8 @@ def test_witness_runs_under_the_chosen_target_version(page, server):
     expect(panel(page, "directml").locator(".target-spec pre")).to_contain_text('"feature_level": "2_1"')
     finding = panel(page, "directml").locator(".finding", has_text="min-greater-than-max")
     finding.get_by_role("button", name="Run witness").click()
-    expect(finding.locator(".witness-result")).to_have_text("onnx: 2 · directml:2_1: 5 (outputs differ)")
+    expect(finding.locator(".witness-result")).to_have_text((
+        "onnx [specification]: 2 · directml:2_1 [specification, current-doc reading]: 5 (outputs differ)"))
 
 
 def test_switching_a_target_version_retranslates(page, server):
@@ -290,8 +292,9 @@ def test_transfer_plot_marks_differences(page, server, screenshot):
     expect(plot.locator("circle.diff").first).to_be_visible()
     expect(plot.locator("desc")).to_contain_text("differ")
     legend = page.locator("#plot-legend li")
-    expect(legend).to_have_text(["openvino (source): int8: clip to [1, 100]", "onnx:13: int8: clip to [0, 100]",
-                                 "directml:6_4: int8: clip to [0, 100]"])
+    expect(legend).to_have_text(["openvino (source) [specification]: int8: clip to [1, 100]",
+                                 "onnx:13 [specification]: int8: clip to [0, 100]",
+                                 "directml:6_4 [specification]: int8: clip to [0, 100]"])
     # Every integer input below 1 differs: openvino clamps it to 1 (ceil 0.5), the others to 0 (trunc 0.5).
     rows = page.locator(".diff-table tbody tr")
     expect(rows).to_have_count(12)
@@ -510,7 +513,7 @@ def test_stablehlo_as_a_target_panel_plot_curve_and_permalink(page, new_page, se
 
     legend = page.locator("#plot-legend li")
     expect(legend).to_have_count(4)
-    expect(legend.last).to_contain_text("stablehlo:1: int8: clip to [1, 100]")
+    expect(legend.last).to_contain_text("stablehlo:1 [specification]: int8: clip to [1, 100]")
     expect(page.locator("#plot polyline.curve-3")).not_to_have_count(0)
     expect(page).to_have_url(re.compile(r"targets=onnx%2Copenvino%2Cdirectml%2Cstablehlo"))
     fresh = new_page(server)

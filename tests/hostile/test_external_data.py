@@ -20,7 +20,7 @@ from app.scan.wire import ExternalDataRefused, refuse_external
 from tests.hostile.places import PLACES, external_locations, external_model, external_models
 
 CANARY = b"CANARY34" + bytes(range(100, 130))  # 38 bytes, as in the audit
-ENDPOINTS = ("inspect", "rewrite", "diff", "fix", "translate")
+ENDPOINTS = ("inspect", "rewrite", "diff", "fix", "chain", "translate")
 
 
 def signatures(data: bytes) -> list[bytes]:
@@ -64,6 +64,8 @@ def send(client, endpoint: str, model: bytes):
         return client.post("/v1/models/diff", files=files)
     if endpoint == "fix":
         return client.post("/v1/models/fix?reference=onnxruntime&target=openvino", files=files)
+    if endpoint == "chain":
+        return client.post("/v1/models/chain?chain=onnx,openvino", files=files)
     source = {"dialect": "onnx", "model": base64.b64encode(model).decode(), "node": "max"}
     return client.post("/v1/translate", content=json.dumps({"source": source}),
                        headers={"content-type": "application/json"})
@@ -103,7 +105,7 @@ def test_no_answer_carries_the_canary(hostile_client, in_canary_dir, data, endpo
         assert r.status_code == 400, r.text[:300]
 
 
-@pytest.mark.parametrize("endpoint", ENDPOINTS[:4])
+@pytest.mark.parametrize("endpoint", ENDPOINTS[:5])
 def test_bytes_the_walk_cannot_read_are_refused_too(hostile_client, in_canary_dir, endpoint):
     """Fail closed: protobuf accepts an unknown group field that the wire walk refuses, so an external tensor
     behind one would reach the engines if the guard let unreadable bytes through."""

@@ -1,0 +1,127 @@
+"""An engine pinned to another version (`--engine openvino==2025.4.0`) runs in its own environment.
+
+Locally: a virtual environment clipbridge builds once under the cache (CACHE/envs/NAME-VERSION), holding only
+that engine's distribution (`pip install --no-deps`); a `.pth` file puts this interpreter's site-packages after
+it, so numpy, onnx and clipbridge itself are shared and the pinned engine shadows the installed one. A marker
+written last says the environment is complete (a build cut short is built again). The diff's calls for that
+engine (stage `diff:NAME`) go to a persistent child interpreter of that environment; every other call runs here.
+With Ray the same pins become the task's `runtime_env` (backends.py)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import site
+import socket
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import app
+from app.core.errors import ClipBridgeError
+from app.diff import run
+from app.fleet.keys import DISTRIBUTIONS, EngineSpec
+
+READY = ".clipbridge-ready"
+
+
+def env_dir(root: Path, spec: EngineSpec) -> Path:
+    return root / "envs" / f"{spec.name}-{spec.pinned}"
+
+
+def _python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def build(root: Path, spec: EngineSpec, log: Callable[[str], None] = print) -> str:
+    """The interpreter of the pinned engine's environment, built on first use (under a lock: shards on one
+    machine may ask at once) and reused after."""
+    venv = env_dir(root, spec)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (venv / READY).exists():
+            log(f"building the environment for {spec.label} in {venv} (once)")
+            _create(venv, f"{DISTRIBUTIONS[spec.name]}=={spec.pinned}")
+    return str(_python(venv))
+
+
+def _create(venv: Path, requirement: str) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv)], check=True)
+    inner = subprocess.run([str(_python(venv)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    shared = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
+    Path(inner, "clipbridge_shared.pth").write_text("\n".join(dict.fromkeys(shared)) + "\n")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", inner, requirement],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ClipBridgeError(f"could not install {requirement} into {venv}: {done.stderr.strip()[-400:]}",
+                              "--engine")
+    (venv / READY).write_text(requirement + "\n")
+
+
+def code_root() -> str | None:
+    """The folder that holds the `app` package, unless it is a site-packages (the .pth already adds that one:
+    putting it on PYTHONPATH would shadow the pinned engine)."""
+    root = Path(app.__file__).resolve().parents[1]
+    return None if root.name in ("site-packages", "dist-packages") else str(root)
+
+
+class EnvWorker:
+    """A child interpreter of one environment, fed (fn, args, kwargs) and answering ("ok"|"raise", value)."""
+
+    def __init__(self, python: str) -> None:
+        ours, theirs = socket.socketpair()
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        if code_root():
+            env["PYTHONPATH"] = code_root()  # type: ignore[assignment]
+        code = f"from app.fleet.envchild import main; main({theirs.fileno()})"
+        with ours, theirs:
+            self.proc = subprocess.Popen([python, "-c", code], pass_fds=[theirs.fileno()], env=env,
+                                         stdin=subprocess.DEVNULL, close_fds=True)
+            self.conn = Connection(ours.detach())
+
+    def call(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        try:
+            self.conn.send((fn, args, kwargs))
+            kind, value = self.conn.recv()
+        except (EOFError, OSError):
+            raise ClipBridgeError(f"the pinned engine's process ended (exit {self.proc.poll()})", "--engine") \
+                from None
+        if kind == "raise":
+            raise value
+        return value
+
+    def close(self) -> None:
+        self.conn.close()
+        self.proc.wait(10)
+
+
+_WORKERS: dict[str, EnvWorker] = {}
+
+
+def worker(python: str) -> EnvWorker:
+    """One persistent child per environment and process (a sandbox worker or this one)."""
+    w = _WORKERS.get(python)
+    if w is None or w.proc.poll() is not None:
+        w = _WORKERS[python] = EnvWorker(python)
+    return w
+
+
+def executor(pinned: dict[str, str]) -> run.Execute:
+    """diff's executor: an engine's calls go to its environment when pinned, everything else in process."""
+    if not pinned:
+        return run.direct
+
+    def execute(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        engine = stage.removeprefix("diff:")
+        if engine in pinned:
+            return worker(pinned[engine]).call(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return execute
+
+

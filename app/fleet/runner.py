@@ -1,0 +1,109 @@
+"""A fleet run: find the models, take each result from the cache or compute it on a backend, journal it, write
+the reports (and changes.json with --against); `merge` joins the outputs of shards into one report."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import ClipBridgeError
+from app.diff.inputs import SEED
+from app.fleet import backends, envs, reports
+from app.fleet.changes import compare
+from app.fleet.job import Task
+from app.fleet.keys import EngineSpec, cache_key
+from app.fleet.progress import Progress
+from app.fleet.sources import Model, discover, in_shard
+from app.fleet.store import JOURNAL, Cache, Journal, atomic_write, read_jsonl
+
+
+@dataclass
+class Config:
+    sources: list[str]
+    out: Path
+    engines: list[EngineSpec]
+    cache: Path
+    precision: str = "model"
+    inputs_dir: str | None = None
+    backend: str = "local"
+    ray_address: str | None = None
+    shard: tuple[int, int] | None = None
+    against: Path | None = None
+    seed: int = SEED
+    limits: backends.Limits = field(default_factory=backends.Limits)
+
+
+def _pins(cfg: Config) -> dict[str, str]:
+    return {e.name: e.pinned for e in cfg.engines if e.pinned}
+
+
+def _tasks(cfg: Config, todo: list[Model]) -> list[Task]:
+    """Locally a pinned engine's calls go to its built environment; with Ray the task's runtime_env is it."""
+    local = cfg.backend == "local"
+    pythons = {e.name: envs.build(cfg.cache, e) for e in cfg.engines if e.pinned and local}
+    names = tuple(e.name for e in cfg.engines)
+    return [Task(m.name, m.path, m.sha256, m.inputs, names, cfg.precision, cfg.seed, pythons) for m in todo]
+
+
+def run(cfg: Config, progress: Progress | None = None) -> int:
+    if len({e.name for e in cfg.engines}) < 2:
+        raise ClipBridgeError("a fleet run needs at least two different engines", "--engine")
+    models = [m for m in discover(cfg.sources, cfg.inputs_dir) if in_shard(m.sha256, cfg.shard)]
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    cache = Cache(cfg.cache / "results")
+    keys = {m.name: cache_key(m.sha256, m.inputs_sha256, cfg.seed, cfg.engines, cfg.precision) for m in models}
+    progress = progress or Progress(len(models))
+    journal = Journal(cfg.out / JOURNAL)
+    records: list[dict[str, Any]] = []
+    todo: list[Model] = []
+
+    def finished(r: dict[str, Any], cacheable: bool = True) -> None:
+        if cacheable and not r["cached"]:
+            cache.put(keys[r["model"]], {**r, "seconds": r["seconds"]})  # before the journal line: resume sees it
+        journal.append(r)
+        records.append(r)
+        progress.update(r)
+
+    try:
+        for m in models:
+            start = time.perf_counter()
+            hit = cache.get(keys[m.name])
+            if hit is None or hit.get("sha256") != m.sha256:
+                todo.append(m)
+                continue
+            finished({**hit, "model": m.name, "cached": True, "seconds": round(time.perf_counter() - start, 4)})
+        tasks = _tasks(cfg, todo)
+        if cfg.backend == "ray":
+            backends.run_ray(tasks, cfg.limits, finished, cfg.ray_address, _pins(cfg))
+        else:
+            backends.run_local(tasks, cfg.limits, finished)
+    finally:
+        journal.close()
+        progress.finish()
+    return _write(cfg, records)
+
+
+def _write(cfg: Config, records: list[dict[str, Any]]) -> int:
+    reports.write_all(cfg.out, records)
+    if cfg.against is not None:
+        atomic_write(cfg.out / "changes.json", json.dumps(compare(cfg.against, records), indent=2,
+                                                          allow_nan=False) + "\n")
+    (cfg.out / JOURNAL).unlink(missing_ok=True)  # the reports now hold every line
+    return reports.exit_code(records)
+
+
+def merge(dirs: list[Path], out: Path, against: Path | None = None) -> int:
+    """Shard outputs joined: the same files as one run over the whole registry."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for d in dirs:
+        if not (d / "results.jsonl").is_file():
+            raise ClipBridgeError(f"{d} has no results.jsonl (is it a fleet output?)", "DIR")
+        for r in read_jsonl(d / "results.jsonl"):
+            seen.setdefault((r["model"], r["sha256"]), r)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = Config([], out, [], Path(os.devnull), against=against)
+    return _write(cfg, list(seen.values()))

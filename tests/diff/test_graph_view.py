@@ -1,0 +1,54 @@
+"""app/diff/graph_view: which nodes the inspector draws for a diff, and the bound on that answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.diff import graph_view
+from app.diff.child import NodeInfo, Plan
+
+
+def chain(n: int, branch: bool = False) -> Plan:
+    """x -> n0 -> n1 -> ... -> y; with branch, a side node s reading x that reaches no differing node."""
+    nodes = [NodeInfo(f"n{i}", "Relu", ["x" if i == 0 else f"t{i - 1}", "w"], [f"t{i}"]) for i in range(n)]
+    if branch:
+        nodes.append(NodeInfo("s", "Abs", ["x"], ["side"]))
+    return Plan(nodes=nodes, clips={}, feeds={"x": np.zeros(1)}, given=False,
+                outputs=[f"t{n - 1}", *(["side"] if branch else [])], constants={"w"})
+
+
+def body(*differing: str) -> dict:
+    return {"nodes": [{"node": d} for d in differing],
+            "first_divergence": {"node": differing[0], "op": "Relu"} if differing else None}
+
+
+@pytest.mark.parametrize("plan, diff, scope, drawn", [
+    pytest.param(chain(4, branch=True), body("n1"), "paths", ["n0", "n1", "n2", "n3"], id="paths-skip-side-branch"),
+    pytest.param(chain(3), body("n0", "n2"), "paths", ["n0", "n1", "n2"], id="several-differing"),
+    pytest.param(chain(400), body("n200"), "neighbourhood-3",
+                 [f"n{i}" for i in range(197, 204)], id="large-model-neighbourhood"),
+])
+def test_drawn_nodes(plan, diff, scope, drawn):
+    g = graph_view.view(plan, diff)
+    assert g["scope"] == scope and [n["name"] for n in g["nodes"]] == drawn
+    assert g["total_nodes"] == len(plan.nodes) and not g["truncated"]
+
+
+def test_constants_are_left_out_and_inputs_outputs_named():
+    g = graph_view.view(chain(2), body("n0"))
+    assert g["nodes"][0]["inputs"] == ["x"] and g["inputs"] == ["x"] and g["outputs"] == ["t1"]
+
+
+def test_nothing_differs_nothing_to_draw():
+    assert graph_view.view(chain(3), body()) is None
+
+
+def test_the_answer_is_bounded():
+    """Thousands of differing nodes and long names: at most MAX_NODES nodes, names cut, ports capped."""
+    n = 3 * graph_view.MAX_NODES
+    nodes = [NodeInfo("n" * 500 + str(i), "Concat", [f"x{j}" for j in range(100)], [f"t{i}"]) for i in range(n)]
+    plan = Plan(nodes=nodes, clips={}, feeds={}, given=False, outputs=[], constants=set())
+    g = graph_view.view(plan, body(*(x.name for x in nodes)))
+    assert g["truncated"] and len(g["nodes"]) == graph_view.MAX_NODES
+    assert all(len(x["name"]) <= graph_view.MAX_NAME and len(x["inputs"]) <= graph_view.MAX_PORTS for x in g["nodes"])

@@ -1,0 +1,54 @@
+"""A small generated registry (two models of each kind) and one baseline fleet run over it, shared by the tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.fleet import runner
+from app.fleet.backends import Limits
+from app.fleet.keys import parse_engine
+from app.fleet.progress import Progress
+from tests.fleet.registry import write
+
+COUNT = 10
+
+
+def config(sources: list[str], out: Path, cache: Path, **kw) -> runner.Config:
+    engines = [parse_engine(e) for e in kw.pop("engines", ("onnxruntime", "openvino"))]
+    limits = Limits(workers=kw.pop("workers", 2), recycle=kw.pop("recycle", 50))
+    return runner.Config(sources, out, engines, cache, limits=limits, **kw)
+
+
+def quiet(total: int = 0) -> Progress:
+    return Progress(total, stream=open("/dev/null", "w"), tty=False)
+
+
+def answers(records: list[dict]) -> list[dict]:
+    """Records without what may differ between equal runs (timing, and whether the cache answered)."""
+    return [{k: v for k, v in r.items() if k not in ("seconds", "cached")} for r in records]
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("registry")
+    write(root, COUNT)
+    return root
+
+
+@pytest.fixture(scope="session")
+def baseline(registry, tmp_path_factory) -> tuple[Path, Path, int]:
+    """(out, cache, exit code) of one local run over the registry."""
+    base = tmp_path_factory.mktemp("baseline")
+    out, cache = base / "out", base / "cache"
+    code = runner.run(config([str(registry)], out, cache), quiet())
+    return out, cache, code
+
+
+@pytest.fixture()
+def cache_copy(baseline, tmp_path) -> Path:
+    dst = tmp_path / "cache"
+    shutil.copytree(baseline[1], dst)
+    return dst

@@ -1,0 +1,74 @@
+"""`--engine openvino==2025.4.0`: the pinned version runs in an environment clipbridge builds once and reuses,
+next to the installed one, and the results name the version that really ran. The oracle is `clipbridge diff`
+run whole by that environment's interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.fleet import envs, runner
+from app.fleet.keys import EngineSpec, cache_key, parse_engine
+from app.fleet.store import read_jsonl
+from tests.fleet.conftest import config, quiet
+
+PINNED = "2025.4.0"  # an OpenVINO release other than the one installed (openvino==2026.4.1 in [dev])
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def env_cache(tmp_path_factory) -> Path:
+    cache = tmp_path_factory.mktemp("envcache")
+    try:
+        envs.build(cache, EngineSpec("openvino", PINNED), log=lambda _: None)
+    except Exception as exc:  # no package index reachable: the mechanism cannot be exercised here
+        pytest.skip(f"could not build the openvino=={PINNED} environment: {str(exc)[:200]}")
+    return cache
+
+
+@pytest.mark.slow
+def test_a_pinned_engine_runs_its_own_version(registry, env_cache, tmp_path):
+    sources = [str(p) for p in sorted(registry.rglob("*.onnx"))[:4:3]]  # a clean and a NaN-hazard model
+    code = runner.run(config(sources, tmp_path / "out", env_cache, engines=("onnxruntime", f"openvino=={PINNED}")),
+                      quiet())
+    records = read_jsonl(tmp_path / "out" / "results.jsonl")
+    assert code in (0, 1) and all(r["error"] is None for r in records)
+    python = envs.build(env_cache, EngineSpec("openvino", PINNED))  # built once: reused, not rebuilt
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
+    for r in records:
+        assert r["engines"][1]["version"].startswith(PINNED) and r["engines"][0]["name"] == "onnxruntime"
+        done = subprocess.run([python, "-m", "app.cli.main", "diff", r["model"], "--format", "json"], env=env,
+                              capture_output=True, text=True, cwd=tmp_path)
+        body = json.loads(done.stdout)
+        assert body["engines"][1]["version"] == r["engines"][1]["version"]
+        assert (r["verdict"], r["first_divergence"], r["findings"]) == \
+            (body["verdict"], body["first_divergence"], body["nodes"])
+
+
+def test_a_pinned_version_is_part_of_the_cache_key():
+    plain = cache_key("a" * 64, None, 1, [parse_engine("onnxruntime"), parse_engine("openvino")], "model")
+    pinned = cache_key("a" * 64, None, 1, [parse_engine("onnxruntime"), parse_engine(f"openvino=={PINNED}")],
+                       "model")
+    assert plain != pinned
+
+
+@pytest.mark.parametrize("text,expected", [
+    pytest.param("openvino", EngineSpec("openvino"), id="plain"),
+    pytest.param("openvino==2025.4.0", EngineSpec("openvino", "2025.4.0"), id="pinned"),
+    pytest.param(" onnxruntime == 1.20.0 ", EngineSpec("onnxruntime", "1.20.0"), id="spaces"),
+])
+def test_engine_specs_parse(text, expected):
+    assert parse_engine(text) == expected
+
+
+def test_an_unbuildable_environment_is_a_clear_error_and_not_marked_ready(tmp_path):
+    """No such release (or no index reachable): pip's failure is named, and the half-built environment is not
+    marked complete, so that the next run builds it again."""
+    spec = EngineSpec("openvino", "0.0.1")
+    with pytest.raises(envs.ClipBridgeError, match="could not install openvino==0.0.1"):
+        envs.build(tmp_path, spec, log=lambda _: None)
+    assert not (envs.env_dir(tmp_path, spec) / envs.READY).exists()

@@ -1,0 +1,57 @@
+"""The Ray backend gives the local backend's results.jsonl (apart from `seconds`); a task whose worker dies is
+retried a bounded number of times, then recorded as an error. Ray runs small here (2 CPUs shared)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from app.fleet import backends, job, runner
+from app.fleet.backends import Limits
+from app.fleet.store import read_jsonl
+from tests.fleet.conftest import config, quiet
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ray.init(num_cpus=2, object_store_memory=100 * 1024 * 1024, include_dashboard=False, log_to_driver=False,
+             configure_logging=False, runtime_env={"env_vars": {"PYTHONPATH": root}})
+    yield
+    ray.shutdown()
+
+
+def _no_seconds(records: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
+
+
+@pytest.mark.slow
+def test_ray_gives_the_local_results(local_ray, registry, baseline, tmp_path):
+    """A fresh cache, so that Ray computes every model: the lines equal the local run's apart from seconds."""
+    code = runner.run(config([str(registry)], tmp_path / "out", tmp_path / "cache", backend="ray"), quiet())
+    assert code == baseline[2]
+    assert _no_seconds(read_jsonl(tmp_path / "out" / "results.jsonl")) == \
+        _no_seconds(read_jsonl(baseline[0] / "results.jsonl"))
+
+
+def _die(task: job.Task) -> dict:
+    os._exit(9)  # the worker process dies, as an engine crash would take it down
+
+
+@pytest.mark.slow
+def test_a_dying_task_is_retried_then_recorded_as_an_error(local_ray, registry, monkeypatch):
+    monkeypatch.setattr(job, "run_one", _die)
+    task = job.Task("m.onnx", str(next(registry.rglob("*.onnx"))), "0" * 64, None, ("onnxruntime", "openvino"),
+                    "model", 0)
+    got: list[tuple[dict, bool]] = []
+    backends.run_ray([task], Limits(workers=1, retries=1), lambda r, c: got.append((r, c)), None, {})
+    (record, cacheable), = got
+    assert record["verdict"] == "error" and "tried 2 times" in record["error"] and not cacheable
+
+
+def test_pinned_engines_become_the_tasks_runtime_env():
+    assert backends.runtime_env({"openvino": "2025.4.0"}) == {"pip": ["openvino==2025.4.0"]}
+    assert backends.runtime_env({}) is None
