@@ -79,9 +79,9 @@ async def chain_model(request: Request,
     """Per hop: what each clamp became, the outputs and clamps that differ against the source and the previous
     stage, the first divergence, and each difference's converter lowering rule with a witness."""
     model, npz = await _read(request)
+    _check_installed(chain, model)  # the query's own errors first
     if report.source_kind(model) == "onnx":
         embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
-    _check_installed(chain, model)
 
     def work() -> str:
         body = report.chain(isolated, model, npz, chain, seed, static=static, loc="query.chain")
