@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app.api.model_guard import embedded_only
 from app.api.execute_routes import PROBLEMS, slots
 from app.chain import report, stages
 from app.core.errors import ArtifactError, BackendUnavailable, UnsupportedMediaType
@@ -78,7 +79,9 @@ async def chain_model(request: Request,
     """Per hop: what each clamp became, the outputs and clamps that differ against the source and the previous
     stage, the first divergence, and each difference's converter lowering rule with a witness."""
     model, npz = await _read(request)
-    _check_installed(chain, model)
+    _check_installed(chain, model)  # the query's own errors first
+    if report.source_kind(model) == "onnx":
+        embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
 
     def work() -> str:
         body = report.chain(isolated, model, npz, chain, seed, static=static, loc="query.chain")

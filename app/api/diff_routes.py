@@ -1,7 +1,9 @@
 """POST /v1/models/diff: run an uploaded ONNX model on real engines and explain each difference by its clip.
 
-Every step that touches the uploaded bytes (parsing, shape inference, each engine run, each replay) runs in a
-sandbox child through run_isolated: an engine that crashes or hangs costs this answer, never the server.
+The upload is first refused if any tensor keeps its data in a file (app.api.model_guard). Then the whole diff
+(parsing, shape inference, each engine run, the comparison, each replay) runs in one sandbox child through
+run_isolated (app.diff.isolated): an engine that crashes or hangs costs this answer, never the server, and only
+the response body comes back, never the engines' tensors.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from starlette.datastructures import UploadFile
 
 from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
-from app.diff import graph_view, report, run
+from app.api.model_guard import embedded_only, logged_engine_text
+from app.diff import isolated as in_child
+from app.diff import run
 from app.diff.inputs import SEED
 from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.engines.sandbox import run_isolated
@@ -55,7 +59,7 @@ async def _read(request: Request) -> tuple[bytes, bytes | None]:
 
 
 def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
-    """The diff's executor on the server: every call on the uploaded bytes in a sandbox child."""
+    """The diff's executor on the server: the call on the uploaded bytes in a sandbox child."""
     return run_isolated(stage, fn, *args)
 
 
@@ -79,10 +83,10 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     model, npz = await _read(request)
+    embedded_only(model)
 
     def work() -> str:
-        body, runs = report.diff(isolated, model, npz, opts)
-        body["graph"] = graph_view.view(runs.plan, body)  # what the inspector draws (docs/inspector.md)
+        body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
         return json.dumps(body, allow_nan=False, separators=(",", ":"))
-    text = await run_in_threadpool(slots(request).run, work)
+    text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     return Response(text, media_type="application/json")

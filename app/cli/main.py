@@ -18,6 +18,7 @@ from app.cli import diff as diff_cli
 from app.cli import fleet as fleet_cli
 from app.core.errors import ClipBridgeError
 from app.core.settings import Settings
+from app.engines.config import limits_text
 from app.service.field_errors import field_errors
 from app.cli import lint as lint_cli
 from app.cli import output as cli_output
@@ -161,6 +162,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.server.serving import PROTOCOL
 
     s = Settings.from_env()  # fail closed: a blank or malformed setting stops here (exit 2, naming the variable)
+    print(limits_text(s), file=sys.stderr, flush=True)  # what this server process tree may use, said at start
 
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(0)  # SIGTERM is the normal way to stop a server: a clean exit, not death by signal

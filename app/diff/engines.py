@@ -16,11 +16,15 @@ import onnx
 
 from app.engines import config as engine_config
 from app.engines.extras import DIFF_INSTALL, INSTALL_HINT
+from app.engines.errors import reduced
 from app.diff.child import model_errors
 from app.core.errors import BackendUnavailable, ClipBridgeError
 
 SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
-MAX_MARKED_ELEMENTS = 1 << 25  # all marked tensors together, per engine run (128 MiB of float32)
+# Bytes, not elements (a float64 element is 8): all the tensors one engine run returns together. Checked
+# before the run from shape inference (app.diff.run.marks marks only the clip-like nodes' tensors past it) and
+# after it by the child's own count (engines.run); app.diff.child.MAX_TENSOR_BYTES bounds any one tensor.
+MAX_MARKED_BYTES = 64 * 2**20
 
 
 class EngineCannotLoad(ClipBridgeError):
@@ -61,6 +65,11 @@ def require(names: Iterable[str], loc: str = "engine") -> None:
     absent = [e for e in names if e in ENGINE_MODULES and not installed(e)]
     if absent:
         raise not_installed(absent, loc)
+class ResultTooLarge(ClipBridgeError):
+    """An engine run's results pass MAX_MARKED_BYTES (counted in the child, before anything is sent)."""
+
+    status = 422
+    title = "The model's tensors are too large to diff"
 
 
 @model_errors
@@ -88,18 +97,18 @@ def with_outputs(model_bytes: bytes, names: list[str], dtypes: dict[str, str] | 
     return m.SerializeToString()
 
 
-def _load_error(engine: str, exc: Exception) -> ClipBridgeError:
+def _load_error(engine: str, exc: Exception, model_bytes: bytes = b"") -> ClipBridgeError:
+    """The engine's refusal, reduced (app.engines.errors: its own text may quote what it read)."""
     if isinstance(exc, ImportError):  # found on the path but not importable: the install, not the model
         return not_installed([engine])
-    text = " ".join(str(exc).split())[:600]
-    return EngineCannotLoad(f"{engine} cannot load the model: {text}", "model")
+    return reduced(EngineCannotLoad, engine, "cannot load the model", exc, model_bytes)
 
 
 def _ort(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tuple[dict, dict]:
     try:
         session, settings = engine_config.onnxruntime_session(model_bytes, precision)
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/...: the user's model
-        raise _load_error("onnxruntime", exc) from None
+        raise _load_error("onnxruntime", exc, model_bytes) from None
     names = [o.name for o in session.get_outputs()]
     values = session.run(names, feeds)
     # The CPU provider computes each node in its declared type: report the model's float type as it ran.
@@ -128,10 +137,11 @@ def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str, kernel
         model = ov.Core().read_model(model_bytes, b"")
         compiled, effective = engine_config.openvino_compile(model, precision)
     except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
-        raise _load_error("openvino", exc) from None
-    # A graph input no node reads is not a port of the compiled model (OpenVINO drops it): feed only the ports.
-    ports = {n for p in compiled.inputs for n in p.get_names()}
-    result = compiled({k: v for k, v in feeds.items() if k in ports})
+def _load_error(engine: str, exc: Exception, model_bytes: bytes = b"") -> ClipBridgeError:
+    """The engine's refusal, reduced (app.engines.errors: its own text may quote what it read)."""
+    if isinstance(exc, ImportError):  # found on the path but not importable: the install, not the model
+        return not_installed([engine])
+    return reduced(EngineCannotLoad, engine, "cannot load the model", exc, model_bytes)
     values = {}
     for port in compiled.outputs:
         for name in port.get_names():
@@ -146,7 +156,7 @@ def _reference(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str)
         m = onnx.load_from_string(model_bytes)
         ev = ReferenceEvaluator(m)
     except Exception as exc:  # the evaluator's own message: an op it lacks, a malformed graph
-        raise _load_error("onnx-reference", exc) from None
+        raise _load_error("onnx-reference", exc, model_bytes) from None
     names = [o.name for o in m.graph.output]
     with np.errstate(all="ignore"):
         values = ev.run(names, feeds)
@@ -182,10 +192,9 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
     except ClipBridgeError:
         raise
     except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx
-        text = " ".join(str(exc).split())[:600]
-        raise EngineCannotLoad(f"{engine} failed running the model: {type(exc).__name__}: {text}", "model") from None
-    count = sum(int(np.asarray(v).size) for v in values.values())
-    if count > MAX_MARKED_ELEMENTS:
-        raise ClipBridgeError(f"the marked tensors hold {count} elements (limit {MAX_MARKED_ELEMENTS}): give "
-                              "smaller inputs", "inputs")
+        raise reduced(EngineCannotLoad, engine, "failed running the model", exc, marked) from None
+    held = sum(int(np.asarray(v).nbytes) for v in values.values())
+    if held > MAX_MARKED_BYTES:
+        raise ResultTooLarge(f"{engine}'s results hold {held} bytes (limit {MAX_MARKED_BYTES} bytes per engine "
+                             "run): give smaller inputs", "inputs")
     return {"values": {k: np.asarray(v) for k, v in values.items()}, **info, "version": version(engine)}

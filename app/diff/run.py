@@ -68,15 +68,15 @@ class Runs:
 
 def marks(plan: child.Plan) -> list[str]:
     """Every node output, and every non-constant input of a clip-like node (to replay it). Past the marked
-    elements' bound (engines.MAX_MARKED_ELEMENTS, from inferred shapes) only the clip-like nodes' inputs and
-    outputs are marked: the walk then sees those, and the first divergence among them."""
+    bytes' bound (engines.MAX_MARKED_BYTES, from inferred shapes and types) only the clip-like nodes' inputs
+    and outputs are marked: the walk then sees those, and the first divergence among them."""
     clip_tensors: list[str] = []
     for c in plan.clips.values():
         node = next((n for n in plan.nodes if n.name == c.node), None)
         clip_tensors += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
         clip_tensors += [o for o in (node.outputs if node else []) if o]
     every = [o for n in plan.nodes for o in n.outputs if o] + clip_tensors
-    if sum(plan.sizes.get(t, 0) for t in dict.fromkeys(every)) > engines.MAX_MARKED_ELEMENTS:
+    if sum(plan.nbytes(t) for t in dict.fromkeys(every)) > engines.MAX_MARKED_BYTES:
         every = clip_tensors
     return [n for n in dict.fromkeys(every) if n not in plan.feeds]
 
@@ -126,7 +126,7 @@ def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
     copies: dict[str, dict[str, tuple[str, list[int]]]] = {}
     feeds = dict(plan.feeds)
     outs: dict[str, list[str]] = {}
-    used = sum(int(v.size) for v in first.values())  # the marked run's own elements, within the bound
+    used = sum(int(v.nbytes) for v in first.values())  # the marked run's own bytes, within the bound
     for node in plan.nodes:
         if node.name not in plan.clips or len(copies) >= MAX_FOLDED or subgraphs.is_body_node(plan, node.name):
             continue
@@ -134,8 +134,8 @@ def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
         values = {i: first[i] if i in first else plan.feeds.get(i) for i in ins}
         if any(v is None for v in values.values()):
             continue
-        used += 2 * sum(int(v.size) for v in values.values())  # the copy's inputs, and its output
-        if used > engines.MAX_MARKED_ELEMENTS:
+        used += 2 * sum(int(v.nbytes) for v in values.values())  # the copy's inputs, and its output
+        if used > engines.MAX_MARKED_BYTES:
             break  # past the bound the rest are replayed alone, when they differ
         k = len(copies)
         copies[node.name] = {i: (v.dtype.name, list(v.shape)) for i, v in values.items()}

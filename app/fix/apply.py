@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from app.core.errors import ArtifactError
+from app.scan.constant_reader import Constants, graph_constants, numeric
 from app.fix.facts import Node
 from app.fix import scopes
 from app.fix.rules import Site
@@ -25,14 +25,10 @@ def opset_of(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
-def _constants(g: onnx.GraphProto) -> dict[str, np.ndarray]:
-    out = {t.name: numpy_helper.to_array(t) for t in g.initializer}
-    for n in g.node:
-        if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
-            for a in n.attribute:
-                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                    out[n.output[0]] = numpy_helper.to_array(a.t)
-    return out
+def _constants(g: onnx.GraphProto) -> Constants:
+    """Every constant of the main graph, whatever its size, through the one checked reader (a tensor whose data
+    lives in a file is never decoded; one that cannot be read is a 400 naming it, when a clip uses it)."""
+    return graph_constants(g, limit=None)
 
 
 def _types(model: onnx.ModelProto) -> dict[str, int]:
@@ -45,16 +41,17 @@ def _types(model: onnx.ModelProto) -> dict[str, int]:
     return out
 
 
-def _scalar(consts: dict[str, np.ndarray], name: str) -> float | None | bool:
+def _scalar(consts: Constants, name: str) -> float | None | bool:
     """The value of a constant scalar bound; None when omitted; False when it is computed at run time."""
     if not name:
         return None
-    if name not in consts or consts[name].size != 1:
+    v = numeric(consts, name, "bound of a Clip")
+    if v is None or v.size != 1:
         return False
-    return float(consts[name].reshape(()))
+    return float(v.reshape(()))
 
 
-def _clip(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset: int) -> Node:
+def _clip(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> Node:
     if opset < 11:  # Clip-6: float attributes, defaults +-FLT_MAX, read as values of T
         attrs = {a.name: a.f for a in p.attribute}
         lo, hi = (float(dt.type(attrs.get(k, d))) for k, d in (("min", -FLT_MAX), ("max", FLT_MAX)))
@@ -65,7 +62,7 @@ def _clip(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset:
     return Node("clip", dt, None if lo is False else lo, None if hi is False else hi, dynamic=dynamic)
 
 
-def _node(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset: int) -> tuple[str, Node] | None:
+def _node(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> tuple[str, Node] | None:
     """(data input, Node) for a clip-like node; None for any other."""
     op = p.op_type
     if op == "Clip":
@@ -76,9 +73,9 @@ def _node(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset:
         alpha = next((a.f for a in p.attribute if a.name == "alpha"), 0.2)
         return p.input[0], Node("hardsigmoid", dt, alpha=alpha)
     if op in ("Max", "Min") and len(p.input) == 2:
-        known = [i in consts for i in p.input]
+        known = [i in consts or i in consts.bad for i in p.input]
         if known.count(True) == 1:
-            c = consts[p.input[known.index(True)]].astype(dt)
+            c = numeric(consts, p.input[known.index(True)], f"constant operand of {op}").astype(dt)
             x = p.input[known.index(False)]
             return x, Node(op.lower(), dt, const=c, x_first=not known[0])
     return None

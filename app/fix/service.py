@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.diff.run import Execute
+from app.diff.isolated import bounded
+from app.diff.run import Execute, direct
 from app.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from app.fix import apply, engines, found, overflow, proof
 from app.fix.facts import ENGINES, openvino_setting
@@ -62,6 +63,13 @@ def _write(execute: Execute, model: bytes, reference: str, target: str,
         raise ArtifactError(f"the model cannot be rewritten: {' '.join(str(exc).split())[:300]}", "model") from None
 
 
+def proof_body(original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
+               precision: str) -> dict:
+    """The proof's diff body computed in this process: a sandbox child runs it for the server, so that the
+    engines' tensors are compared where they were computed and only the body crosses (app.diff.isolated)."""
+    return bounded(proof.prove(direct, original, written, npz, reference, target, precision))
+
+
 def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision: str = "model",
         rounds: int = 30, execute: Execute = run_isolated) -> Fixed:
     """Write the model for `target` to compute what `reference` computes, prove it and measure its cost.
@@ -76,8 +84,9 @@ def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision:
         clean = proof.clean_feeds(w["inputs"])
     except ValueError as exc:
         raise ClipBridgeError(str(exc), "inputs") from None
-    proven = proof.prove(execute, model, w["model"], npz, reference, target, precision)
-    generated = proof.prove(execute, model, w["model"], None, reference, target, precision) if npz else None
+    proven = execute("fix-proof", proof_body, model, w["model"], npz, reference, target, precision)
+    generated = execute("fix-proof", proof_body, model, w["model"], None, reference, target, precision) \
+        if npz else None
     cost = execute("fix-cost", engines.time_pair, target, model, w["model"], clean, precision, rounds)
     body = {"reference": reference, "target": target, "precision": precision,
             # The given inputs decide when there are any: generated +-inf through a Conv can differ at the Conv

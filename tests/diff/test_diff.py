@@ -172,7 +172,7 @@ def test_quantize_saturation_of_inf_is_named():
 def test_past_the_mark_bound_only_clip_like_tensors_are_marked(monkeypatch, mnv2):
     plan = child.prepare(mnv2, None)
     every = run.marks(plan)
-    monkeypatch.setattr(engines, "MAX_MARKED_ELEMENTS", sum(plan.sizes.get(t, 0) for t in every) - 1)
+    monkeypatch.setattr(engines, "MAX_MARKED_BYTES", sum(plan.nbytes(t) for t in every) - 1)
     bounded = run.marks(plan)
     clip_io = {t for c in plan.clips.values() for n in plan.nodes if n.name == c.node
                for t in n.inputs + n.outputs if t and t not in plan.constants}
