@@ -137,11 +137,10 @@ def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str, kernel
         model = ov.Core().read_model(model_bytes, b"")
         compiled, effective = engine_config.openvino_compile(model, precision)
     except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
-def _load_error(engine: str, exc: Exception, model_bytes: bytes = b"") -> ClipBridgeError:
-    """The engine's refusal, reduced (app.engines.errors: its own text may quote what it read)."""
-    if isinstance(exc, ImportError):  # found on the path but not importable: the install, not the model
-        return not_installed([engine])
-    return reduced(EngineCannotLoad, engine, "cannot load the model", exc, model_bytes)
+        raise _load_error("openvino", exc, model_bytes) from None
+    # A graph input no node reads is not a port of the compiled model (OpenVINO drops it): feed only the ports.
+    ports = {n for p in compiled.inputs for n in p.get_names()}
+    result = compiled({k: v for k, v in feeds.items() if k in ports})
     values = {}
     for port in compiled.outputs:
         for name in port.get_names():
