@@ -14,15 +14,14 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 
 from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
+from app.api.model_form import read_model_form
 from app.api.model_guard import embedded_only, logged_engine_text
 from app.diff import isolated as in_child
 from app.diff import run
 from app.diff.inputs import SEED
-from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.engines.sandbox import run_isolated
 from app.diff.engines import require as require_engines
 
@@ -34,28 +33,6 @@ DIFF_BODY = {"requestBody": {"required": True, "content": {
                    "description": "optional .npz keyed by graph input name (default: generated, seeded)"}}}}}}}
 EngineQuery = Query(default=None, max_length=16, description="Repeatable or comma-separated: "
                     f"{', '.join(run.ENGINE_NAMES)}; at least two (default: {', '.join(run.DEFAULT_ENGINES)})")
-
-
-async def _read(request: Request) -> tuple[bytes, bytes | None]:
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "multipart/form-data":
-        raise UnsupportedMediaType("send multipart/form-data with a file field 'model' (and optionally 'inputs', "
-                                   f"an .npz); got {ctype or 'no content type'}")
-    async with request.form(max_files=2, max_fields=2) as form:
-        extra = sorted(set(form.keys()) - {"model", "inputs"})
-        if extra:
-            raise ArtifactError(f"unknown form field {extra[0][:40]!r}; send 'model' and optionally 'inputs'",
-                                extra[0][:40])
-        model, inputs = form.get("model"), form.get("inputs")
-        if not isinstance(model, UploadFile):
-            raise ArtifactError("the form needs a file field 'model' (the .onnx)", "model")
-        if inputs is not None and not isinstance(inputs, UploadFile):
-            raise ArtifactError("'inputs' must be a file (an .npz)", "inputs")
-        data = await model.read()
-        if not data:
-            raise ArtifactError("the model is empty", "model")
-        npz = await inputs.read() if inputs is not None else None
-    return data, npz
 
 
 def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
@@ -82,7 +59,7 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     opts = run.Options(_engines(engine), precision, rtol, atol, seed)
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
-    model, npz = await _read(request)
+    model, npz = await read_model_form(request, "the .onnx")
     embedded_only(model)
 
     def work() -> str:
