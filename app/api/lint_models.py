@@ -42,7 +42,7 @@ class ProbeSemanticsOut(_Strict):
     meaning: str | None
     reading: str | None = Field(description="The reading this semantics runs under: an ambiguous DirectML min > "
                                             "max's formula, or the default reading of a dialect that has several "
-                                            "(webnn spec, tensorrt observed, tflite xnnpack)")
+                                            "(webnn spec, tensorrt header, tflite xnnpack)")
     spec: dict[str, Any] | None = Field(description="The op this semantics runs (the translation of the spec)")
     outputs: list[WireValue] | None = Field(description="The expected output per input; null with error")
     error: str | None = Field(description="Why this semantics cannot compute the spec")

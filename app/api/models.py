@@ -145,7 +145,7 @@ WIRE_ITEM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 400}]
 Semantic = Union[DialectName, TargetSpec]
 Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
 # Every registered dialect's reading names (DirectML: current-doc, 2022-doc; WebNN: spec, chromium; TensorRT:
-# observed, header; TFLite: xnnpack, builtin); a name the chosen semantics does not take is a 400 naming `reading`
+# header, observed; TFLite: xnnpack, builtin); a name the chosen semantics does not take is a 400 naming `reading`
 # (app/service/execute.py check_reading).
 READING_NAMES = tuple(dict.fromkeys(r for d in registry.DIALECTS.values() for r in d.readings))
 Reading = Literal[READING_NAMES]  # type: ignore[valid-type]
@@ -168,11 +168,13 @@ class TensorOut(_Strict):
 
 BasisField = Literal["specification", "engine"]
 ShowsField = Literal["specification", "observed-engine", "engine"]
-BASIS_DOC = ("What to compute for every dialect alike: specification (each dialect's documents; TensorRT's header "
-             "reading) or engine (what the dialect's engine was observed to do where one is recorded: TensorRT "
-             "NaN -> alpha, OpenVINO's CPU plugin NaN -> min, as `clipbridge diff` measures; the specification "
-             "elsewhere). Default (null): each dialect's default reading, the one /v1/translate's witnesses use; "
-             "`shows` says what that is. A `reading` the dialect takes wins.")
+BASIS_DOC = ("What to compute for every dialect alike: specification (each dialect's documented operator; "
+             "TensorRT: the header, NaN undocumented, executed as propagate) or engine (what the dialect's engine "
+             "was observed to do where one is recorded: TensorRT's observed reading, NaN -> alpha; WebNN's "
+             "chromium reading; OpenVINO's CPU plugin, NaN -> min, as `clipbridge diff` measures; the "
+             "specification elsewhere). Default (null): the specification for every dialect, the reading "
+             "/v1/translate's default findings and witnesses use. A `reading` the dialect takes wins; `shows` "
+             "says what each output is.")
 SHOWS_DOC = ("What this output is: specification, observed-engine (an engine's recorded behaviour computed on "
              "NumPy) or engine (an engine backend ran)")
 

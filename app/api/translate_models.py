@@ -73,10 +73,13 @@ class MeaningOut(_Strict):
     result_dtype: str | None = Field(description="The output dtype when the op promotes the input's; else null")
     lower_tensor: TensorBoundOut | None = Field(description="A per-element lower bound (then `lower` is null)")
     upper_tensor: TensorBoundOut | None = Field(description="A per-element upper bound (then `upper` is null)")
+    shows: str = Field(description="What this meaning is: \"specification\" (the dialect's documented operator, "
+                                   "every dialect's default) or the name of the reading it is, when the spec pins "
+                                   "another one (tensorrt \"reading\": \"observed\", TensorRT's engine as reported)")
 
 
 READING_DOC = ("The dialect reading this holds under, when the source's or the target's documents and shipped "
-               "implementations disagree (directml 2022-doc, webnn chromium, tensorrt header, tflite builtin; "
+               "implementations disagree (directml 2022-doc, webnn chromium, tensorrt observed, tflite builtin; "
                "GET /v1/dialects lists each dialect's readings); null under the default readings")
 
 
