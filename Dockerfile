@@ -7,8 +7,9 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY schemas ./schemas
-# torch 2.13.0 (the PyTorch dialect's engine): on Linux x86-64 the [torch] extra pins the CPU build 2.13.0+cpu,
-# which only PyTorch's CPU index serves (PyPI's build of the same version pulls several GB of CUDA libraries).
+# torch==2.13.0 (the PyTorch dialect's engine) resolves from PyPI alone; on Linux x86-64 PyPI's build is the CUDA
+# one (several GB), so the image names PyTorch's CPU index, an option that keeps it GBs smaller (docs/install.md):
+# pip takes 2.13.0+cpu there, which satisfies the pin. Without the index the same command still installs.
 RUN pip install -q --upgrade pip && \
     pip install -q --extra-index-url https://download.pytorch.org/whl/cpu -e ".[engines,fast]"
 USER clipbridge

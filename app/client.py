@@ -15,7 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import httpx
+try:
+    import httpx
+except ImportError as exc:  # a core dependency since issue 37; a trimmed environment may still lack it
+    raise ImportError("app.client needs httpx, a core dependency of clipbridge: reinstall it (pip install -e . "
+                      "from a checkout, or pip install httpx)") from exc
 from pydantic import BaseModel
 
 from app.api.lint_models import ProbeRequest, ProbeResponse

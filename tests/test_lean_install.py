@@ -1,6 +1,6 @@
 """The lean install (issue 27): the core holds no engine, each engine backend is its own extra, a backend whose
-extra is missing answers 422 naming it, /v1/dialects says which are installed, and PyTorch's pin never reaches
-PyPI's CUDA build on Linux x86-64."""
+extra is missing answers 422 naming it, /v1/dialects says which are installed, and every requirement resolves from the public registry alone (issue 37:
+no local version label; torch is exactly 2.13.0, PyTorch's CPU index an option)."""
 
 from __future__ import annotations
 
@@ -44,19 +44,38 @@ def test_every_engine_backend_has_its_own_extra_and_engines_is_all_of_them():
     assert everything.name == PROJECT["name"] and everything.extras == extras | {"coreml"}
 
 
+def _every_requirement() -> list[pytest.param]:
+    groups = {"dependencies": PROJECT["dependencies"], **EXTRAS}
+    return [pytest.param(r, id=f"{group}:{Requirement(r).name}") for group, items in groups.items() for r in items]
+
+
+@pytest.mark.parametrize("requirement", _every_requirement())
+def test_no_requirement_carries_a_local_version_label(requirement):
+    """A `+local` label (`+cpu`) exists only on the index that built it: PyPI alone could not resolve it."""
+    req = Requirement(requirement)
+    assert all("+" not in s.version for s in req.specifier), str(req)
+
+
 @pytest.mark.parametrize("extra", ["torch", "dev"])
-def test_torch_pins_the_cpu_build_on_linux_x86_64_and_pypis_build_elsewhere(extra):
-    def pins(env: dict[str, str]) -> list[str]:
-        return [str(r.specifier) for r in _active(_requirements(EXTRAS[extra]), env) if r.name == "torch"]
-    assert pins(LINUX_X86) == ["==2.13.0+cpu"]  # PyPI has no such file: no CUDA build is ever downloaded
-    assert pins(MAC_ARM) == ["==2.13.0"]
+@pytest.mark.parametrize("env", [pytest.param(LINUX_X86, id="linux-x86_64"), pytest.param(MAC_ARM, id="macos-arm64")])
+def test_torch_is_exactly_2_13_0_everywhere(extra, env):
+    pins = [str(r.specifier) for r in _active(_requirements(EXTRAS[extra]), env) if r.name == "torch"]
+    assert pins == ["==2.13.0"]
 
 
-@pytest.mark.parametrize("extra", sorted({e for e, _ in engines.ENGINES.values()} | {"engines", "gpu", "coreml"}))
-def test_install_hint_names_the_extra(extra):
+@pytest.mark.parametrize("extra", sorted({e for e, _ in engines.ENGINES.values()} | {"engines", "gpu", "coreml",
+                                                                                     "diff"}))
+def test_install_hint_names_the_extra_and_needs_no_other_index(extra):
     hint = engines.INSTALL_HINT[extra]
-    assert hint.startswith(f'pip install -e ".[{extra}]"')
-    assert (engines.TORCH_INDEX in hint) == (extra in ("torch", "engines"))
+    assert hint == f'pip install -e ".[{extra}]"' and extra in EXTRAS
+    assert engines.TORCH_INDEX not in hint  # the CPU index is an option (docs/install.md), never required
+
+
+def test_the_torch_hint_offers_the_cpu_index_as_an_option(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    message = engines.missing("torch").message
+    assert message.index(engines.INSTALL_HINT["torch"]) < message.index(engines.TORCH_INDEX)
+    assert "several GB smaller" in message
 
 
 # backend -> (the dialect it runs, the modules that make it importable)

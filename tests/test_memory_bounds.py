@@ -226,3 +226,116 @@ def test_npy_memory_is_bounded_by_what_arrived(upload):
     assert status == 200 or problem.startswith("application/problem+json")
     assert peak < 6 * len(body) + 2 * MiB, (len(body), declared, peak)
     assert kept < 256 * 1024, kept
+
+
+# --- issue 34: the server never holds an engine's results; the deployment's limits hold the process tree ------
+
+def _peak_reset() -> bool:
+    """Reset this process's VmHWM (Linux >= 4.0: `5` to clear_refs); False where it cannot be reset."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise KeyError("VmHWM")
+
+
+AMPLIFYING_BOUND_MIB = 64  # the server's own peak above idle for an amplifying model (issue 34)
+
+
+@pytest.fixture(scope="module")
+def deployed_client():
+    """An app with the deployment's sandbox limits (deploy/deployment.yaml), warmed by one small diff and fix."""
+    from tests.diff import models as M
+    env = deployment_env()
+    s = Settings(sandbox_workers=int(env["CLIPBRIDGE_SANDBOX_WORKERS"]),
+                 sandbox_memory_mb=int(env["CLIPBRIDGE_SANDBOX_MEMORY_MB"]))
+    with TestClient(create_app(s), raise_server_exceptions=False) as c:
+        small = {"model": ("m.onnx", M.relu_chain())}
+        assert c.post("/v1/models/diff", files=small).status_code == 200
+        assert c.post("/v1/models/fix?reference=onnxruntime&target=openvino", files=small).status_code == 200
+        yield c
+
+
+def _amplified(c: TestClient, route: str, model: bytes, npz: bytes | None) -> tuple[int, int]:
+    """(status, the server process's peak growth in KiB over the request)."""
+    gc.collect()
+    if not _peak_reset():
+        pytest.skip("VmHWM cannot be reset on this kernel")
+    before = rss_kib()
+    files = {"model": ("m.onnx", model)} | ({"inputs": ("x.npz", npz)} if npz else {})
+    r = c.post(route, files=files)
+    return r.status_code, peak_kib() - before
+
+
+def _npz(**arrays: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("route", ["/v1/models/diff", "/v1/models/fix?reference=onnxruntime&target=openvino"])
+@pytest.mark.parametrize("kind", ["constant-of-shape", "expand", "tile", "cast-float64", "data-dependent"])
+def test_an_amplifying_model_costs_the_server_at_most_64_mib(deployed_client, route, kind):
+    """A ~250-byte model asking for 2**27 float64 elements (1 GiB): refused before the run where inference
+    knows the shape, or stopped in the child by its own limits; the server's own peak stays within the bound."""
+    from tests.hostile.places import amplifying_model
+    model = amplifying_model(kind, 27)
+    npz = _npz(x=np.array([2.0**27], np.float32)) if kind == "data-dependent" else None
+    status, grew = _amplified(deployed_client, route, model, npz)
+    assert 400 <= status < 500, status
+    assert grew < AMPLIFYING_BOUND_MIB * 1024, f"the server grew {grew} KiB"
+
+
+@settings(max_examples=6, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_amplifying_models_never_5xx_nor_grow_the_server(deployed_client, data):
+    from tests.hostile.places import amplifying_models
+    model = data.draw(amplifying_models())
+    status, grew = _amplified(deployed_client, "/v1/models/diff", model, None)
+    assert status < 500
+    assert grew < AMPLIFYING_BOUND_MIB * 1024, f"the server grew {grew} KiB"
+
+
+def deployment_env() -> dict[str, str]:
+    import yaml
+    doc = yaml.safe_load((Path(__file__).parent.parent / "deploy" / "deployment.yaml").read_text())
+    (container,) = doc["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e["value"] for e in container["env"] if "value" in e} | {
+        "limit": container["resources"]["limits"]["memory"]}
+
+
+def _mib(quantity: str) -> int:
+    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
+    for suffix, factor in units.items():
+        if quantity.endswith(suffix):
+            return int(float(quantity[: -len(suffix)]) * factor)
+    return int(quantity) // MiB
+
+
+def test_the_deployment_holds_the_whole_process_tree():
+    """Workers x (idle + per-call memory) + the server's peak fit deploy/deployment.yaml's memory limit."""
+    from app.engines.budget import budget
+    env = deployment_env()
+    keys = {k: v for k, v in env.items() if k.startswith("CLIPBRIDGE_")}
+    with pytest.MonkeyPatch.context() as mp:
+        for k in [k for k in os.environ if k.startswith("CLIPBRIDGE_")]:
+            mp.delenv(k)
+        for k, v in keys.items():
+            mp.setenv(k, v)
+        s = Settings.from_env()
+    b = budget(s)
+    assert b.workers == int(env["CLIPBRIDGE_SANDBOX_WORKERS"]) and b.per_call_mib == int(env["CLIPBRIDGE_SANDBOX_MEMORY_MB"])
+    assert b.need_mib <= _mib(env["limit"]), (b, env["limit"])
+
+
+def test_serve_states_its_limits():
+    from app.engines.config import limits_text
+    text = limits_text(Settings(sandbox_workers=2, sandbox_memory_mb=1024))
+    assert "2 sandbox workers x 1024 MiB per call" in text and "MiB" in text and "external data" in text

@@ -208,3 +208,60 @@ def test_tensor_element_limits():
         r = c.post("/v1/execute.npy?request=" + urllib.parse.quote(json.dumps({"spec": SPEC})),
                    content=npy(np.zeros(5, np.float32)), headers={"content-type": "application/x-npy"})
         assert r.status_code == 413
+
+
+# --- issue 34: a constant of the wrong type is a 4xx on every model endpoint; nothing outside the upload ------
+
+def _clip_with_bound(elem: int, value) -> bytes:
+    from onnx import TensorProto, helper
+    g = helper.make_graph([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="c")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor("lo", elem, [], [value]),
+                           helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
+
+
+def _send(c: TestClient, endpoint: str, model: bytes):
+    import base64
+    raw = {"content-type": "application/octet-stream"}
+    if endpoint == "inspect":
+        return c.post("/v1/models/inspect", content=model, headers=raw)
+    if endpoint == "rewrite":
+        return c.post("/v1/models/rewrite?target=openvino", content=model, headers=raw)
+    if endpoint == "diff":
+        return c.post("/v1/models/diff", files={"model": ("m.onnx", model)})
+    if endpoint == "fix":
+        return c.post("/v1/models/fix?reference=onnxruntime&target=openvino", files={"model": ("m.onnx", model)})
+    return c.post("/v1/translate", json={"source": {"dialect": "onnx", "node": "c",
+                                                    "model": base64.b64encode(model).decode()}})
+
+
+@pytest.fixture(scope="module")
+def served():
+    with TestClient(create_app(Settings()), raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.mark.parametrize("endpoint", ["inspect", "rewrite", "diff", "fix", "translate"])
+@pytest.mark.parametrize("elem,value", [
+    pytest.param(8, b"abc", id="string-min"),  # TensorProto.STRING: the audit's 500 on inspect
+    pytest.param(14, 1 + 2j, id="complex-min"),  # TensorProto.COMPLEX64
+])
+def test_a_bound_of_the_wrong_type_is_a_4xx_naming_it(served, endpoint, elem, value):
+    """The audit's 500 on inspect. Inspect keeps the scan's contract for a bound that is no number
+    (tests/hostile/test_regressions.py SCAN_SITE_ERROR): a 200 whose clip carries the error naming it; every
+    other model endpoint answers 4xx."""
+    r = _send(served, endpoint, _clip_with_bound(elem, value))
+    if endpoint == "inspect":
+        assert r.status_code == 200, r.text[:300]
+        (clip,) = r.json()["clips"]
+        assert clip["findings"][0]["severity"] == "error" and "'lo'" in clip["findings"][0]["message"], clip
+        return
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+    assert r.headers["content-type"].startswith("application/problem+json")
+    detail = r.json()["detail"]
+    if endpoint in ("rewrite", "diff"):  # the checked constant reader names the tensor
+        assert "'lo'" in detail, detail
+    if endpoint == "fix":  # onnx.checker, in the child, refuses it first: it names the node
+        assert "node name: c" in detail, detail

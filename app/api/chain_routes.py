@@ -13,11 +13,12 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 
+from app.api.model_form import read_model_form
+from app.api.model_guard import embedded_only
 from app.api.execute_routes import PROBLEMS, slots
 from app.chain import report, stages
-from app.core.errors import ArtifactError, BackendUnavailable, UnsupportedMediaType
+from app.core.errors import BackendUnavailable
 from app.diff.inputs import SEED
 from app.engines.sandbox import run_isolated
 
@@ -29,29 +30,6 @@ CHAIN_BODY = {"requestBody": {"required": True, "content": {
                   "description": "a torch.export.save .pt2 (or an .onnx: the chain then starts at onnx)"},
         "inputs": {"type": "string", "format": "binary",
                    "description": "optional .npz keyed by the model's input names (default: generated, seeded)"}}}}}}}
-
-
-async def _read(request: Request) -> tuple[bytes, bytes | None]:
-    """The multipart form: a file 'model' (the .pt2 or .onnx) and optionally a file 'inputs' (an .npz)."""
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "multipart/form-data":
-        raise UnsupportedMediaType("send multipart/form-data with a file field 'model' (the .pt2; optionally "
-                                   f"'inputs', an .npz); got {ctype or 'no content type'}")
-    async with request.form(max_files=2, max_fields=2) as form:
-        extra = sorted(set(form.keys()) - {"model", "inputs"})
-        if extra:
-            raise ArtifactError(f"unknown form field {extra[0][:40]!r}; send 'model' and optionally 'inputs'",
-                                extra[0][:40])
-        model, inputs = form.get("model"), form.get("inputs")
-        if not isinstance(model, UploadFile):
-            raise ArtifactError("the form needs a file field 'model' (the .pt2, or an .onnx)", "model")
-        if inputs is not None and not isinstance(inputs, UploadFile):
-            raise ArtifactError("'inputs' must be a file (an .npz)", "inputs")
-        data = await model.read()
-        if not data:
-            raise ArtifactError("the model is empty", "model")
-        npz = await inputs.read() if inputs is not None else None
-    return data, npz
 
 
 def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
@@ -77,8 +55,10 @@ async def chain_model(request: Request,
                       ) -> Response:
     """Per hop: what each clamp became, the outputs and clamps that differ against the source and the previous
     stage, the first divergence, and each difference's converter lowering rule with a witness."""
-    model, npz = await _read(request)
-    _check_installed(chain, model)
+    model, npz = await read_model_form(request, "the .pt2, or an .onnx")
+    _check_installed(chain, model)  # the query's own errors first
+    if report.source_kind(model) == "onnx":
+        embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
 
     def work() -> str:
         body = report.chain(isolated, model, npz, chain, seed, static=static, loc="query.chain")

@@ -14,7 +14,9 @@ class _Strict(BaseModel):
 
 
 class DiffEngine(_Strict):
-    name: Literal["onnxruntime", "openvino", "onnx-reference"]
+    name: Literal["onnxruntime", "openvino", "onnx-reference", "onnxruntime@f16", "openvino@f16",
+                  "onnx-reference@f16"] = Field(description="`@f16`: the engine ran a float16 copy of the model "
+                                                "(the precision trace, docs/diff.md)")
     version: str
     precision: str = Field(description="as it ran: OpenVINO's compiled inference precision read back (f32, bf16, "
                            "f16); onnxruntime's and onnx-reference's output float types")
@@ -69,12 +71,22 @@ class DiffNode(_Strict):
     total: int
     origin: Literal["introduced", "inherited"] | None
     cause: Literal["nan-input", "bound-rounding", "default-bound", "min-greater-than-max", "float16-bound-overflow",
-                   "inference-precision", "not-a-clip"] | None
+                   "inference-precision", "not-a-clip", "quantize-saturation", "quantize-rounding",
+                   "float16-overflow", "underflow-to-zero", "inf-minus-inf", "inf-times-zero"] | None
     causes: dict[str, int] | None = None
     replay_differing: int | None = None
     inherited_from: list[str] | None = None
     detail: str | None = None
     witness: DiffWitness | None
+
+
+class DiffBody(_Strict):
+    node: str = Field(description="the If, Loop or Scan node of the main graph")
+    op: str
+    walked: bool = Field(description="whether its body's nodes were captured and compared (docs/diff.md, Subgraphs)")
+    graph: str = Field(description="the body's path, e.g. gate/then_branch (the branch taken when walked)")
+    view: str | None = Field(description="how its tensors were read: the branch taken, or each iteration stacked")
+    reason: str | None = Field(description="why it was not walked, or what inside it was not")
 
 
 class DiffGraphNode(_Strict):
@@ -99,11 +111,14 @@ class DiffResponse(_Strict):
     verdict: Literal["equal", "explained", "unexplained"]
     engines: list[DiffEngine]
     inputs: DiffInputs
-    method: Literal["mark-all", "bisection"]
+    method: Literal["mark-all", "bisection", "precision-trace"]
     tolerance: DiffTolerance
     outputs: list[DiffOutput]
     first_divergence: DiffNodeRef | None
     nodes: list[DiffNode]
+    subgraphs: list[DiffBody] = Field(default_factory=list, description="each If/Loop/Scan of the main graph")
+    trace: dict[str, Any] | None = Field(default=None, description="the precision trace (an `@f16` engine): "
+                                         "first_overflow, first_nan, first_underflow, largest_finite")
     patterns: dict[str, str] = Field(description="the clip-like patterns of the reported nodes, each summarised")
     graph: DiffGraph | None = Field(default=None, description="the API only: the part of the graph the inspector "
                                     "draws (app/diff/graph_view.py); null when nothing differs")

@@ -1,7 +1,9 @@
 """POST /v1/models/diff: run an uploaded ONNX model on real engines and explain each difference by its clip.
 
-Every step that touches the uploaded bytes (parsing, shape inference, each engine run, each replay) runs in a
-sandbox child through run_isolated: an engine that crashes or hangs costs this answer, never the server.
+The upload is first refused if any tensor keeps its data in a file (app.api.model_guard). Then the whole diff
+(parsing, shape inference, each engine run, the comparison, each replay) runs in one sandbox child through
+run_isolated (app.diff.isolated): an engine that crashes or hangs costs this answer, never the server, and only
+the response body comes back, never the engines' tensors.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 
 from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
-from app.diff import graph_view, report, run
+from app.api.model_form import read_model_form
+from app.api.model_guard import embedded_only, logged_engine_text
+from app.diff import isolated as in_child
+from app.diff import run
 from app.diff.inputs import SEED
-from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.engines.sandbox import run_isolated
+from app.diff.engines import require as require_engines
 
 router = APIRouter()
 DIFF_BODY = {"requestBody": {"required": True, "content": {
@@ -31,30 +35,8 @@ EngineQuery = Query(default=None, max_length=16, description="Repeatable or comm
                     f"{', '.join(run.ENGINE_NAMES)}; at least two (default: {', '.join(run.DEFAULT_ENGINES)})")
 
 
-async def _read(request: Request) -> tuple[bytes, bytes | None]:
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "multipart/form-data":
-        raise UnsupportedMediaType("send multipart/form-data with a file field 'model' (and optionally 'inputs', "
-                                   f"an .npz); got {ctype or 'no content type'}")
-    async with request.form(max_files=2, max_fields=2) as form:
-        extra = sorted(set(form.keys()) - {"model", "inputs"})
-        if extra:
-            raise ArtifactError(f"unknown form field {extra[0][:40]!r}; send 'model' and optionally 'inputs'",
-                                extra[0][:40])
-        model, inputs = form.get("model"), form.get("inputs")
-        if not isinstance(model, UploadFile):
-            raise ArtifactError("the form needs a file field 'model' (the .onnx)", "model")
-        if inputs is not None and not isinstance(inputs, UploadFile):
-            raise ArtifactError("'inputs' must be a file (an .npz)", "inputs")
-        data = await model.read()
-        if not data:
-            raise ArtifactError("the model is empty", "model")
-        npz = await inputs.read() if inputs is not None else None
-    return data, npz
-
-
 def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
-    """The diff's executor on the server: every call on the uploaded bytes in a sandbox child."""
+    """The diff's executor on the server: the call on the uploaded bytes in a sandbox child."""
     return run_isolated(stage, fn, *args)
 
 
@@ -76,11 +58,12 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     introduced or inherited, with its cause and a witness."""
     opts = run.Options(_engines(engine), precision, rtol, atol, seed)
     opts.check("query.")
-    model, npz = await _read(request)
+    require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
+    model, npz = await read_model_form(request, "the .onnx")
+    embedded_only(model)
 
     def work() -> str:
-        body, runs = report.diff(isolated, model, npz, opts)
-        body["graph"] = graph_view.view(runs.plan, body)  # what the inspector draws (docs/inspector.md)
+        body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
         return json.dumps(body, allow_nan=False, separators=(",", ":"))
-    text = await run_in_threadpool(slots(request).run, work)
+    text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     return Response(text, media_type="application/json")

@@ -20,6 +20,7 @@ from app.dialects.kit.common import Mode
 from app.core.errors import ClipBridgeError, PayloadTooLarge, RejectedSpec, SpecError, UnsupportedMediaType
 from app.service.execute import (Slots, check_reading, compare_outputs, pick_backend, run_reported, semantics_for,
                          with_precision, with_reading)
+from app.api.basis import MEANING_BACKENDS, reading_for_basis, shows, under_basis
 from app.service.field_errors import field_errors
 from app.core.json_depth import MAX_JSON_DEPTH, too_deep
 from app.core.numbers import wire_number
@@ -66,12 +67,14 @@ def execute(body: ExecuteRequest, request: Request) -> dict[str, Any]:
     _check_dtype(body.input.dtype, sem.meaning.dtype.name, "input.dtype")
     dt, x = parse_json_tensor(body.input.dtype, body.input.shape, body.input.data, settings.max_json_elements)
     backend = pick_backend(body.backend)
-    sem, reading = with_reading(with_precision(sem, body.precision), body.reading)
+    sem, reading = with_reading(with_precision(sem, body.precision),
+                                reading_for_basis(sem.dialect, body.basis, body.reading))
+    sem, observed = under_basis(sem, body.basis) if backend in MEANING_BACKENDS else (sem, False)
     y, ran = slots(request).run(lambda: run_reported(sem, x, backend, reading, inplace=True))
     # The output's own dtype: a promoting semantics (PyTorch int + float bound) returns float32.
     return {"output": _out(y, sem.meaning.out_dtype), "semantics": label(body.target, src.dialect),
             "backend": backend, "reading": reading, "meaning": sem.meaning.describe(),
-            "precision": body.precision, "engine": ran}
+            "shows": shows(sem.dialect, reading, backend, observed), "precision": body.precision, "engine": ran}
 
 
 @router.post("/v1/compare", response_model=CompareResponse, responses=PROBLEMS, tags=["execute"])
@@ -93,17 +96,21 @@ def compare(body: CompareRequest, request: Request) -> dict[str, Any]:
             name = label(item, src.dialect)
             try:
                 sem = with_precision(semantics_for(src, item, Mode(body.mode)), body.precision)
-                sem, reading = with_reading(sem, body.reading, strict=False)
+                sem, reading = with_reading(sem, reading_for_basis(sem.dialect, body.basis, body.reading,
+                                                                   strict=False), strict=False)
+                sem, observed = under_basis(sem, body.basis) if backend in MEANING_BACKENDS else (sem, False)
                 y, ran = run_reported(sem, x, backend, reading)
             except (RejectedSpec, ClipBridgeError) as exc:
                 if isinstance(exc, PayloadTooLarge):
                     raise
                 outputs.append({"semantics": name, "backend": backend, "reading": None, "meaning": None,
-                                "output": None, "error": str(exc), "precision": body.precision, "engine": None})
+                                "shows": None, "output": None, "error": str(exc), "precision": body.precision,
+                                "engine": None})
                 continue
             results[name] = y
             outputs.append({"semantics": name, "backend": backend, "reading": reading,
-                            "meaning": sem.meaning.describe(), "output": _out(y, sem.meaning.out_dtype),
+                            "meaning": sem.meaning.describe(), "shows": shows(sem.dialect, reading, backend, observed),
+                            "output": _out(y, sem.meaning.out_dtype),
                             "error": None, "precision": body.precision, "engine": ran})
 
     slots(request).run(work)
@@ -121,7 +128,7 @@ NPY_DOC = {
     "requestBody": {"required": True, "content": {"application/x-npy": {"schema": {"type": "string",
                                                                                    "format": "binary"}}}},
     "responses": {"200": {"description": "The output tensor as .npy bytes (same dtype, shape and order); "
-                                         "X-Clipbridge-Semantics/-Backend/-Reading headers say how it was computed.",
+                                         "X-Clipbridge-Semantics/-Backend/-Reading/-Shows headers say how it was computed.",
                           "content": {"application/x-npy": {"schema": {"type": "string", "format": "binary"}}}}},
 }
 
@@ -152,12 +159,14 @@ async def execute_npy(request: Request, options: str = Query(
     sem = semantics_for(src, opts.target, Mode(opts.mode))
     x, offset = npy_array(buf, sem.meaning.dtype, settings.max_npy_elements)
     backend = pick_backend(opts.backend)
-    sem, reading = with_reading(with_precision(sem, opts.precision), opts.reading)
-
+    sem, reading = with_reading(with_precision(sem, opts.precision),
+                                reading_for_basis(sem.dialect, opts.basis, opts.reading))
+    sem, observed = under_basis(sem, opts.basis) if backend in MEANING_BACKENDS else (sem, False)
     y, ran = await anyio.to_thread.run_sync(slots(request).run,
                                             lambda: run_reported(sem, x, backend, reading, inplace=True))
     headers = {"X-Clipbridge-Semantics": label(opts.target, src.dialect), "X-Clipbridge-Backend": backend,
-               "X-Clipbridge-Precision": opts.precision}
+               "X-Clipbridge-Precision": opts.precision,
+               "X-Clipbridge-Shows": shows(sem.dialect, reading, backend, observed)}
     if ran and ran.get("inference_precision"):
         headers["X-Clipbridge-Inference-Precision"] = str(ran["inference_precision"])
     if reading:

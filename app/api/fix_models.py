@@ -8,14 +8,15 @@ from pydantic import BaseModel, Field
 
 from app.api.diff_models import DiffResponse
 
-Engine = Literal["onnxruntime", "openvino", "onnx-reference"]
+Engine = Literal["onnxruntime", "openvino", "onnx-reference", "onnxruntime@f16", "openvino@f16", "onnx-reference@f16"]
 
 
 class RuleApplied(BaseModel):
     node: str = Field(description="the ONNX node name (#index when it has none); the node keeps its name")
     op: str
     rule: str = Field(description="explicit-default-bound, float16-overflow-clamp, crossed-bounds-constant, "
-                                  "nan-guard, nan-to-zero or nan-to-value")
+                                  "nan-guard, nan-to-zero or nan-to-value; for an `@f16` target float16-clamp or "
+                                  "keep-float32")
     why: str = Field(description="what reference and target do at this node, measured on the engines")
     cause: str = Field(description="the diff's cause this rule removes (nan-input, default-bound, "
                                    "min-greater-than-max)")

@@ -11,8 +11,10 @@ from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.api.execute_routes import PROBLEMS, slots
+from app.api.model_guard import embedded_only, logged_engine_text
 from app.api.fix_models import FixResponse
 from app.core.errors import ArtifactError, UnsupportedMediaType
+from app.diff.engines import require
 from app.fix.facts import ENGINES
 from app.fix.service import fix
 
@@ -44,6 +46,8 @@ async def fix_model(request: Request,
                         default="model", description="'model' pins each engine to the model's float type; "
                         "'deployed' takes the engines' defaults (OpenVINO: bf16 on CPUs that have it)")) -> Response:
     """Write the model so that `target` computes what `reference` computes; prove it with the diff; time it."""
+    require([reference], "query.reference")  # a missing engine names the install command, before any upload is read
+    require([target], "query.target")
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "multipart/form-data":
         raise UnsupportedMediaType("send multipart/form-data with a file field 'model' (and optionally 'inputs')")
@@ -56,8 +60,11 @@ async def fix_model(request: Request,
             raise ArtifactError("the form needs a file field 'model' (the .onnx)", "model")
         model = await _read(form.get("model"), "model")
         npz = await _read(form.get("inputs"), "inputs") if form.get("inputs") is not None else None
-    # In an execution slot (bounded count and time, like /v1/models/inspect); the engines run in sandbox children.
-    fixed = await run_in_threadpool(slots(request).run, lambda: fix(model, npz, reference, target, precision))
+    embedded_only(model)  # before any engine or numpy_helper sees it: no tensor's data may live in a file
+    # In an execution slot (bounded count and time, like /v1/models/inspect); the engines run in sandbox children,
+    # and the proof's tensors are compared there (only its body comes back).
+    fixed = await run_in_threadpool(slots(request).run, logged_engine_text(
+        request, lambda: fix(model, npz, reference, target, precision)))
     body = dict(fixed.body)
     body["model"] = {**body["model"], "onnx_base64": base64.b64encode(fixed.model).decode("ascii")}
     FixResponse.model_validate(body)  # the body is what the schema says

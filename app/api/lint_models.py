@@ -6,6 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.model_base import GROUP_DOC, Grouped, TargetGroup
 from app.api.models import PRECISION_DOC, PrecisionField, Renamed, Semantic, WireValue
 from app.dialects import registry
 from app.service.specs import Spec
@@ -15,12 +16,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ProbeRequest(Renamed):
+class ProbeRequest(Renamed, Grouped):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "targets"}
     spec: Spec
-    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
+    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | TargetGroup | None = Field(
         default=None, description="Whose rules give the expected outputs; default: "
-                                  + ", ".join(registry.default_names()) + ". A partial spec names a version.")
+                                  + ", ".join(registry.default_names()) + ". A partial spec names a version"
+                                  + GROUP_DOC)
     mode: Literal["literal", "preserve"] = Field(
         default="literal", description="How the spec becomes another dialect's op: literal copies its numbers "
                                        "(what that framework would compute from them)")
@@ -40,7 +42,7 @@ class ProbeSemanticsOut(_Strict):
     meaning: str | None
     reading: str | None = Field(description="The reading this semantics runs under: an ambiguous DirectML min > "
                                             "max's formula, or the default reading of a dialect that has several "
-                                            "(webnn spec, tensorrt observed, tflite xnnpack)")
+                                            "(webnn spec, tensorrt header, tflite xnnpack)")
     spec: dict[str, Any] | None = Field(description="The op this semantics runs (the translation of the spec)")
     outputs: list[WireValue] | None = Field(description="The expected output per input; null with error")
     error: str | None = Field(description="Why this semantics cannot compute the spec")

@@ -8,6 +8,8 @@ from typing import Any, ClassVar, Literal, Union
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
+from app.dialects import registry
+
 WireValue = Union[int, float, str]
 PrecisionField = Literal["model", "deployed"]
 PRECISION_DOC = ("How an engine backend computes: model (default) pins the engine's inference precision to the "
@@ -25,6 +27,25 @@ class _Strict(BaseModel):
 # One vocabulary (docs/api.md#one-vocabulary): every request names its spec `spec`, a list of dialects `targets` and
 # one dialect `target`. The names of 0.1.0 and before stay accepted until this release; the schemas show only the new.
 OLD_NAMES_UNTIL = "0.2.0"
+
+
+TargetGroup = Literal["all", "default"]
+GROUP_DOC = ('; or a group, as the CLI\'s --target takes: "all" (every registered dialect) or "default" (the default '
+             "dialects), each without the spec's own dialect")
+
+
+class Grouped(BaseModel):
+    """A request whose `targets` may name a group ("all", "default") instead of a list: expanded after validation
+    into the dialect names, without the spec's own dialect (the CLI's rule, app/cli/vocabulary.py)."""
+
+    @model_validator(mode="after")
+    def _expand_group(self) -> Any:
+        group = getattr(self, "targets", None)
+        if isinstance(group, str):
+            names = registry.names() if group == "all" else registry.default_names()
+            own = getattr(getattr(self, "spec", None), "dialect", None)
+            self.targets = [n for n in names if n != own]  # type: ignore[attr-defined]
+        return self
 
 
 class Renamed(_Strict):

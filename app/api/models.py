@@ -8,8 +8,8 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
 
-from app.api.model_base import (ENGINE_DOC, OLD_NAMES_UNTIL, PRECISION_DOC, PrecisionField, Renamed, WireValue,
-                                _Strict)
+from app.api.model_base import (ENGINE_DOC, GROUP_DOC, OLD_NAMES_UNTIL, PRECISION_DOC, Grouped, PrecisionField, Renamed,
+                                TargetGroup, WireValue, _Strict)
 from app.api.scan_models import (ClipLikeOut, ClipSiteOut, ScaleBiasCandidateOut, ScanCount, ScanResponse,
                                  ScanSummary, ScanTargetOut, ScanTranslationOut, WorstFinding)
 from app.api.translate_models import (ArtifactsOut, BoundOut, EngineNoteOut, FindingOut, MeaningOut, ScaleBiasOut,
@@ -145,7 +145,7 @@ WIRE_ITEM = {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 400}]
 Semantic = Union[DialectName, TargetSpec]
 Backend = Literal[BACKENDS]  # type: ignore[valid-type]  # the kernels and every registered engine
 # Every registered dialect's reading names (DirectML: current-doc, 2022-doc; WebNN: spec, chromium; TensorRT:
-# observed, header; TFLite: xnnpack, builtin); a name the chosen semantics does not take is a 400 naming `reading`
+# header, observed; TFLite: xnnpack, builtin); a name the chosen semantics does not take is a 400 naming `reading`
 # (app/service/execute.py check_reading).
 READING_NAMES = tuple(dict.fromkeys(r for d in registry.DIALECTS.values() for r in d.readings))
 Reading = Literal[READING_NAMES]  # type: ignore[valid-type]
@@ -166,6 +166,19 @@ class TensorOut(_Strict):
     data: list[WireValue]
 
 
+BasisField = Literal["specification", "engine"]
+ShowsField = Literal["specification", "observed-engine", "engine"]
+BASIS_DOC = ("What to compute for every dialect alike: specification (each dialect's documented operator; "
+             "TensorRT: the header, NaN undocumented, executed as propagate) or engine (what the dialect's engine "
+             "was observed to do where one is recorded: TensorRT's observed reading, NaN -> alpha; WebNN's "
+             "chromium reading; OpenVINO's CPU plugin, NaN -> min, as `clipbridge diff` measures; the "
+             "specification elsewhere). Default (null): the specification for every dialect, the reading "
+             "/v1/translate's default findings and witnesses use. A `reading` the dialect takes wins; `shows` "
+             "says what each output is.")
+SHOWS_DOC = ("What this output is: specification, observed-engine (an engine's recorded behaviour computed on "
+             "NumPy) or engine (an engine backend ran)")
+
+
 class ExecuteOptions(Renamed):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "target"}
     spec: Spec
@@ -181,6 +194,7 @@ class ExecuteOptions(Renamed):
                                                               "tflite xnnpack (default) or builtin (the litert "
                                                               "backend then runs the builtin kernels)")
     precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
+    basis: BasisField | None = Field(default=None, description=BASIS_DOC)
 
 
 class ExecuteRequest(ExecuteOptions):
@@ -193,16 +207,17 @@ class ExecuteResponse(_Strict):
     backend: str
     reading: str | None
     meaning: str
+    shows: ShowsField = Field(description=SHOWS_DOC)
     precision: PrecisionField
     engine: dict[str, Any] | None = Field(description=ENGINE_DOC)
 
 
-class CompareRequest(Renamed):
+class CompareRequest(Renamed, Grouped):
     RENAMED: ClassVar[dict[str, str]] = {"semantics": "targets"}
     spec: Spec
     input: TensorIn
-    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | None = Field(
-        default=None, description="default: " + ", ".join(registry.default_names()))
+    targets: Annotated[list[Semantic], Field(min_length=1, max_length=8)] | TargetGroup | None = Field(
+        default=None, description="default: " + ", ".join(registry.default_names()) + GROUP_DOC)
     mode: Literal["literal", "preserve"] = "literal"
     backend: Backend = "numpy"
     reading: Reading | None = Field(default=None, description="A reading of the dialects that have them "
@@ -210,6 +225,7 @@ class CompareRequest(Renamed):
                                                               "chromium; tensorrt: observed, header; tflite: "
                                                               "xnnpack, builtin); the others run their one meaning")
     precision: PrecisionField = Field(default="model", description=PRECISION_DOC)
+    basis: BasisField | None = Field(default=None, description=BASIS_DOC)
 
 
 class CompareOutput(_Strict):
@@ -217,6 +233,7 @@ class CompareOutput(_Strict):
     backend: str
     reading: str | None
     meaning: str | None
+    shows: ShowsField | None = Field(default=None, description=SHOWS_DOC + "; null with an error")
     output: TensorOut | None
     precision: PrecisionField
     engine: dict[str, Any] | None = Field(default=None, description=ENGINE_DOC)

@@ -23,8 +23,8 @@ EXTRA: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
         "X-Clipbridge-Backend": {"description": "The backend that computed it", "required": True,
                                  "schema": {"type": "string", "enum": [b for b in BACKENDS if b != "auto"]}},
         "X-Clipbridge-Reading": {"description": "The reading applied, when one did (an ambiguous DirectML min > "
-                                                "max's formula; webnn: spec or chromium; tensorrt: observed or "
-                                                "header; tflite: xnnpack or builtin)",
+                                                "max's formula; webnn: spec or chromium; tensorrt: header or "
+                                                "observed; tflite: xnnpack or builtin)",
                                  "required": False, "schema": {"type": "string"}}},
     ("/v1/models/rewrite", "post", "200"): {
         "X-Clipbridge-Opset": {"description": "ONNX opset of the rewritten model", "required": True,

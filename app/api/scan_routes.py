@@ -2,7 +2,8 @@
 
 The upload is never held in memory whole: multipart parts are spooled to disk by starlette, a raw body is
 streamed to a temp file, and the scan reads either through mmap (weights pages are never touched).
-Nothing outside the upload is opened: ONNX external data is never followed.
+Nothing outside the upload is opened: an ONNX model whose tensors keep their data in a file is refused
+(app.api.model_guard) before anything reads it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.api.execute_routes import PROBLEMS, slots
+from app.api.model_guard import embedded_only
 from app.api.models import ScanResponse
 from app.dialects.kit.common import Mode
 from app.core.errors import ArtifactError, UnsupportedMediaType
@@ -102,6 +104,8 @@ async def inspect(request: Request, target: list[str] | None = TargetQuery,
     """Every clip of an ONNX model or OpenVINO IR, with its spec, meaning and per-target findings."""
     chosen, dropped = check_codes(select, "select"), check_codes(ignore, "ignore")
     async with upload(request) as (model, weights, _name):
+        embedded_only(model, reader_walks_it=True)
+
         def work() -> str:
             result = filter_scan(scan(model, weights, target, Mode(mode)).to_json(), chosen, dropped)
             return json.dumps(result, allow_nan=False, separators=(",", ":"))
@@ -121,6 +125,7 @@ async def rewrite_model(request: Request, target: str = Query(description="the t
     async with upload(request) as (model, weights, _name):
         if weights is not None:
             raise ArtifactError("rewrite takes an ONNX model only", "weights")
+        embedded_only(model, reader_walks_it=True)
 
         def work() -> tuple[bytes, dict[str, str]]:
             out = rewrite(model, target, opset)

@@ -3,22 +3,23 @@ artifacts (schemas/TranslateRequest.json, schemas/TranslateResponse.json)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Field, create_model
 
-from app.api.model_base import Renamed, WireValue, _Strict
+from app.api.model_base import GROUP_DOC, Grouped, Renamed, TargetGroup, WireValue, _Strict
 from app.core.findings import Code
 from app.dialects import registry
 from app.service.specs import DialectName, Spec, TargetSpec
 
 
-class TranslateRequest(Renamed):
+class TranslateRequest(Renamed, Grouped):
     RENAMED: ClassVar[dict[str, str]] = {"source": "spec"}
     spec: Spec
-    targets: list[Union[DialectName, TargetSpec]] | None = Field(
-        default=None, max_length=16,
-        description="Dialect names or partial specs naming a version; default: every other dialect, newest.")
+    targets: Annotated[list[Union[DialectName, TargetSpec]], Field(max_length=16)] | TargetGroup | None = Field(
+        default=None,
+        description="Dialect names or partial specs naming a version; default: every other dialect, newest"
+                    + GROUP_DOC)
     mode: Literal["preserve", "literal"] = "preserve"
     include: list[Literal["artifacts"]] = Field(
         default=("artifacts",), max_length=1,  # a tuple: pydantic deep-copies a list default per request
@@ -72,21 +73,32 @@ class MeaningOut(_Strict):
     result_dtype: str | None = Field(description="The output dtype when the op promotes the input's; else null")
     lower_tensor: TensorBoundOut | None = Field(description="A per-element lower bound (then `lower` is null)")
     upper_tensor: TensorBoundOut | None = Field(description="A per-element upper bound (then `upper` is null)")
+    shows: str = Field(description="What this meaning is: \"specification\" (the dialect's documented operator, "
+                                   "every dialect's default) or the name of the reading it is, when the spec pins "
+                                   "another one (tensorrt \"reading\": \"observed\", TensorRT's engine as reported)")
+
+
+READING_DOC = ("The dialect reading this holds under, when the source's or the target's documents and shipped "
+               "implementations disagree (directml 2022-doc, webnn chromium, tensorrt observed, tflite builtin; "
+               "GET /v1/dialects lists each dialect's readings); null under the default readings")
 
 
 class WitnessOut(_Strict):
     input: WireValue
     source_output: WireValue
     target_output: WireValue
+    reading: str | None = Field(default=None, description=READING_DOC)
 
 
 class FindingOut(_Strict):
     code: Code
     severity: Literal["info", "warning", "error"]
-    message: str
+    message: str = Field(description="Readable text; under another reading it starts \"under the NAME reading: \" "
+                                     "and `reading` says NAME as data")
     source_behaviour: str
     target_behaviour: str
     witness: WitnessOut | None
+    reading: str | None = Field(default=None, description=READING_DOC)
 
 
 # Each registered dialect's artifact keys (Dialect.artifacts), in registry order.

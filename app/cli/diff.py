@@ -8,17 +8,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.diff import bundle, formats, report, run
+from app.diff import bundle, engines, formats, report, run
 from app.core.errors import ClipBridgeError
 from app.diff.inputs import SEED
 from app.cli import chain as chain_cli
 from app.cli import fix as fix_cli
+from app.scan.external import embedded_from_file
 
 
 def add_subcommand(sub: Any) -> None:
     d = sub.add_parser("diff", help="run an ONNX model on real engines and explain every difference by its clip; "
                                     "exit 0 equal, 1 differs, 2 error")
-    d.add_argument("model", help="an .onnx file")
+    d.add_argument("model", help="an .onnx file (tensor data in external files next to it is read, as onnx.load "
+                   "does; the service never reads external data)")
     d.add_argument("--inputs", metavar="IN.npz", help="the inputs, keyed by graph input name (default: generated "
                                                       "boundary values, seeded)")
     d.add_argument("--engine", action="append", help="repeatable or comma-separated: "
@@ -56,7 +58,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return chain_cli.cmd_chain(args)
     if getattr(args, "static", False):
         raise ClipBridgeError("--static reads a converter chain's lowering: give --chain too", "--static")
-    model = Path(args.model).read_bytes()
+    engines.require(_engines(args.engine), "--engine")  # the install command first, before the model is read
+    model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     if getattr(args, "fix", None):
         return fix_cli.cmd_fix(args, _engines(args.engine))

@@ -11,13 +11,14 @@ from app.diff import run
 from app.core.errors import ClipBridgeError
 from app.fix import formats
 from app.fix.service import fix
+from app.scan.external import embedded_from_file
 
 
 def cmd_fix(args: argparse.Namespace, engines: tuple[str, ...]) -> int:
     if len(engines) != 2:
         raise ClipBridgeError("--fix needs exactly two engines: --engine A (the reference) --engine B (the target)",
                               "engine")
-    model = Path(args.model).read_bytes()
+    model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     # The CLI runs the engines in its own process: the model is the caller's own file.
     fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli.output import print_scan_table, scan_output
+from app.cli.output import FORMATS, lint_output, print_scan_table, scan_output
+from app.cli.vocabulary import add_mode, add_target, expand_targets
 from app.core.errors import ClipBridgeError
 from app.dialects.kit.common import Mode
 from app.lint.bundle import _npy, build, safe
@@ -20,7 +21,6 @@ from app.lint.report import LEVELS
 from app.lint.rules import RULE_IDS, check_codes, explain, explain_text
 from app.scan.report import scan, worst_status
 from app.scan.rewrite import rewrite
-from app.service.capabilities import default_help, target_forms
 from app.service.specs import Spec
 
 
@@ -43,7 +43,8 @@ def _spec_and_semantics(args: argparse.Namespace) -> tuple[Any, dict[str, Any], 
         data = data["source"]
     if isinstance(data, dict) and "spec" in data:
         data = data["spec"]
-    return TypeAdapter(Spec).validate_python(data), data, args.semantics
+    spec = TypeAdapter(Spec).validate_python(data)
+    return spec, data, expand_targets(args.target, spec.dialect)
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -77,10 +78,8 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", nargs="?", default="-", help="a spec as JSON (file or - for stdin)")
-    p.add_argument("--semantics", action="append", metavar="DIALECT", help=f"{target_forms()}; repeatable; "
-                   f"{default_help()}")
-    p.add_argument("--mode", choices=["literal", "preserve"], default="literal",
-                   help="how the spec becomes another dialect's op (default literal: the same numbers)")
+    add_target(p, "whose rules give the expected outputs")
+    add_mode(p)
     p.add_argument("--precision", choices=["model", "deployed"], default="model",
                    help="how run_bundle.py runs the engines: model (default) pins the inference precision to the "
                         "model's element type; deployed uses the engine's defaults on that host "
@@ -95,47 +94,69 @@ def _rewrite_status(done: list[dict], skipped: list[dict]) -> int:
     return 1 if "drift" in after else 0
 
 
-def cmd_scan(args: argparse.Namespace) -> int:
+def _open_model(args: argparse.Namespace) -> Any:
+    """The model (and the IR's weights) mapped read-only; the .bin beside an .xml is found."""
     path = Path(args.model)
     weights_path = Path(args.weights) if args.weights else None
     if weights_path is None and path.suffix.lower() == ".xml" and path.with_suffix(".bin").is_file():
         weights_path = path.with_suffix(".bin")
+    return path, weights_path
+
+
+def _scan_body(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
+    """The scan's body and its status exit code (0 all exact, 1 drift, 2 unsupported)."""
+    path, weights_path = _open_model(args)
     with open(path, "rb") as f, (open(weights_path, "rb") if weights_path else open(os.devnull, "rb")) as w:
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if path.stat().st_size else b""
         weights = (mmap.mmap(w.fileno(), 0, access=mmap.ACCESS_READ) if weights_path.stat().st_size else b""
                    ) if weights_path else None  # an empty file cannot be mapped: it is an empty .bin
-        if args.rewrite:
-            if not args.rewrite_for:
-                raise ClipBridgeError("--rewrite needs --for TARGET (e.g. --for directml:5_0)")
-            out = rewrite(data, args.rewrite_for, args.opset)
-            Path(args.rewrite).write_bytes(out.model_bytes)
-            for item in out.done:
-                print(f"rewrote {item['path']}/{item['node']}: bounds [{', '.join(item['bounds'])}], "
-                      f"{args.rewrite_for}: {item['before']} -> {item['after']}")
-            for item in out.skipped:
-                print(f"skipped {item['path']}/{item['node']}: {item['reason']}")
-            print(f"wrote {args.rewrite} (opset {out.opset})")
-            return _rewrite_status(out.done, out.skipped)
         result = scan(data, weights, args.target, Mode(args.mode))
-    return scan_output(result.to_json(), args, {"exact": 0, "drift": 1}.get(worst_status(result), 2),
-                       print_scan_table)
+    return result.to_json(), {"exact": 0, "drift": 1}.get(worst_status(result), 2)
+
+
+def _rewrite(args: argparse.Namespace) -> int:
+    if not args.rewrite_for:
+        raise ClipBridgeError("--rewrite needs --for TARGET (e.g. --for directml:5_0)")
+    out = rewrite(Path(args.model).read_bytes(), args.rewrite_for, args.opset)
+    Path(args.rewrite).write_bytes(out.model_bytes)
+    for item in out.done:
+        print(f"rewrote {item['path']}/{item['node']}: bounds [{', '.join(item['bounds'])}], "
+              f"{args.rewrite_for}: {item['before']} -> {item['after']}")
+    for item in out.skipped:
+        print(f"skipped {item['path']}/{item['node']}: {item['reason']}")
+    print(f"wrote {args.rewrite} (opset {out.opset})")
+    return _rewrite_status(out.done, out.skipped)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    if args.rewrite:
+        return _rewrite(args)
+    body, status = _scan_body(args)
+    return scan_output(body, args, status, print_scan_table)
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    """`clipbridge scan` on each model (what the pre-commit hook runs); the worst exit code."""
-    worst = 0
+    """`clipbridge scan` on each model (what the pre-commit hook runs), in every format scan has; the worst exit
+    code. The table prints each model's; the other formats are one report over every model."""
+    worst, done = 0, []  # done: (model, scan body, status code) for the one-report formats
     for path in args.models:
         ns = argparse.Namespace(**{**vars(args), "model": path, "weights": None, "rewrite": None,
                                    "rewrite_for": None, "opset": None, "baseline": None, "write_baseline": None,
                                    "output": None})
-        if args.format == "table":
-            print(f"== {path}")
         try:
-            code = cmd_scan(ns)
+            if args.format == "table":
+                print(f"== {path}")
+                code = cmd_scan(ns)
+            else:
+                body, status = _scan_body(ns)
+                done.append((path, body, status))
+                code = 0  # counted below, once the filters are applied
         except (ClipBridgeError, OSError, ValueError) as exc:
             print(f"error: {path}: {exc}", file=sys.stderr)
             code = 2
         worst = max(worst, code)
+    if args.format != "table":
+        worst = max(worst, lint_output(done, args))
     return worst
 
 
@@ -143,13 +164,13 @@ def add_subcommands(sub: Any) -> None:
     """explain, probe, bundle, lint."""
     lt = sub.add_parser("lint", help="scan several models (the pre-commit hook); exit code: the worst of them")
     lt.add_argument("models", nargs="+", help=".onnx files or IR .xml files (with their .bin beside them)")
-    lt.add_argument("--target", "--to", dest="target", action="append", help=f"{target_forms()}; repeatable or "
-                    f"comma-separated; 'default' and 'all' name groups; {default_help()}")
-    lt.add_argument("--mode", choices=["preserve", "literal"], default="preserve",
-                    help="preserve (default): target numbers that compute what the source computes; literal: the "
-                         "source's numbers under the target's rules")
-    lt.add_argument("--format", choices=["table", "github", "markdown"], default="table",
-                    help="table (default), github (workflow commands), markdown (a PR comment)")
+    add_target(lt, "a column")
+    add_mode(lt)
+    lt.add_argument("--format", choices=FORMATS, default="table",
+                    help="every format scan has: table (default), json (a list of the scan bodies, each with its "
+                         "`file`), sarif (2.1.0, a run per model), junit (a testsuite per model x target), github, "
+                         "markdown")
+    lt.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     lt.add_argument("--select", action="append", metavar="CODE", help="report only these codes (repeatable, or "
                     "comma-separated); see `clipbridge explain`")
     lt.add_argument("--ignore", action="append", metavar="CODE", help="drop these codes (repeatable, or "

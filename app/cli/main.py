@@ -6,11 +6,12 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from app.service.capabilities import capabilities, default_help, target_forms
+from app.service.capabilities import capabilities
 from app.dialects import registry
 from app.dialects.kit.common import Mode
 from app.cli import chain as chain_cli
@@ -18,9 +19,11 @@ from app.cli import diff as diff_cli
 from app.cli import fleet as fleet_cli
 from app.core.errors import ClipBridgeError
 from app.core.settings import Settings
+from app.engines.config import limits_text
 from app.service.field_errors import field_errors
 from app.cli import lint as lint_cli
 from app.cli import output as cli_output
+from app.cli.vocabulary import TARGET_FLAGS, add_mode, add_target, expand_targets, stdin_hint
 from app.api.schemas_export import write
 from app.service.specs import Spec
 from app.core.suggest import one_of
@@ -28,11 +31,9 @@ from app.service.translate import translate
 
 
 EXAMPLE_SPEC = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
-MODE_HELP = ("preserve (default): choose target numbers that compute what the source computes; literal: copy the "
-             "source's numbers and report what changes")
 
 
-def _target(text: str) -> object:
+def _target(text: str, flag: str = TARGET_FLAGS[0]) -> object:
     """'onnx', 'onnx:11', 'openvino:opset13', 'directml:5_0' -> a target item (any registered dialect)."""
     name, _, version = text.partition(":")
     name = name.strip().lower()
@@ -43,18 +44,7 @@ def _target(text: str) -> object:
     try:
         return registry.DIALECTS[name].target(version)
     except ClipBridgeError as exc:
-        raise ClipBridgeError(f"--to {exc.message}") from None
-
-
-def _expand_to(items: list[str], source: str) -> list[str]:
-    """--to items, comma lists split; 'default' is the default dialects and 'all' every registered one, each
-    without the source's own dialect (named alone, the source's dialect is a target like any other)."""
-    out: list[str] = []
-    for item in items:
-        for part in (p.strip() for p in item.split(",")):
-            group = {"default": registry.default_names(), "all": registry.names()}.get(part.lower())
-            out += [n for n in group if n != source] if group is not None else [part] if part else []
-    return out
+        raise ClipBridgeError(f"{flag} {exc.message}") from None
 
 
 def cmd_translate(args: argparse.Namespace) -> int:
@@ -62,9 +52,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
     if isinstance(data, dict) and ("spec" in data or "source" in data):  # a /v1/translate body (new or old name)
         data = data.get("spec", data.get("source"))
     spec = TypeAdapter(Spec).validate_python(data)
-    if args.to:
-        args.to = _expand_to(args.to, spec.dialect)  # error locations and labels then name the expanded items
-    targets = [_target(t) for t in args.to] if args.to else None
+    args.target = expand_targets(args.target, spec.dialect)  # error locations and labels name the expanded items
+    targets = [_target(t, args.target_flag) for t in args.target] if args.target else None
     result = translate(spec, targets, Mode(args.mode)).to_json()  # type: ignore[arg-type]
     statuses = {t["status"] for t in result["translations"]}
     code = 2 if "unsupported" in statuses else 1 if "drift" in statuses else 0
@@ -74,6 +63,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
 def _read_spec(where: str) -> object:
     """The JSON spec from a file or stdin, with an error that says what to do for a model or an empty input."""
     name = "stdin" if where == "-" else where
+    stdin_hint(where, f"echo '{EXAMPLE_SPEC}' | clipbridge translate")
     if where == "-":
         stream = getattr(sys.stdin, "buffer", None)  # bytes, so that a piped model is recognised, not mis-decoded
         raw = stream.read() if stream is not None else sys.stdin.read().encode()
@@ -109,21 +99,49 @@ def cmd_dialects(args: argparse.Namespace) -> int:
         return 0
     rows = [["dialect", "version", "selects", "ranks", "dtypes"]]
     for d in body["dialects"]:
-        for v in d["versions"]:
-            rows.append([d["dialect"], v["version"], v["selects"], v["ranks"], " ".join(v["dtypes"])])
-    cli_output.print_rows(rows)
-    print("\nDefaults: " + ", ".join(" ".join(f"{k}={v}" for k, v in d["default_target"].items())
-                                    for d in body["dialects"]))
-    named = [d["dialect"] for d in body["dialects"] if not d.get("in_defaults", True)]
-    if named:
-        print(f"Used when named (--to {named[0]}), not by default: {', '.join(named)}")
-    print("Rules per version and the finding codes: clipbridge dialects --format json (or GET /v1/dialects)")
+        rows += _version_rows(d["dialect"], d["versions"])
+    cli_output.print_wrapped(rows)
     host = body["host"]
     ov = host.get("openvino") or {}
-    print(f"This host: {host['machine']}, ISA {host['cpu_isa'] or 'unknown'}, OpenVINO bf16 variant "
-          f"{host['openvino_bf16_variant']}, default inference precision "
-          f"{ov.get('default_inference_precision', 'n/a (openvino not installed)')} (docs/host-differences.md)")
+    named = [d["dialect"] for d in body["dialects"] if not d.get("in_defaults", True)]
+    notes = ["Defaults: " + ", ".join(":".join(str(v) for v in d["default_target"].values())
+                                      for d in body["dialects"])]
+    if named:
+        notes.append(f"Used when named (--target {named[0]}), not by default: {', '.join(named)}")
+    notes.append("Rules per version and the finding codes: clipbridge dialects --format json (or GET /v1/dialects)")
+    notes.append(f"This host: {host['machine']}, ISA {host['cpu_isa'] or 'unknown'}, OpenVINO bf16 variant "
+                 f"{host['openvino_bf16_variant']}, default inference precision "
+                 f"{ov.get('default_inference_precision', 'n/a (openvino not installed)')} "
+                 "(docs/host-differences.md)")
+    print()
+    for line in notes:  # wrapped like the table, to the same width
+        print(textwrap.fill(line, cli_output.TABLE_WIDTH, break_on_hyphens=False, subsequent_indent="  "))
     return 0
+
+
+def _version_rows(dialect: str, versions: list[dict]) -> list[list[str]]:
+    """One row per run of consecutive versions that differ only in their name ("directml 3_0 to 4_1"), so
+    that the table stays short once it wraps to 100 columns."""
+    out: list[list[str]] = []
+    run: list[dict] = []
+
+    def key(v: dict) -> tuple:
+        return v["ranks"], tuple(v["dtypes"]), str(v["selects"]).replace(str(v["version"]), "{}")
+
+    def flush() -> None:
+        if run:
+            first, last = run[0], run[-1]
+            name = str(first["version"]) if len(run) == 1 else f"{first['version']} to {last['version']}"
+            selects = str(first["selects"]) if len(run) == 1 else \
+                str(first["selects"]).replace(str(first["version"]), name)
+            out.append([dialect, name, selects, str(first["ranks"]), " ".join(first["dtypes"])])
+            run.clear()
+    for v in versions:
+        if run and key(v) != key(run[-1]):
+            flush()
+        run.append(v)
+    flush()
+    return out
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
@@ -145,6 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.server.serving import PROTOCOL
 
     s = Settings.from_env()  # fail closed: a blank or malformed setting stops here (exit 2, naming the variable)
+    print(limits_text(s), file=sys.stderr, flush=True)  # what this server process tree may use, said at start
 
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(0)  # SIGTERM is the normal way to stop a server: a clean exit, not death by signal
@@ -164,20 +183,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # dies (the OOM killer, a crash outside the sandbox) is replaced within the supervisor's 0.5 s poll
     # while the parent keeps the listening socket, so connections wait in its backlog instead of being
     # refused, and are answered by the replacement once it is ready.
-    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    try:
+        sock = config.bind_socket()
+    except SystemExit as exc:  # uvicorn logs the OSError and exits STARTUP_FAILURE: say what to do about it
+        if exc.code != STARTUP_FAILURE or args.fd is not None:
+            raise
+        print(f"error: cannot listen on {config.host}:{config.port} (the port is in use, or not permitted here): "
+              "choose another with --port N (or CLIPBRIDGE_PORT)", file=sys.stderr)
+        return STARTUP_FAILURE
+    print(_start_line(sock), file=sys.stderr, flush=True)
+    supervisor = Multiprocess(config, sockets=[sock])
     supervisor.run()
     # A worker that could not start (the app does not import) stops the supervisor: exit non-zero, as
     # uvicorn.run does for a single worker.
     return 3 if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes) else 0
 
 
+def _start_line(sock: object) -> str:
+    """The one human line at start (the JSON log lines are for machines): where the service answers."""
+    name = sock.getsockname()  # type: ignore[attr-defined]
+    if not isinstance(name, tuple):  # a unix socket (an inherited --fd is read as one)
+        return f"clipbridge serving on {name!r} (Ctrl-C to stop)"
+    host, port = str(name[0]), int(name[1])
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    return f"clipbridge serving on {url}/ (the inspector; the API under /v1, its docs at /docs; Ctrl-C to stop)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
                                 f"{', '.join(registry.names())}, and report drift.")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the HTTP service (uvicorn)")
+    s = sub.add_parser("serve", help="run the HTTP service (uvicorn); prints the URL it serves on to stderr; exit 0 "
+                                     "on SIGTERM, 2 a bad setting, 3 it could not start (a port in use)")
     s.add_argument("--host", default=None, help="default: CLIPBRIDGE_HOST or 127.0.0.1")
-    s.add_argument("--port", type=int, default=None, help="default: CLIPBRIDGE_PORT or 8000")
+    s.add_argument("--port", type=int, default=None, help="default: CLIPBRIDGE_PORT or 8000; a port in use exits 3 "
+                   "naming this option")
     s.add_argument("--workers", type=int, default=None, help="default: CLIPBRIDGE_WORKERS or 1")
     s.add_argument("--fd", type=int, default=None, help="serve on this inherited, already bound socket (file "
                    "descriptor) instead of --host/--port")
@@ -187,21 +227,17 @@ def build_parser() -> argparse.ArgumentParser:
                                          "2 unsupported or error")
     t.add_argument("spec", nargs="?", default="-", help="a JSON clip spec file (or a /v1/translate body; its "
                    "'source' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
-    t.add_argument("--to", action="append", help=f"target: {target_forms()}; repeatable or comma-separated; "
-                   "'default' and 'all' name groups (without the source's dialect); default: every other default "
-                   f"dialect ({', '.join(registry.default_names())})")
-    t.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
+    add_target(t, "a target")
+    add_mode(t)
     cli_output.add_lint_options(t, "json")
     t.set_defaults(func=cmd_translate)
     m = sub.add_parser("scan", help="every clip of an ONNX model or OpenVINO IR with drift per target; exit 0 "
                                     "all exact, 1 drift, 2 unsupported or error")
     m.add_argument("model", help="an .onnx file or an IR .xml (its .bin beside it is read when present)")
     m.add_argument("--weights", help="the IR's .bin, when not beside the .xml")
-    m.add_argument("--target", "--to", dest="target", action="append", help=f"a column: {target_forms()}; "
-                   f"repeatable or comma-separated (--to default,stablehlo); 'default' and 'all' name groups; "
-                   f"{default_help()}")
+    add_target(m, "a column")
     cli_output.add_lint_options(m, "table")
-    m.add_argument("--mode", choices=["preserve", "literal"], default="preserve", help=MODE_HELP)
+    add_mode(m)
     m.add_argument("--rewrite", metavar="OUT.onnx", help="write the model with every Clip given explicit typed "
                                                          "bounds (needs --for); exit 0 if every clip of the "
                                                          "result is exact for --for, 1 drift, 2 a clip skipped "
@@ -225,7 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
+    # the target flag as typed (--target, or an older name until 0.2.0), so that an error names what the user wrote
+    args.target_flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in TARGET_FLAGS), TARGET_FLAGS[0])
     try:
         code = args.func(args)
         sys.stdout.flush()  # inside the try: a reader that left shows up here, not at interpreter exit
@@ -242,9 +281,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except ClipBridgeError as exc:
         where = exc.loc or ""
-        if where.startswith("targets[") and getattr(args, "to", None):  # name the option the user typed
+        targets = getattr(args, "target", None)
+        if where.startswith("targets[") and targets:  # name the option the user typed
             i = int(where[8:where.index("]")])
-            where = f"--to {args.to[i]}" if i < len(args.to) else where
+            where = f"{args.target_flag} {targets[i]}" if i < len(targets) else where
         print(f"error: {exc.message}" + (f" ({where})" if where else ""), file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:

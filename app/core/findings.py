@@ -79,10 +79,13 @@ class Witness:
     input: Number
     source_output: Number
     target_output: Number
+    # The dialect reading (Dialect.readings: "2022-doc", "chromium", "header", "builtin") the outputs were computed
+    # under; None for the default readings. Data, so that a CI tool never parses the message (issue 37).
+    reading: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"input": wire_number(self.input), "source_output": wire_number(self.source_output),
-                "target_output": wire_number(self.target_output)}
+                "target_output": wire_number(self.target_output), "reading": self.reading}
 
 
 @dataclass(frozen=True)
@@ -93,11 +96,19 @@ class Finding:
     source_behaviour: str = ""
     target_behaviour: str = ""
     witness: Witness | None = None
+    reading: str | None = None  # the reading this finding holds under (None: the default readings)
 
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code._value_, "severity": self.severity._value_, "message": self.message,
                 "source_behaviour": self.source_behaviour, "target_behaviour": self.target_behaviour,
-                "witness": self.witness.to_json() if self.witness else None}
+                "witness": self.witness.to_json() if self.witness else None, "reading": self.reading}
+
+    def under(self, reading: str) -> "Finding":
+        """This finding as it holds under another reading: the field set, the message still readable."""
+        w = self.witness
+        return Finding(self.code, self.severity, f"under the {reading} reading: {self.message}",
+                       self.source_behaviour, self.target_behaviour,
+                       Witness(w.input, w.source_output, w.target_output, reading) if w else None, reading)
 
 
 @dataclass

@@ -146,6 +146,10 @@ class Meaning:
     # The same op under a dialect's other readings, (reading name, meaning), when its documents and shipped
     # implementations disagree (WebNN: the W3C text vs Chromium). This meaning is the default reading's.
     alternates: tuple[tuple[str, "Meaning"], ...] = field(default=(), repr=False)
+    # The reading this meaning is when it is not the dialect's default one (the specification): a spec may pin
+    # another reading as its own (TensorRT `reading`: observed). None: the default. Serialized as `shows`, what a
+    # spec card says it shows (issue 37); not part of equality, as the function computed is the same either way.
+    reading: str | None = field(default=None, compare=False)
 
     def under(self, reading: str | None) -> "Meaning":
         """This meaning under the named reading (itself for the default reading or an unknown name)."""
@@ -212,6 +216,7 @@ class Meaning:
             "result_dtype": self.result_dtype.name if self.result_dtype else None,
             "lower_tensor": self.lower_tensor.to_json() if self.lower_tensor else None,
             "upper_tensor": self.upper_tensor.to_json() if self.upper_tensor else None,
+            "shows": self.reading or "specification",
         }
 
 

@@ -7,10 +7,12 @@ without a cause (never a guess).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
+from app.diff import quantized
 from app.scan.patterns import ClipLike, nan_value
 
 NARROWER = {"float32": ("bf16", "f16", "bfloat16", "float16"), "float64": ("bf16", "f16", "f32", "bfloat16",
@@ -23,17 +25,45 @@ def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
+def in_type(c: ClipLike, dtype: np.dtype) -> ClipLike:
+    """The clip with its constant bounds as the engines hold them in the tensor's type: a bound beyond the type's
+    finite range becomes +-inf (float16: -7e4 -> -inf on onnxruntime, OpenVINO and onnx.reference, measured in
+    tests/fix/test_facts.py)."""
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        return c
+    with np.errstate(over="ignore"):
+        lo, hi = (None if b is None else float(dt.type(b)) for b in (c.lo, c.hi))
+    return dataclasses.replace(c, lo=lo, hi=hi)
+
+
+def beyond_float16(c: ClipLike, dtype: np.dtype) -> bool:
+    """A float16 tensor clipped at a finite bound beyond 65504 (which float16 holds as +-inf)."""
+    return np.dtype(dtype) == np.float16 and any(b is not None and math.isfinite(b) and abs(b) > FLOAT16_MAX
+                                                 for b in (c.lo, c.hi))
+
+
 def nan_input(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
     """ONNX propagates NaN through every clip-like op; OpenVINO's CPU kernels give the bound, 0 or 1 instead
-    (patterns.PATTERNS[...].nan cites each rule)."""
+    (patterns.PATTERNS[...].nan cites each rule), the bound as held in the tensor's type (in_type). A float16
+    bound beyond 65504 that the prediction needed as +-inf is named too (float16-bound-overflow)."""
     if not math.isnan(v):
         return None
+    c = in_type(c, dtype)
     info = np.finfo(dtype)
     for engine, got in outs.items():
         want = nan_value(c, engine, float(info.min), float(info.max))
         if not _same(float("nan") if want is None else want, got):
             return None
     return "nan-input"
+
+
+def nan_through_overflowed_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """A NaN into a float16 Clip whose bound is beyond 65504: the engine that writes the bound writes it as
+    float16 holds it (-7e4 -> -inf), so the difference is nan-input through a float16-bound-overflow."""
+    if not beyond_float16(c, dtype) or nan_input(c, v, outs, dtype) is None:
+        return None
+    return "float16-bound-overflow"
 
 
 def min_greater_than_max(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
@@ -85,21 +115,23 @@ def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtyp
     return None
 
 
-RULES = (nan_input, min_greater_than_max, default_bound, float16_bound_overflow, bound_rounding)
+RULES = (nan_through_overflowed_bound, nan_input, min_greater_than_max, default_bound, float16_bound_overflow,
+         bound_rounding, *quantized.RULES)
 
 
 def narrower(engine_kernels: dict[str, dict], precisions: dict[str, str], node: str, dtype: str) -> str | None:
     """The engine (and its precision) that ran `node`, or the kernel it was fused into, in a type narrower
-    than the model's; from OpenVINO's runtime model rt_info (runtimePrecision), else the engine's precision
-    when it names no kernels."""
+    than the model's, naming both types; from OpenVINO's runtime model rt_info (runtimePrecision) where it names
+    the node, else from the precision the engine reported it ran at (OpenVINO's compiled
+    INFERENCE_PRECISION_HINT: a node its runtime model folded away ran inside a kernel of that precision)."""
     narrow = NARROWER.get(dtype, ())
     for engine, kernels in engine_kernels.items():
         k = kernels.get(node) or next((v for n, v in kernels.items() if n.startswith(node + "/")), None)
-        # The engine's own precision stands in only where it names no kernels at all (never for a node its
-        # runtime model leaves out, which may have run in another type).
-        p = (k or {}).get("precision") or ("" if kernels else precisions.get(engine, ""))
+        p = (k or {}).get("precision") or precisions.get(engine, "")
         if p in narrow:
-            return f"{engine} ran it in {p}" + (f" (kernel {k['type']}: {', '.join(k['layers'][:4])})" if k else "")
+            others = ", ".join(f"{e} ran {q}" for e, q in precisions.items() if e != engine)
+            where = f" (kernel {k['type']}: {', '.join(k['layers'][:4])})" if k else " (its reported precision)"
+            return f"{engine} ran it in {p}{where}; the model's type is {dtype}" + (f", {others}" if others else "")
     return None
 
 
@@ -127,6 +159,9 @@ def node_cause(c: ClipLike, x: np.ndarray, outs: dict[str, np.ndarray], mask: np
             cause = "inference-precision"
         key = cause or "unexplained"
         counts[key] = counts.get(key, 0) + 1
+        if key == "float16-bound-overflow" and math.isnan(v):  # the two together (docs/diff.md)
+            counts["nan-input"] = counts.get("nan-input", 0) + 1
+            first.setdefault("nan-input", int(i))
         first.setdefault(key, int(i))
     if not counts:
         return None, 0, {}

@@ -13,11 +13,22 @@ import onnx
 from onnx import helper, numpy_helper
 
 from app.diff import inputs as gen
+from app.scan.constant_reader import read
 from app.scan.patterns import ClipLike, constants, find
 from app.core.errors import ArtifactError, ClipBridgeError
 
 
 T = TypeVar("T")
+# Any one tensor of the model, as shape inference knows it (bytes): past it the model is refused before an
+# engine computes anything (a few hundred bytes of ConstantOfShape/Expand/Tile can ask for gigabytes).
+MAX_TENSOR_BYTES = 128 * 2**20
+
+
+class TensorTooLarge(ClipBridgeError):
+    """A tensor of the model would pass MAX_TENSOR_BYTES (known from shape inference, before any engine runs)."""
+
+    status = 422
+    title = "The model's tensors are too large to diff"
 
 
 def model_errors(fn: Callable[..., T]) -> Callable[..., T]:
@@ -53,6 +64,10 @@ class Plan:
     constants: set[str] = field(default_factory=set)
     dtypes: dict[str, str] = field(default_factory=dict)  # tensor -> numpy dtype name, where declared
     sizes: dict[str, int] = field(default_factory=dict)  # tensor -> element count, where inference knows it
+
+    def nbytes(self, tensor: str) -> int:
+        """The tensor's bytes where inference knows its shape and type (0 where it does not)."""
+        return self.sizes.get(tensor, 0) * np.dtype(self.dtypes.get(tensor, "float64")).itemsize
 
 
 def load(model_bytes: bytes) -> onnx.ModelProto:
@@ -98,7 +113,18 @@ def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan
     nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
              for n in m.graph.node if n.op_type != "Constant"]
     dtypes, sizes = _types(m)
-    return Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes)
+    plan = Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes)
+    check_footprint(plan)
+    return plan
+
+
+def check_footprint(plan: Plan, limit: int = MAX_TENSOR_BYTES) -> None:
+    """TensorTooLarge naming the largest tensor shape inference knows past `limit` bytes, before any run."""
+    big = max(plan.sizes, key=plan.nbytes, default=None)
+    if big is not None and plan.nbytes(big) > limit:
+        raise TensorTooLarge(f"tensor {big[:80]!r} would hold {plan.nbytes(big)} bytes ({plan.sizes[big]} x "
+                             f"{plan.dtypes.get(big, 'float64')}); a diff runs tensors of at most {limit} bytes",
+                             "model")
 
 
 def replay_inputs(names: Iterable[str], feeds: dict[str, np.ndarray], consts: dict[str, np.ndarray],
@@ -125,8 +151,10 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     proto = next((n for n in m.graph.node if (n.name or n.output[0]) == node), None)
     if proto is None:
         raise ClipBridgeError(f"the model has no node {node!r}", "node")
-    consts = constants(m.graph) | {t.name: numpy_helper.to_array(t) for t in m.graph.initializer
-                                   if t.name in proto.input}
+    consts = dict(constants(m.graph))
+    for t in m.graph.initializer:  # the node's own constant inputs, whatever their size (checked reader)
+        if t.name in proto.input and t.name not in consts and (v := read(t, limit=None)) is not None:
+            consts[t.name] = v
     ins, inits = replay_inputs(proto.input, feeds, consts, node)
     outs = [helper.make_empty_tensor_value_info(o) for o in proto.output if o]
     g = helper.make_graph([proto], f"single_{proto.op_type}", ins, outs, inits)

@@ -18,7 +18,11 @@ CAUSES = {
     "bound-rounding": "A bound that is not a value of the tensor's type is rounded differently by the engines.",
     "default-bound": "An omitted Clip bound: the spec's lowest()/max(), read as an open side by one engine.",
     "min-greater-than-max": "min > max: the engines apply the two bounds in different orders.",
-    "float16-bound-overflow": "A bound beyond float16's range: rounded to inf by one engine, saturated by another.",
+    "float16-bound-overflow": "A bound beyond float16's range: float16 holds it as inf, so a NaN clipped there "
+                              "gives -inf or inf on the engine that writes the bound.",
+    "quantize-saturation": "A clip folded into an int8/uint8 range (its bound moved to the grid), or a non-finite "
+                           "value into QuantizeLinear.",
+    "quantize-rounding": "QuantizeLinear of a value exactly between two steps: half to even against half away.",
     "inference-precision": "The engine ran the node (or the kernel it was fused into) in a narrower type.",
     "not-a-clip": "The node is not clip-like: clipbridge names no clip rule for its difference.",
 }
@@ -49,10 +53,18 @@ def table(body: dict) -> str:
     rows.append(f"inputs: {i['source']}" + (f" (seed {i['seed']})" if i["seed"] is not None else "")
                 + f"; method {body['method']}")
     rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" for o in body["outputs"]]
+    rows += [_body_line(v) for v in body.get("subgraphs", [])]
     fd = body["first_divergence"]
     rows.append(f"first divergence: {fd['node']} ({fd['op']})" if fd else "first divergence: none")
     rows += [f"  {_line(n)}" for n in body["nodes"]]
     return "\n".join(rows) + "\n"
+
+
+def _body_line(v: dict) -> str:
+    """How the diff read one If/Loop/Scan body (docs/diff.md, "Subgraphs")."""
+    if v["walked"]:
+        return f"body {v['graph']} ({v['op']}): walked, {v['view']}" + (f"; {v['reason']}" if v["reason"] else "")
+    return f"body {v['graph']} ({v['op']}): not walked: {v['reason']}"
 
 
 def _level(n: dict) -> str:

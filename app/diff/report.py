@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from app.diff import causes, run
+from app.diff import causes, quantized, run, trace
 from app.diff.child import NodeInfo
 from app.scan.patterns import PATTERNS
 from app.core.numbers import wire_number
@@ -31,6 +31,8 @@ class Walk:
         self.nodes: list[dict[str, Any]] = []
         self.first: dict[str, str] | None = None
         self.replays = 0
+        if quantized.has_qdq([n.op for n in runs.plan.nodes]):  # each clip-like node's int8 grid, if any
+            quantized.attach(runs.plan.clips, execute("diff:prepare", quantized.grids, runs.model or model))
 
     def _topological(self, names: list[str]) -> list[str]:
         order = {n.name: i for i, n in enumerate(self.runs.plan.nodes)}
@@ -51,7 +53,7 @@ class Walk:
         out = n.outputs[0] if n.outputs else ""
         mask = masks.get(out)
         ins = [i for i in n.inputs if i and i not in self.runs.plan.constants]
-        upstream = sorted({o for i in ins for o in self.origin.get(i, [])})
+        upstream = sorted({o for i in ins for o in self.origin.get(i, [])} | self._from_body(n))
         if mask is None:  # not captured (bounded marking, bisection): a difference may pass through it
             self.origin.update({o: upstream for o in n.outputs if o and upstream})
             return
@@ -74,6 +76,12 @@ class Walk:
             self.cause_of[n.name] = row["cause"]
             self.nodes.append(row)
 
+    def _from_body(self, n: NodeInfo) -> set[str]:
+        """A walked Loop/Scan's own outputs carry what its body's nodes introduced (app.diff.subgraphs)."""
+        if not any(v["node"] == n.name and v["walked"] for v in self.runs.views):
+            return set()
+        return {o for t, origins in self.origin.items() if t.startswith(n.name + "/") for o in origins}
+
     def _input_differs(self, tensor: str) -> bool:
         if tensor in self.runs.plan.feeds:
             return False  # every engine is fed the same graph inputs
@@ -87,6 +95,10 @@ class Walk:
     def _not_a_clip(self, n: NodeInfo, mask: np.ndarray) -> dict[str, Any]:
         """Inputs equal, output differs, and the node is no clip: clipbridge names no clip rule for it; OpenVINO's
         runtime model may still say the kernel ran narrower (inference-precision)."""
+        body = next((v for v in self.runs.views if v["node"] == n.name and not v["walked"]), None)
+        if body is not None:  # the difference arose inside a body no engine lets us read: say so, guess nothing
+            return self._row(n, mask, origin="introduced", cause=None, witness=None,
+                             detail=f"{n.op} body not walked ({body['graph']}): {body['reason']}")
         out = n.outputs[0]
         note = causes.narrower(self._kernels(), self._precisions(), n.name, self._dtype(out))
         flat = int(np.flatnonzero(mask.reshape(-1))[0])
@@ -122,6 +134,9 @@ class Walk:
         if x_mask is not None and x_mask.shape == rmask.shape:
             rmask &= ~x_mask  # where the engines' inputs differ, the output's difference came in with them
         if not rmask.any():
+            in_model = mask & ~x_mask if x_mask is not None and x_mask.shape == mask.shape else None
+            if in_model is not None and in_model.any():  # alone it agrees, in the model it does not
+                return self._in_model(n, clip, mask, in_model)
             return self._inherited(n, clip, mask, upstream)
         dtype = x.dtype.name
         note = causes.narrower(r["kernels"], self._precisions(), n.name, dtype) or \
@@ -132,6 +147,19 @@ class Walk:
         return self._row(n, mask, pattern=clip.pattern, origin="introduced", cause=cause, causes=counts,
                          replay_differing=int(rmask.sum()), detail=note if cause == "inference-precision" else None,
                          witness=witness)
+
+    def _in_model(self, n: NodeInfo, clip: Any, mask: np.ndarray, where: np.ndarray) -> dict[str, Any]:
+        """Its own inputs, captured in the same run, agree and its output does not, though the node alone agrees:
+        the engine computed it with its neighbours (a QDQ clip run as an integer kernel). Introduced here; the
+        cause comes from the captured tensors."""
+        vals = {e: self.runs.values[e] for e in self.opts.engines}
+        x = vals[self.opts.engines[0]][clip.x]
+        outs = {e: v[n.outputs[0]] for e, v in vals.items()}
+        cause, flat, counts = causes.node_cause(clip, x, outs, where, None)
+        return self._row(n, mask, pattern=clip.pattern, origin="introduced", cause=cause, causes=counts,
+                         replay_differing=0, witness=self._captured_witness(n, n.outputs[0], flat),
+                         detail="the node alone agrees on these inputs; in the model the engine computed it "
+                                "with its neighbours" + (" (a quantized kernel)" if clip.params.get("grid") else ""))
 
     def _inherited(self, n: NodeInfo, clip: Any, mask: np.ndarray, upstream: list[str]) -> dict[str, Any]:
         """Alone, on the same input, the engines agree: the difference came in with the input."""
@@ -156,8 +184,10 @@ def verdict(outputs: list[dict], nodes: list[dict], first: dict | None) -> str:
 
 def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Options) -> tuple[dict, run.Runs]:
     """The response body of a diff, and the runs it was read from (for --bundle and --node-data)."""
+    if trace.is_trace(tuple(opts.engines)):  # `engine@f16`: where float16 first overflows (app/diff/trace.py)
+        return trace.diff(execute, model, npz, opts)
     runs = run.collect(execute, model, npz, opts)
-    walk = Walk(execute, model, runs, opts)
+    walk = Walk(execute, runs.model or model, runs, opts)
     for n in runs.plan.nodes:
         walk.node(n)
     outputs = []
@@ -179,6 +209,7 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
         "outputs": outputs,
         "first_divergence": walk.first,
         "nodes": walk.nodes,
+        "subgraphs": runs.views,
         "patterns": {p: PATTERNS[p].summary for p in sorted({n["pattern"] for n in walk.nodes if n["pattern"]})},
     }
     return body, runs

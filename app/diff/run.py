@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from app.diff import child, compare, engines
+from app.diff import child, compare, engines, quantized, subgraphs
 from app.diff.inputs import SEED
 from app.core.errors import ClipBridgeError
 
@@ -62,19 +62,21 @@ class Runs:
     masks: dict[str, np.ndarray | None] = field(default_factory=dict)  # tensor -> differs(), computed once
     folded: dict[str, dict] = field(default_factory=dict)  # node -> replay outputs computed in the marked runs
     replays: dict[str, dict] = field(default_factory=dict)  # node -> {model, feeds, outputs}
+    model: bytes | None = None  # the model the marked runs, bisection and replays read (app.diff.subgraphs)
+    views: list[dict] = field(default_factory=list)  # each If/Loop/Scan: walked or not, and why
 
 
 def marks(plan: child.Plan) -> list[str]:
     """Every node output, and every non-constant input of a clip-like node (to replay it). Past the marked
-    elements' bound (engines.MAX_MARKED_ELEMENTS, from inferred shapes) only the clip-like nodes' inputs and
-    outputs are marked: the walk then sees those, and the first divergence among them."""
+    bytes' bound (engines.MAX_MARKED_BYTES, from inferred shapes and types) only the clip-like nodes' inputs
+    and outputs are marked: the walk then sees those, and the first divergence among them."""
     clip_tensors: list[str] = []
     for c in plan.clips.values():
         node = next((n for n in plan.nodes if n.name == c.node), None)
         clip_tensors += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
         clip_tensors += [o for o in (node.outputs if node else []) if o]
     every = [o for n in plan.nodes for o in n.outputs if o] + clip_tensors
-    if sum(plan.sizes.get(t, 0) for t in dict.fromkeys(every)) > engines.MAX_MARKED_ELEMENTS:
+    if sum(plan.nbytes(t) for t in dict.fromkeys(every)) > engines.MAX_MARKED_BYTES:
         every = clip_tensors
     return [n for n in dict.fromkeys(every) if n not in plan.feeds]
 
@@ -86,15 +88,18 @@ def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]
     return compare.tolerance(narrowed or dtype)
 
 
-def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options) -> Runs:
-    """Each engine plain and with every mark, once; the observer check compares their final outputs."""
+def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options, walked: bytes | None = None) -> Runs:
+    """Each engine plain and with every mark, once; the observer check compares their final outputs. The marks
+    go into `walked` (the model with its bodies made visible, app.diff.subgraphs) where there is one."""
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
-    marked_model = execute("diff:prepare", engines.with_outputs, model, marks(plan))  # once for every engine
+    marked_model = execute("diff:prepare", engines.with_outputs, walked or model, marks(plan),
+                           plan.dtypes)  # once for every engine, typed from the plan
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
     for n, engine in enumerate(opts.engines):
-        plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision)
+        plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision,
+                        False)  # positional: the server's executor passes no keywords; plain runs need no kernels
         if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
             marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
         marked = execute(f"diff:{engine}", engines.run, engine, marked_model, feeds, [], opts.precision)
@@ -121,16 +126,16 @@ def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
     copies: dict[str, dict[str, tuple[str, list[int]]]] = {}
     feeds = dict(plan.feeds)
     outs: dict[str, list[str]] = {}
-    used = sum(int(v.size) for v in first.values())  # the marked run's own elements, within the bound
+    used = sum(int(v.nbytes) for v in first.values())  # the marked run's own bytes, within the bound
     for node in plan.nodes:
-        if node.name not in plan.clips or len(copies) >= MAX_FOLDED:
+        if node.name not in plan.clips or len(copies) >= MAX_FOLDED or subgraphs.is_body_node(plan, node.name):
             continue
         ins = [i for i in node.inputs if i and i not in plan.constants]
         values = {i: first[i] if i in first else plan.feeds.get(i) for i in ins}
         if any(v is None for v in values.values()):
             continue
-        used += 2 * sum(int(v.size) for v in values.values())  # the copy's inputs, and its output
-        if used > engines.MAX_MARKED_ELEMENTS:
+        used += 2 * sum(int(v.nbytes) for v in values.values())  # the copy's inputs, and its output
+        if used > engines.MAX_MARKED_BYTES:
             break  # past the bound the rest are replayed alone, when they differ
         k = len(copies)
         copies[node.name] = {i: (v.dtype.name, list(v.shape)) for i, v in values.items()}
@@ -212,7 +217,8 @@ def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opt
     a = runs.values[opts.engines[0]]
     feeds = {i: a[i] for i in node.inputs if i and i not in runs.plan.constants and i in a}
     feeds.update({i: runs.plan.feeds[i] for i in node.inputs if i in runs.plan.feeds})
-    single = execute("diff:prepare", child.single_node, model, node.name, feeds)
+    one = subgraphs.single_node if subgraphs.is_body_node(runs.plan, node.name) else child.single_node
+    single = execute("diff:prepare", one, model, node.name, feeds)
     outputs, kernels = {}, {}
     folded = runs.folded.get(node.name, {"outputs": {}, "kernels": {}})
     for engine in opts.engines:
@@ -231,7 +237,16 @@ def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) ->
     """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
     opts.check()
     plan = execute("diff:prepare", child.prepare, model, npz, opts.seed)
-    runs = run_engines(execute, model, plan, opts)
+    walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
+    try:
+        runs = run_engines(execute, model, walked_plan, opts, walked)
+    except engines.EngineCannotLoad as exc:  # an engine refuses the exposed bodies: walk the main graph only
+        if walked is None:
+            raise
+        walked, views = None, subgraphs.refused(views, exc.message)
+        runs = run_engines(execute, model, plan, opts)
+    runs.model, runs.views = walked or model, views
     if any(i["observer_effect"] for i in runs.info.values()):
-        bisect(execute, model, runs, opts)
+        bisect(execute, runs.model, runs, opts)
+        quantized.capture_clip_likes(execute, runs.model, runs, opts)  # every clip-like node, one at a time
     return runs

@@ -18,6 +18,9 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any, Literal
 
+from app.core.settings import Settings
+from app.engines.budget import describe
+
 Precision = Literal["model", "deployed"]
 PRECISIONS: tuple[str, ...] = ("model", "deployed")
 
@@ -293,3 +296,8 @@ def litert_settings(precision: Precision, resolver: str) -> dict[str, Any]:
     resolver, does; the builtin kernels keep them: measured with ai-edge-litert 2.3.0, tflite.NOTE_FTZ)."""
     return {"engine": "litert", "version": engine_versions().get("ai-edge-litert"), "precision": precision,
             "resolver": resolver, "flush_to_zero": resolver != "builtin"}
+
+
+def limits_text(settings: Settings) -> str:
+    """The effective limits in one line, as `clipbridge serve` prints them (app.engines.budget)."""
+    return describe(settings)

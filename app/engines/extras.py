@@ -11,14 +11,17 @@ from importlib.util import find_spec
 
 from app.core.errors import BackendUnavailable
 
-# PyPI's Linux x86-64 torch is the CUDA build; the torch extra pins the CPU build that only this index carries.
+# PyPI's Linux x86-64 torch is the CUDA build (several GB); PyTorch's CPU index serves the same version without
+# CUDA. An option that saves those GB (docs/install.md), never a requirement: every hint works from PyPI alone.
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_OPTION = f"add --extra-index-url {TORCH_INDEX} for the CPU-only build, several GB smaller"
+# The diff's engines (onnxruntime and OpenVINO) in one step, as the README names it beside `clipbridge diff`.
+DIFF_INSTALL = 'pip install "clipbridge[diff]"'
 
 
 def install_command(extra: str) -> str:
-    """The install command the README gives for one extra (from a checkout)."""
-    command = f'pip install -e ".[{extra}]"'
-    return f"{command} --extra-index-url {TORCH_INDEX}" if extra in ("torch", "engines") else command
+    """The install command the README gives for one extra (from a checkout); it resolves from PyPI alone."""
+    return f'pip install -e ".[{extra}]"'
 
 
 # backend name -> (the extra that installs it, the module that proves it is installed)
@@ -32,7 +35,7 @@ ENGINES = {
 }
 INSTALL_HINT = {"gpu": install_command("gpu"), "engines": install_command("engines"),
                 **{extra: install_command(extra) for extra, _ in ENGINES.values()},
-                "coreml": install_command("coreml")}
+                "coreml": install_command("coreml"), "diff": install_command("diff")}
 
 
 def installed(backend: str) -> bool:
@@ -46,8 +49,11 @@ def installed(backend: str) -> bool:
 def missing(backend: str, what: str | None = None) -> BackendUnavailable:
     """The 422 for an engine backend that is not installed: it names the extra and the command."""
     extra = ENGINES[backend][0]
+    also = f"; {TORCH_OPTION}" if extra == "torch" else \
+        f"; {DIFF_INSTALL} installs onnxruntime and OpenVINO together" if extra in ("onnxruntime", "openvino") else ""
     return BackendUnavailable(f"backend '{backend}' needs {what or extra}, which is not installed: "
-                              f"{INSTALL_HINT[extra]} (or {INSTALL_HINT['engines']} for every engine)", "backend")
+                              f"{INSTALL_HINT[extra]} (or {INSTALL_HINT['engines']} for every engine{also})",
+                              "backend")
 
 
 def status() -> list[dict[str, object]]:

@@ -14,13 +14,16 @@ Design and measured cost: docs/isolation.md.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import pickle
 import queue
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -65,16 +68,25 @@ class SandboxError(ClipBridgeError):
 # ---- the parent -----------------------------------------------------------------------------------------
 
 class _Worker:
-    """One child: `python -c "from app.engines.sandbox_child import main; main(FD)"` on one end of a socket pair."""
+    """One child: `python -c "from app.engines.sandbox_child import main; main(FD)"` on one end of a socket pair.
+
+    Its working directory is an empty private directory of its own (mode 0700, removed with it): whatever an
+    engine resolves relative to its working directory (an external-data location, say) finds nothing of the
+    server's. Its import path is the server's, made absolute, so nothing is imported from that directory."""
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
         code = f"from app.engines.sandbox_child import main; main({theirs.fileno()})"
-        with ours, theirs:
-            self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
-                                         stdin=subprocess.DEVNULL, close_fds=True)
-            self.conn = Connection(ours.detach())
+        self.cwd = tempfile.mkdtemp(prefix="clipbridge-sandbox-")
+        try:
+            with ours, theirs:
+                self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
+                                             stdin=subprocess.DEVNULL, close_fds=True, cwd=self.cwd)
+                self.conn = Connection(ours.detach())
+        except BaseException:
+            shutil.rmtree(self.cwd, ignore_errors=True)
+            raise
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -88,6 +100,7 @@ class _Worker:
         except subprocess.TimeoutExpired:
             code = None
         self.conn.close()
+        shutil.rmtree(self.cwd, ignore_errors=True)
         return -code if code is not None and code < 0 else None
 
 
@@ -243,6 +256,14 @@ def pool() -> Pool:
         if _POOL is None or _POOL.closed:  # closed: configure() replaced it, or a test closed it
             _POOL = Pool(Settings.from_env())
         return _POOL
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """Stop this process's idle workers and remove their directories (a worker killed with the server by
+    PR_SET_PDEATHSIG would leave its empty directory behind)."""
+    if _POOL is not None:
+        _POOL.close()
 
 
 def configure(settings: Settings) -> Pool:

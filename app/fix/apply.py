@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from app.core.errors import ArtifactError
+from app.scan.constant_reader import Constants, graph_constants, numeric
 from app.fix.facts import Node
-from app.fix.rules import RULES, Edit, Site
+from app.fix import scopes
+from app.fix.rules import Site
 
 GUARD_OPSET = 9  # IsNaN-9 and Where-9
 FLOATS = {onnx.TensorProto.FLOAT: np.dtype(np.float32), onnx.TensorProto.FLOAT16: np.dtype(np.float16)}
@@ -24,14 +25,10 @@ def opset_of(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
-def _constants(g: onnx.GraphProto) -> dict[str, np.ndarray]:
-    out = {t.name: numpy_helper.to_array(t) for t in g.initializer}
-    for n in g.node:
-        if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
-            for a in n.attribute:
-                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                    out[n.output[0]] = numpy_helper.to_array(a.t)
-    return out
+def _constants(g: onnx.GraphProto) -> Constants:
+    """Every constant of the main graph, whatever its size, through the one checked reader (a tensor whose data
+    lives in a file is never decoded; one that cannot be read is a 400 naming it, when a clip uses it)."""
+    return graph_constants(g, limit=None)
 
 
 def _types(model: onnx.ModelProto) -> dict[str, int]:
@@ -44,16 +41,17 @@ def _types(model: onnx.ModelProto) -> dict[str, int]:
     return out
 
 
-def _scalar(consts: dict[str, np.ndarray], name: str) -> float | None | bool:
+def _scalar(consts: Constants, name: str) -> float | None | bool:
     """The value of a constant scalar bound; None when omitted; False when it is computed at run time."""
     if not name:
         return None
-    if name not in consts or consts[name].size != 1:
+    v = numeric(consts, name, "bound of a Clip")
+    if v is None or v.size != 1:
         return False
-    return float(consts[name].reshape(()))
+    return float(v.reshape(()))
 
 
-def _clip(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset: int) -> Node:
+def _clip(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> Node:
     if opset < 11:  # Clip-6: float attributes, defaults +-FLT_MAX, read as values of T
         attrs = {a.name: a.f for a in p.attribute}
         lo, hi = (float(dt.type(attrs.get(k, d))) for k, d in (("min", -FLT_MAX), ("max", FLT_MAX)))
@@ -64,7 +62,7 @@ def _clip(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset:
     return Node("clip", dt, None if lo is False else lo, None if hi is False else hi, dynamic=dynamic)
 
 
-def _node(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset: int) -> tuple[str, Node] | None:
+def _node(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> tuple[str, Node] | None:
     """(data input, Node) for a clip-like node; None for any other."""
     op = p.op_type
     if op == "Clip":
@@ -75,9 +73,9 @@ def _node(p: onnx.NodeProto, dt: np.dtype, consts: dict[str, np.ndarray], opset:
         alpha = next((a.f for a in p.attribute if a.name == "alpha"), 0.2)
         return p.input[0], Node("hardsigmoid", dt, alpha=alpha)
     if op in ("Max", "Min") and len(p.input) == 2:
-        known = [i in consts for i in p.input]
+        known = [i in consts or i in consts.bad for i in p.input]
         if known.count(True) == 1:
-            c = consts[p.input[known.index(True)]].astype(dt)
+            c = numeric(consts, p.input[known.index(True)], f"constant operand of {op}").astype(dt)
             x = p.input[known.index(False)]
             return x, Node(op.lower(), dt, const=c, x_first=not known[0])
     return None
@@ -112,32 +110,24 @@ def _names(g: onnx.GraphProto) -> set[str]:
     return names
 
 
-def _rewrite(model: onnx.ModelProto, reference: str, target: str) -> tuple[Edit, list[dict]]:
-    sites, skipped = find_sites(model)
-    e = Edit(model.graph, _names(model.graph), opset_of(model))
-    for s in sites:
-        for rule in RULES:
-            rule(e, s, reference, target)
-    nodes = list(model.graph.node)
-    del model.graph.node[:]
-    for i, n in enumerate(nodes):
-        model.graph.node.append(n)
-        model.graph.node.extend(e.after.get(i, []))
-    return e, skipped
+def _rewrite(model: onnx.ModelProto, reference: str, target: str,
+             allowed: dict[str, list[str]] | None = None) -> tuple[scopes.Rewritten, list[dict]]:
+    """The rules over every graph, bodies included (app.fix.scopes), where their causes were found (`allowed`)."""
+    return scopes.rewrite(model, reference, target, opset_of(model), FLOATS, _constants, _node, allowed)
 
 
-def write_fixed(model_bytes: bytes, reference: str, target: str) -> dict:
+def write_fixed(model_bytes: bytes, reference: str, target: str, allowed: dict[str, list[str]] | None = None) -> dict:
     """The fixed model's bytes with rules_applied, skipped and what happened to the opset (run in a child)."""
     model = onnx.load_from_string(model_bytes)
     before = (opset_of(model), model.ir_version)
     trial = onnx.ModelProto()
     trial.CopyFrom(model)
-    e, skipped = _rewrite(trial, reference, target)
+    e, skipped = _rewrite(trial, reference, target, allowed)
     opset_note = None
     if e.after and before[0] < GUARD_OPSET:  # IsNaN/Where need opset 9: convert, then rewrite again
         model = onnx.version_converter.convert_version(model, GUARD_OPSET)
         opset_note = f"opset {before[0]} -> {GUARD_OPSET}: the NaN rules need IsNaN-9 and Where-9"
-        e, skipped = _rewrite(model, reference, target)
+        e, skipped = _rewrite(model, reference, target, allowed)
     else:
         model = trial
     onnx.checker.check_model(model, full_check=True)
@@ -161,7 +151,7 @@ def _input_specs(model: onnx.ModelProto) -> list[dict]:
     return out
 
 
-def write_checked(model_bytes: bytes, reference: str, target: str) -> dict:
+def write_checked(model_bytes: bytes, reference: str, target: str, allowed: dict[str, list[str]] | None = None) -> dict:
     """write_fixed plus what the caller needs without parsing the upload itself (run in a child): the graph
     inputs, whether the model is float32, and whether
     every original node name is still there."""
@@ -170,7 +160,7 @@ def write_checked(model_bytes: bytes, reference: str, target: str) -> dict:
         onnx.checker.check_model(original, full_check=True)
     except Exception as exc:  # protobuf, checker and shape-inference errors: the upload is what is wrong
         raise ArtifactError(f"the model fails onnx.checker: {' '.join(str(exc).split())[:300]}", "model") from None
-    out = write_fixed(model_bytes, reference, target)
+    out = write_fixed(model_bytes, reference, target, allowed)
     written = onnx.load_from_string(out["model"])
     out["inputs"] = _input_specs(original)
     out["float32"] = any(s["dtype"] == "float32" for s in out["inputs"]) or any(

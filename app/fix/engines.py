@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from app.engines.config import onnxruntime_session, openvino_compile
+from app.engines.errors import reduced
 from app.core.errors import ArtifactError
 
 Feeds = dict[str, np.ndarray]
@@ -23,9 +24,9 @@ class EngineRefused(ArtifactError):
     """An engine could not load or run the model; the message quotes the engine."""
 
 
-def _refused(engine: str, exc: Exception, what: str) -> EngineRefused:
-    text = " ".join(str(exc).split())[-400:]
-    return EngineRefused(f"{engine} cannot run the {what}: {text}", "model")
+def _refused(engine: str, exc: Exception, what: str, model_bytes: bytes = b"") -> EngineRefused:
+    """The engine's failure, reduced (app.engines.errors: its own text may quote what it read)."""
+    return reduced(EngineRefused, engine, f"cannot run the {what}", exc, model_bytes)  # type: ignore[return-value]
 
 
 def _ort(model_bytes: bytes, precision: str) -> tuple[Callable[[Feeds], list[np.ndarray]], list[str], dict]:
@@ -63,7 +64,7 @@ def _load(engine: str, model_bytes: bytes, precision: str, what: str) -> tuple[C
     try:
         return LOADERS[engine](model_bytes, precision)
     except Exception as exc:  # each engine raises its own types; the message is what the user needs
-        raise _refused(engine, exc, what) from None
+        raise _refused(engine, exc, what, model_bytes) from None
 
 
 def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precision: str = "model",
@@ -84,7 +85,7 @@ def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precis
         same = None if first is None else all(
             np.asarray(u).tobytes() == np.asarray(v).tobytes() for u, v in zip(first(feeds), calls[1](feeds)))
     except Exception as exc:  # an engine failing at run time: its own message, never an unexplained 500
-        raise _refused(engine, exc, "model while timing it") from None
+        raise _refused(engine, exc, "model while timing it", original) from None
     med = [round(float(np.median(s)) * 1e3, 4) for s in samples]
     out: dict[str, Any] = {"engine": engine, "precision": precision, "rounds": len(samples[-1]), "original_ms": None,
                            "written_ms": med[-1], "ratio": None, "clean_identical": same, "note": note}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from app.diff import engines as diff_engines
-from app.diff import child, report, run
+from app.diff import child, report, run, subgraphs
 from app.fix import replay
 
 SEED = 25  # the clean feeds' fixed seed
@@ -35,7 +35,7 @@ def swapping(execute: run.Execute, original: bytes, written: bytes, target: str)
         return pair[1] if pair is not None and pair[0] is b else None
 
     def call(stage: str, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        if fn is diff_engines.with_outputs and twin(args[0]) is not None:
+        if fn in (diff_engines.with_outputs, subgraphs.expose) and twin(args[0]) is not None:
             made = execute(stage, fn, *args, **kwargs)
             twins[id(made)] = (made, execute(stage, fn, twin(args[0]), *args[1:], **kwargs))
             return made
@@ -43,9 +43,9 @@ def swapping(execute: run.Execute, original: bytes, written: bytes, target: str)
             made = execute(stage, fn, *args, **kwargs)
             twins[id(made)] = (made, execute(stage, replay.fixed_with_replays, twin(args[0]), *args[1:], **kwargs))
             return made
-        if fn is child.single_node and twin(args[0]) is not None:
+        if fn in (child.single_node, subgraphs.single_node) and twin(args[0]) is not None:
             made = execute(stage, fn, *args, **kwargs)
-            twins[id(made)] = (made, execute(stage, replay.fixed_single, written, *args[1:], **kwargs))
+            twins[id(made)] = (made, execute(stage, replay.fixed_single, twin(args[0]), *args[1:], **kwargs))
             return made
         if fn is diff_engines.run and args[0] == target and twin(args[1]) is not None:
             args = (args[0], twin(args[1]), *args[2:])

@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from app.diff import subgraphs
 from app.diff.child import model_errors, replay_inputs, replay_name
 from app.scan.patterns import constants
 from app.core.errors import ClipBridgeError
@@ -38,14 +39,27 @@ def _as_written(g: onnx.GraphProto, node: str) -> list[onnx.NodeProto]:
     return [proto, *_guard(g, proto.output[0])]
 
 
+def _flat(m: onnx.ModelProto) -> tuple[onnx.GraphProto, dict[str, np.ndarray]]:
+    """The main graph's nodes and every If branch's and Loop/Scan body's as the diff names them (full paths,
+    app.diff.subgraphs), in one graph to search, and every constant they read."""
+    found, _ = subgraphs.bodies(m, {})
+    found += subgraphs._all_branches(m, found)
+    g = onnx.GraphProto()
+    g.node.extend(m.graph.node)
+    for b in found:
+        g.node.extend(subgraphs.body_nodes(m, b))
+    return g, subgraphs.body_constants(m, found)
+
+
 def fixed_single(written: bytes, node: str, feeds: dict[str, np.ndarray]) -> bytes:
-    """A model of `node` as the written model computes it, fed like the diff's single-node replay."""
+    """A model of `node` as the written model computes it (the diff's exposed twin of it, where the node is in
+    a body), fed like the diff's single-node replay."""
     m = onnx.load_from_string(written)
-    g = m.graph
+    g, consts = _flat(m) if subgraphs.SUBGRAPH_OPS and any(n.op_type in subgraphs.SUBGRAPH_OPS
+                                                           for n in m.graph.node) else (m.graph, constants(m.graph))
     nodes = _as_written(g, node)
     proto = nodes[0]
     made = {o for n in nodes for o in n.output}
-    consts = constants(g)
     ins, inits = replay_inputs((i for n in nodes for i in n.input if i not in made), feeds, consts, node)
     outs = [helper.make_empty_tensor_value_info(nodes[-1].output[0])]
     single = helper.make_graph(nodes, f"fixed_{proto.op_type}", ins, outs, inits)

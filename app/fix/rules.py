@@ -26,6 +26,7 @@ class Site:
     x: str  # the data input
     node: Node
     done: bool = False  # a NaN rule has rewritten it
+    path: str = ""  # the graph's path: "" for the main graph, "gate/then_branch/" inside an If's branch
 
     @property
     def name(self) -> str:
@@ -56,7 +57,7 @@ class Edit:
         return name
 
     def note(self, s: Site, rule: str, why: str, **extra: object) -> None:
-        self.applied.append({"node": s.name, "op": s.proto.op_type, "rule": rule, "why": why, **extra})
+        self.applied.append({"node": s.path + s.name, "op": s.proto.op_type, "rule": rule, "why": why, **extra})
 
 
 def _show(v: float | np.ndarray | None) -> str:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.diff.run import Execute
+from app.diff.isolated import bounded
+from app.diff.run import Execute, direct
 from app.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
-from app.fix import apply, engines, proof
+from app.fix import apply, engines, found, overflow, proof
 from app.fix.facts import ENGINES, openvino_setting
 from app.engines.sandbox import run_isolated
 
@@ -52,32 +53,46 @@ def advice(proof_body: dict, float32: bool) -> list[dict]:
     return out
 
 
-def _write(execute: Execute, model: bytes, reference: str, target: str) -> dict:
+def _write(execute: Execute, model: bytes, reference: str, target: str,
+           allowed: dict[str, list[str]] | None = None) -> dict:
     try:
-        return execute("fix-write", apply.write_checked, model, reference, target)
+        return execute("fix-write", apply.write_checked, model, reference, target, allowed)
     except ClipBridgeError:
         raise
     except Exception as exc:  # the child re-raises onnx's own errors: the model is what is wrong
         raise ArtifactError(f"the model cannot be rewritten: {' '.join(str(exc).split())[:300]}", "model") from None
 
 
+def proof_body(original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
+               precision: str) -> dict:
+    """The proof's diff body computed in this process: a sandbox child runs it for the server, so that the
+    engines' tensors are compared where they were computed and only the body crosses (app.diff.isolated)."""
+    return bounded(proof.prove(direct, original, written, npz, reference, target, precision))
+
+
 def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision: str = "model",
         rounds: int = 30, execute: Execute = run_isolated) -> Fixed:
     """Write the model for `target` to compute what `reference` computes, prove it and measure its cost.
     `execute` runs each native step: the sandbox for uploads, in-process (app.diff.run.direct) for the CLI."""
+    if target.endswith("@f16"):  # a float16 overflow: the precision trace's fix (app/fix/overflow.py)
+        written, body = overflow.fix(execute, model, npz, reference, target, precision, rounds)
+        return Fixed(written, body)
     check_engines(reference, target, precision)
-    w = _write(execute, model, reference, target)
+    allowed = found.causes_found(execute, model, npz, reference, target, precision)  # rules only where found
+    w = _write(execute, model, reference, target, allowed)
     try:
         clean = proof.clean_feeds(w["inputs"])
     except ValueError as exc:
         raise ClipBridgeError(str(exc), "inputs") from None
-    proven = proof.prove(execute, model, w["model"], npz, reference, target, precision)
-    generated = proof.prove(execute, model, w["model"], None, reference, target, precision) if npz else None
+    proven = execute("fix-proof", proof_body, model, w["model"], npz, reference, target, precision)
+    generated = execute("fix-proof", proof_body, model, w["model"], None, reference, target, precision) \
+        if npz else None
     cost = execute("fix-cost", engines.time_pair, target, model, w["model"], clean, precision, rounds)
     body = {"reference": reference, "target": target, "precision": precision,
             # The given inputs decide when there are any: generated +-inf through a Conv can differ at the Conv
             # (inf - inf summed in another order), which is the original model's own and is in proof_generated.
-            "verdict": "equal" if proven["verdict"] == "equal" else "differs",
+            # `equal` needs the proof and clean outputs bit-identical on the target (no fix that makes a model worse).
+            "verdict": "equal" if proven["verdict"] == "equal" and cost.get("clean_identical") else "differs",
             "rules_applied": w["rules_applied"], "skipped": w["skipped"],
             "advice": advice(proven, w["float32"]),
             "compared": {reference: "the original model", target: "the written model"},

@@ -32,6 +32,11 @@ class Item:
     fingerprint: str = ""
     suppressed: bool = False  # in the baseline
 
+    @property
+    def reading(self) -> str | None:
+        """The dialect reading the finding holds under (None: the default readings)."""
+        return self.finding.get("reading")
+
 
 @dataclass
 class Case:
@@ -95,7 +100,8 @@ def from_scan(body: dict[str, Any], artifact: str) -> LintReport:
         where = f"{c['path']}/{c['node']}"
         if c["error"]:
             it = _item(c["id"], where, "", {"code": UNRESOLVED, "severity": "error", "message": c["error"],
-                                            "source_behaviour": "", "target_behaviour": "", "witness": None})
+                                            "source_behaviour": "", "target_behaviour": "", "witness": None,
+                                            "reading": None})
             items.append(it)
             cases += [Case(c["id"], where, c["pattern"], label, "unsupported", [it]) for label in labels]
             continue

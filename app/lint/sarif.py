@@ -39,7 +39,7 @@ def _result(report: LintReport, item: Item) -> dict[str, Any]:
         # GitHub code scanning keys alerts on this: the same finding keeps its alert across runs.
         "partialFingerprints": {"clipbridgeFinding/v1": item.fingerprint},
         "properties": {"clip": item.clip, "target": item.target or None, "severity": item.severity,
-                       "witness": w, "sourceBehaviour": f.get("source_behaviour") or None,
+                       "reading": item.reading, "witness": w, "sourceBehaviour": f.get("source_behaviour") or None,
                        "targetBehaviour": f.get("target_behaviour") or None},
     }
     if item.suppressed:
@@ -63,3 +63,8 @@ def render(report: LintReport) -> dict[str, Any]:
             "properties": {"targets": report.targets},
         }],
     }
+
+
+def render_empty() -> dict[str, Any]:
+    """A SARIF log with no run (a lint over no model that could be read)."""
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": []}

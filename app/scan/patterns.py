@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
+
+from app.scan.constant_reader import MAX_CONSTANT, BadConstant, Constants, graph_constants, scalar
 
 ENGINES = ("onnxruntime", "openvino", "onnx-reference")
-MAX_CONSTANT = 4096  # elements: larger constants are weights, never a clip's bound
 # x86 MAXPS/MINPS return the second operand when either is NaN (Intel SDM vol. 2B, "MAXPS"); OpenVINO's CPU
 # eltwise kernels emit them with the input first, so a NaN input gives the other operand.
 X86_MAXPS = "Intel SDM vol. 2B MAXPS/MINPS: if either operand is NaN, the second operand is returned"
@@ -87,40 +87,28 @@ class ClipLike:
     params: dict = field(default_factory=dict)
 
 
-def _small(t: onnx.TensorProto) -> np.ndarray | None:
-    """A constant's value when it is small enough to be a bound (weights are never decoded here)."""
-    if t.data_location == onnx.TensorProto.EXTERNAL or int(np.prod(t.dims)) > MAX_CONSTANT:
-        return None
-    try:
-        return numpy_helper.to_array(t)
-    except Exception:  # a stub, a string or a malformed tensor: not a bound this reads
-        return None
+def constants(g: onnx.GraphProto) -> Constants:
+    """Small initializers and Constant-node values of one graph, by tensor name (app.scan.constant_reader:
+    a constant that cannot be read is a 400 naming it when a pattern uses it)."""
+    return graph_constants(g, MAX_CONSTANT)
 
 
-def constants(g: onnx.GraphProto) -> dict[str, np.ndarray]:
-    """Small initializers and Constant-node values of one graph, by tensor name."""
-    out = {t.name: v for t in g.initializer if (v := _small(t)) is not None}
-    for n in g.node:
-        if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.output:
-            for a in n.attribute:
-                if a.name == "value" and (v := _small(a.t)) is not None:
-                    out[n.output[0]] = v
-                elif a.name in ("value_float", "value_int"):
-                    out[n.output[0]] = np.array(helper.get_attribute_value(a))
-    return out
-
-
-def _scalar(consts: dict[str, np.ndarray], name: str) -> float | None:
-    v = consts.get(name)
-    return float(v.reshape(-1)[0]) if v is not None and v.size == 1 else None
+def _scalar(consts: Constants, name: str, n: onnx.NodeProto) -> float | None:
+    return scalar(consts, name, f"input {name[:60]!r} of {n.op_type} node {(n.name or n.output[0])[:60]!r}")
 
 
 def _attr(n: onnx.NodeProto, name: str, default: float) -> float:
+    """A numeric attribute (alpha, beta, Clip-6's min/max); one of another type is a 400 naming it."""
     a = next((a for a in n.attribute if a.name == name), None)
-    return float(helper.get_attribute_value(a)) if a is not None else default
+    if a is None:
+        return default
+    if a.type not in (onnx.AttributeProto.FLOAT, onnx.AttributeProto.INT):
+        raise BadConstant(f"attribute {name!r} of {n.op_type} node {(n.name or n.output[0])[:60]!r} has type "
+                          f"{onnx.AttributeProto.AttributeType.Name(a.type)}; it must be a FLOAT", "model")
+    return float(helper.get_attribute_value(a))
 
 
-def clip_like(n: onnx.NodeProto, consts: dict[str, np.ndarray], opset: int) -> ClipLike | None:
+def clip_like(n: onnx.NodeProto, consts: Constants, opset: int) -> ClipLike | None:
     """The node as a clip-like pattern, or None when it is not one."""
     if n.domain not in ("", "ai.onnx") or not n.input or not n.output:
         return None
@@ -129,7 +117,7 @@ def clip_like(n: onnx.NodeProto, consts: dict[str, np.ndarray], opset: int) -> C
         return ClipLike(name, op, "leaky-relu-0", n.input[0], n.output[0], 0.0, None)
     if op in ("Max", "Min") and len(n.input) == 2:
         for i in (0, 1):
-            c = _scalar(consts, n.input[1 - i])
+            c = _scalar(consts, n.input[1 - i], n)
             if c is not None and n.input[i] not in consts:
                 lo, hi = (c, None) if op == "Max" else (None, c)
                 return ClipLike(name, op, f"{op.lower()}-constant", n.input[i], n.output[0], lo, hi,
@@ -149,14 +137,14 @@ def clip_like(n: onnx.NodeProto, consts: dict[str, np.ndarray], opset: int) -> C
     return c
 
 
-def _clip_range(c: ClipLike, n: onnx.NodeProto, consts: dict[str, np.ndarray], opset: int) -> None:
+def _clip_range(c: ClipLike, n: onnx.NodeProto, consts: Constants, opset: int) -> None:
     if opset < 11:
         c.lo, c.hi = _attr(n, "min", -3.4028234663852886e38), _attr(n, "max", 3.4028234663852886e38)
         return
     omitted = []
     for pos, side in ((1, "lo"), (2, "hi")):
         if len(n.input) > pos and n.input[pos]:
-            setattr(c, side, _scalar(consts, n.input[pos]))
+            setattr(c, side, _scalar(consts, n.input[pos], n))
             if getattr(c, side) is None:
                 c.params[f"{side}_dynamic"] = True
         else:
@@ -168,11 +156,22 @@ def opset_of(model: onnx.ModelProto) -> int:
     return next((int(i.version) for i in model.opset_import if i.domain in ("", "ai.onnx")), 0)
 
 
-def find(model: onnx.ModelProto) -> dict[str, ClipLike]:
-    """Every clip-like node of the main graph, by node name (unnamed nodes go by their first output)."""
+def find(model: onnx.ModelProto, strict: bool = True) -> dict[str, ClipLike]:
+    """Every clip-like node of the main graph, by node name (unnamed nodes go by their first output). A node
+    whose constant cannot be read is a BadConstant naming it; with strict=False it is left out instead (the
+    scan lists the others, and reports that clip's bound as its own site error)."""
     consts, opset = constants(model.graph), opset_of(model)
-    found = (clip_like(n, consts, opset) for n in model.graph.node)
-    return {c.node: c for c in found if c is not None}
+    found = {}
+    for n in model.graph.node:
+        try:
+            c = clip_like(n, consts, opset)
+        except BadConstant:
+            if strict:
+                raise
+            continue
+        if c is not None:
+            found[c.node] = c
+    return found
 
 
 def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float | None:

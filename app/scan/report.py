@@ -137,7 +137,8 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
     result = ScanResult(fmt, info, tlist, sites)
     if fmt == "onnx":
         # Ops that clip without being a Clip (each engine's NaN rule differs): listed, not translated.
-        result.clip_like = [describe(c) for c in find(light.model).values() if c.pattern not in SCANNED_AS_SITES]
+        result.clip_like = [describe(c) for c in find(light.model).values()
+                           if c.pattern not in SCANNED_AS_SITES]
     memo: dict[Any, Translation] = {}
     for site in sites:
         row: list[tuple[str, Translation]] = []

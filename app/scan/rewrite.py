@@ -32,6 +32,7 @@ from app.engines.native import ConversionRefused, check_model, convert_version
 from app.scan.onnx_scan import scan_onnx, scan_onnx_model
 from app.scan.report import sniff, target_from_text
 from app.scan.sites import Site
+from app.scan.patterns import find
 from app.scan.wire import Light, load_light
 from app.dialects.onnx.spec import OnnxSpec
 from app.service.translate import Resolved, translate_one
@@ -73,6 +74,7 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
     if light.external:
         raise ArtifactError("the model references external data; rewrite needs every tensor inside the upload "
                             "and never opens other files", "model")
+    find(light.model)  # every clip-like node's bounds through the checked reader: a wrong type is a 400 naming it
     model = onnx.ModelProto()
     try:
         model.ParseFromString(bytes(data))

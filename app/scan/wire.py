@@ -7,7 +7,9 @@ varints, lengths) over a buffer (an mmap'd file, in practice), keeps every small
 and replaces each large TensorProto by a copy without its data fields. The kept bytes are then parsed
 by protobuf itself, so field semantics stay protobuf's. Pages of skipped weights are never touched.
 
-External data is never followed: such tensors stay stubs too, recorded in `external`.
+External data is never followed: such tensors stay stubs too, recorded in `external`. `refuse_external`
+is the one check every model endpoint runs before any engine or numpy_helper sees the bytes: a tensor whose
+data lives in a file (in any place a tensor can live) is a 400 naming it.
 """
 
 from __future__ import annotations
@@ -219,10 +221,39 @@ def load_light(buf) -> Light:
         raise Malformed("the bytes hold no ONNX graph (is this an ONNX model?)", "model")
     check_strings(model)
     for t in _tensors(model):
-        if t.data_location == onnx.TensorProto.EXTERNAL:
+        if is_external(t):
             check_external_location(t)
             walk.external.add(t.name)
     return Light(model, walk.stubbed, walk.external)
+
+
+class ExternalDataRefused(ArtifactError):
+    """The upload keeps a tensor's data in a file: the service never opens files an upload names."""
+
+    title = "External data refused"
+
+
+EMBED_HINT = ("embed the data in the model: onnx.save(model, path, save_as_external_data=False) after "
+              "onnx.load(path) (which reads the external files next to the model)")
+
+
+def is_external(t: onnx.TensorProto) -> bool:
+    """Whether a tensor names a file for its data (EXTERNAL, or any external_data entry at all)."""
+    return t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data) > 0
+
+
+def refuse_external(buf) -> Light:
+    """The model read without its weights, or ExternalDataRefused naming the first tensor whose data lives in a
+    file, in any place `_tensors` walks. The service runs this before any engine or numpy_helper sees the bytes;
+    whatever the location says (relative, absolute, '..', a symlink), it is never opened."""
+    light = load_light(buf) if not isinstance(buf, Light) else buf
+    for t in _tensors(light.model):
+        if is_external(t):
+            loc = next((e.value for e in t.external_data if e.key == "location"), "")
+            raise ExternalDataRefused(
+                f"tensor {t.name[:80]!r} keeps its data in an external file ({loc[:80]!r}); the service never "
+                f"reads files a model names: {EMBED_HINT}", "model")
+    return light
 
 
 def check_external_location(t: onnx.TensorProto) -> None:
@@ -233,16 +264,22 @@ def check_external_location(t: onnx.TensorProto) -> None:
     loc = next((e.value for e in t.external_data if e.key == "location"), "")
     parts = loc.replace("\\", "/").split("/")
     if not loc or loc.startswith(("/", "\\")) or ".." in parts or (len(loc) > 1 and loc[1] == ":") or "\0" in loc:
-        raise ArtifactError(f"tensor {t.name[:80]!r} points at external data {loc[:120]!r} outside the model's "
-                            "directory; such a model is refused (external data is never followed)", "model")
+        raise ExternalDataRefused(f"tensor {t.name[:80]!r} points at external data {loc[:120]!r} outside the model's "
+                            "directory; such a model is refused (external data is never followed): "
+                            + EMBED_HINT, "model")
 
 
 def _tensors(model: onnx.ModelProto):
-    """Every TensorProto of the model: initializers and tensor attributes, in every graph and function."""
+    """Every TensorProto of the model: initializers (dense and sparse: values and indices) and tensor attributes
+    (TENSOR, TENSORS, SPARSE_TENSOR, SPARSE_TENSORS), in every graph, subgraph and function."""
+    def sparse(sp: onnx.SparseTensorProto):
+        yield sp.values
+        yield sp.indices
+
     def graph(g: onnx.GraphProto):
         yield from g.initializer
         for sp in g.sparse_initializer:
-            yield sp.values
+            yield from sparse(sp)
         yield from nodes(g.node)
 
     def nodes(ns):
@@ -251,6 +288,10 @@ def _tensors(model: onnx.ModelProto):
                 if a.HasField("t"):
                     yield a.t
                 yield from a.tensors
+                if a.HasField("sparse_tensor"):
+                    yield from sparse(a.sparse_tensor)
+                for sp in a.sparse_tensors:
+                    yield from sparse(sp)
                 if a.HasField("g"):
                     yield from graph(a.g)
                 for sub in a.graphs:
@@ -258,3 +299,7 @@ def _tensors(model: onnx.ModelProto):
     yield from graph(model.graph)
     for f in model.functions:
         yield from nodes(f.node)
+    for ti in model.training_info:  # training graphs: no engine here runs them, but a tensor can live there
+        yield from graph(ti.initialization)
+        yield from graph(ti.algorithm)
+

@@ -87,10 +87,21 @@ def target_versions(d: Dialect) -> list[str]:
     return out
 
 
+def default_version(d: Dialect) -> str | None:
+    """The version a target of this dialect gets when none is named (its capability's default_target)."""
+    field = version_field(d)
+    value = d.capability()["default_target"].get(field) if field else None
+    return None if value is None else str(value)
+
+
 def target_forms() -> str:
-    """'onnx[:13], openvino[:opset16], ...': every registered dialect as a target, for --help texts."""
-    return ", ".join(d.version_example.replace(":", "[:", 1) + "]" if ":" in d.version_example else d.name
-                     for d in registry.DIALECTS.values())
+    """'onnx[:13], openvino[:opset16], directml[:6_4], ...': every registered dialect as a target, for --help
+    texts; the version shown is the one used when none is named (the real default, never a stale example)."""
+    forms = []
+    for d in registry.DIALECTS.values():
+        version = default_version(d)
+        forms.append(f"{d.name}[:{version}]" if version else d.name)
+    return ", ".join(forms)
 
 
 def default_help() -> str:

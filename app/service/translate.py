@@ -18,7 +18,7 @@ from app.dialects.kit.common import Emitted, Mode
 from app.core.drift import UNSUPPORTED, compare, demoted, source_findings, status_of
 from app.core.errors import RejectedSpec, located
 from app.core.findings import Code, Finding, Severity
-from app.core.meaning import Meaning, State
+from app.core.meaning import Meaning, State, evolve
 from app.core.memo import MEMO_MAX_KEY_BYTES, Memo
 from app.core.settings import Settings
 from app.service import json_text
@@ -79,6 +79,9 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
     """One target: emit, resolve what was emitted, compare meanings, merge the findings."""
     m = src.meaning
     if m.dynamic:
+        same = _runtime_bounds_kept(src, target, mode)
+        if same is not None:
+            return same
         return Translation(None, UNSUPPORTED, [Finding(
             Code.DYNAMIC_BOUNDS, Severity.ERROR, "The source computes its bounds at run time; a translation needs "
             "constant bounds (OpenVINO Clamp attributes, DirectML Min/Max, ONNX initializers)")])
@@ -95,9 +98,35 @@ def translate_one(src: Resolved, target: AnyTarget, mode: Mode) -> Translation:
     return Translation(e.spec, status_of(merged, False), merged, e.artifacts, e.meaning)
 
 
+def _runtime_bounds_kept(src: Resolved, target: AnyTarget, mode: Mode) -> Translation | None:
+    """A clip whose bounds are computed at run time, towards its own dialect at an op version no older than its
+    own (ONNX Clip-11 -> Clip-13: min and max stay inputs): the same op computes the same function of the same
+    run-time values, so it is exact, not unsupported (issue 37). None when that does not hold (another dialect,
+    an older version with attribute bounds, or a version whose rules differ for this dtype)."""
+    m = src.meaning
+    if target.dialect != src.dialect:
+        return None
+    order = [str(v["version"]) for v in registry.DIALECTS[src.dialect].capability()["versions"]]
+    if m.version not in order or m.lower is None or m.upper is None:  # a Min/Max pair, a bound with no stand-in
+        return None
+    stand_in = Resolved(src.dialect, evolve(m, dynamic=False), src.normalized, src.shape)
+    e = emit_to(stand_in, target, mode)
+    if e.meaning is None or e.unsupported or e.meaning.version not in order:
+        return None
+    if order.index(e.meaning.version) < order.index(m.version):
+        return None
+    if any(f.severity is not Severity.INFO for f in compare(stand_in.meaning, e.meaning)):
+        return None
+    same = "the same op takes them as inputs" if e.meaning.version == m.version else \
+        f"{e.meaning.version} takes them as inputs as {m.version} does"
+    return Translation(None, "exact", [Finding(
+        Code.DYNAMIC_BOUNDS, Severity.INFO, f"The bounds are computed at run time; {same} and computes the same "
+        "function of them: keep the node as it is")])
+
+
 def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[Finding]:
     """Drift under the source's or the target's other readings (Meaning.alternates), where it differs from the
-    default readings' findings: each message names the reading ("under the chromium reading: ...")."""
+    default readings' findings: each has `reading` set (and its witness too); the message still names it."""
     names = dict.fromkeys(name for m in (src, tgt) for name, _ in m.alternates)
     if not names:
         return []
@@ -107,20 +136,20 @@ def _reading_findings(src: Meaning, tgt: Meaning, found: list[Finding]) -> list[
         a, b = src.under(name), tgt.under(name)
         rejected = [m for m in (a, b) if m.state is State.REJECTED]
         if rejected:
-            out.append(Finding(Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"under the {name} reading: "
-                               f"{rejected[0].dialect} refuses to build this clip: {rejected[0].reason}",
-                               a.describe(), b.describe()))
+            out.append(Finding(Code.MIN_GREATER_THAN_MAX, Severity.ERROR, f"{rejected[0].dialect} refuses to "
+                               f"build this clip: {rejected[0].reason}", a.describe(), b.describe()).under(name))
             continue
         for f in compare(a, b):
             if (f.code, f.message, repr(f.witness)) not in seen:
                 seen.add((f.code, f.message, repr(f.witness)))
-                out.append(Finding(f.code, f.severity, f"under the {name} reading: {f.message}",
-                                   f.source_behaviour, f.target_behaviour, f.witness))
+                out.append(f.under(name))
     return out
 
 
 def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
-    """Emit notes first; a comparison finding of the same code lends its witness instead of repeating."""
+    """Emit notes first; a comparison finding of the same code lends its witness instead of repeating, and its
+    severity when higher: one bound change has one severity whichever target emits it (issue 37: an emit note's
+    warning towards ONNX was an error towards DirectML, where no note came first)."""
     out = list(notes)
     for f in found:
         twin = next((i for i, n in enumerate(out) if n.code is f.code and n.witness is None
@@ -129,7 +158,8 @@ def _merge(notes: list[Finding], found: list[Finding]) -> list[Finding]:
             continue
         if twin is not None:
             n = out[twin]
-            out[twin] = Finding(n.code, n.severity, n.message, f.source_behaviour, f.target_behaviour, f.witness)
+            severity = max(n.severity, f.severity, key=_rank)  # the witness shows the outputs change
+            out[twin] = Finding(n.code, severity, n.message, f.source_behaviour, f.target_behaviour, f.witness)
         else:
             out.append(f)
     return out

@@ -8,6 +8,7 @@ import { parseJsonExact, samplesFor } from './numbers.js';
 import { initDiff } from './diff.js';
 import { initFix } from './fix.js';
 import { clearPlot, renderPlot } from './plot.js';
+import { meaningLabel } from './readings.js';
 import { initScan } from './scan.js';
 import { TargetPanel, VERSION_KEY, dialectName, refLabel, registerDialects, targetRef } from './targets.js';
 
@@ -172,7 +173,8 @@ function schedule(delay) {
 function showMeaning(m) {
   const steps = [m.lower, m.upper].filter(Boolean).flatMap((b) => b.steps);
   const extra = [m.reason, ...m.readings].filter(Boolean);
-  fill(byId('meaning'), h('strong', { text: m.version }), ` · ${m.summary}`,
+  fill(byId('meaning'), h('span', { class: 'reading', text: `${meaningLabel(m)}: ` }), h('strong', { text: m.version }),
+    ` · ${m.summary}`,
     steps.length ? h('span', { class: 'steps', text: ` (${steps.join('; ')})` }) : null,
     extra.length ? h('span', { class: 'steps', text: ` ${extra.join('; ')}` }) : null);
 }

@@ -78,7 +78,7 @@ function valueTable(caption, rows, outputs, cls) {
   return h('table', { class: `values ${cls}` },
     h('caption', { text: caption }),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'x' }),
-      outputs.map((o) => h('th', { scope: 'col', text: o.semantics, title: readingLabel(o.reading) })))),
+      outputs.map((o) => h('th', { scope: 'col', text: o.semantics, title: readingLabel(o.reading, o.shows) })))),
     h('tbody', {}, rows.map((i) => h('tr', {},
       h('th', { scope: 'row', text: i.x }),
       outputs.map((o) => {
@@ -126,7 +126,7 @@ export function renderPlot(svg, legend, notes, sample, outputs) {
   legend.replaceChildren(...outputs.map((o, k) => h('li', {},
     h('span', { class: `swatch curve-${k % PALETTE}`, 'aria-hidden': 'true' }),
     h('strong', { text: k ? o.semantics : `${o.semantics} (source)` }),
-    h('span', { class: 'reading', text: ` [${readingLabel(o.reading)}]` }), ': ',
+    h('span', { class: 'reading', text: ` [${readingLabel(o.reading, o.shows)}]` }), ': ',
     o.error ? `cannot compute (${o.error})` : o.meaning)));
 
   const items = [h('p', { class: 'plot-summary', text: `${diffIdx.length} of ${n} sample inputs differ.` })];

@@ -3,7 +3,7 @@
 
 import { ApiError, api } from './api.js';
 import { copyText, download, fill, fromBase64, h } from './dom.js';
-import { readingLabel } from './readings.js';
+import { meaningLabel, readingLabel } from './readings.js';
 
 // Display names where the plain dialect name reads badly; any other registered dialect shows its name.
 export const DIALECT_NAMES = { onnx: 'ONNX', openvino: 'OpenVINO', directml: 'DirectML' };
@@ -51,8 +51,9 @@ function witnessBlock(witness, ctx, ref, reading) {
         spec: ctx.source, mode: ctx.mode, backend: 'numpy',
         input: { dtype: ctx.dtype, shape: [1], data: [witness.input] },
         targets: [ctx.source.dialect, ref],
+        ...(reading ? { reading } : {}), // a reading's witness holds under that reading: run it there
       } });
-      const parts = res.outputs.map((o) => `${o.semantics} [${readingLabel(o.reading)}]: `
+      const parts = res.outputs.map((o) => `${o.semantics} [${readingLabel(o.reading, o.shows)}]: `
         + `${o.output ? o.output.data[0] : `error (${o.error})`}`);
       const differing = res.pairs.length ? res.pairs[0].differing : 0;
       out.textContent = `${parts.join(' · ')} (${differing ? 'outputs differ' : 'same output'})`;
@@ -164,7 +165,8 @@ export class TargetPanel {
       ? h('ul', { class: 'findings' }, t.findings.map((f) => findingItem(f, ctx, ref)))
       : h('p', { class: 'none', text: 'No findings.' });
     fill(this.body,
-      t.meaning ? h('p', { class: 'meaning' }, h('span', { class: 'reading', text: 'Specification: ' }), t.meaning.summary)
+      t.meaning ? h('p', { class: 'meaning' }, h('span', { class: 'reading', text: `${meaningLabel(t.meaning)}: ` }),
+        t.meaning.summary)
         : null,
       h('details', { class: 'target-spec', open: true },
         h('summary', { text: 'Target spec' }),

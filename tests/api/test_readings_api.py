@@ -1,6 +1,7 @@
 """`reading` on /v1/execute, /v1/execute.npy, /v1/compare and the per-reading findings of /v1/translate, for the
-dialects whose readings share the general mechanism (Dialect.readings, Meaning.alternates): TensorRT (observed,
-header) and TFLite (xnnpack, builtin), beside WebNN's and DirectML's (tests/dialects/test_webnn.py)."""
+dialects whose readings share the general mechanism (Dialect.readings, Meaning.alternates): TensorRT (header, the
+default as every dialect's specification is; observed, its engine as reported) and TFLite (xnnpack, builtin),
+beside WebNN's and DirectML's (tests/dialects/test_webnn.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import pytest
 from app.api.models import CompareResponse, ExecuteResponse
 
 TRT = {"dialect": "tensorrt", "dtype": "float32", "alpha": 0, "beta": 6}
-TRT_HEADER = {**TRT, "reading": "header"}  # the spec pins header as its meaning's own reading
+TRT_HEADER = {**TRT, "reading": "header"}  # the spec names the default, header, as its meaning's own reading
+TRT_OBSERVED = {**TRT, "reading": "observed"}  # the spec pins observed as its meaning's own reading
 TFL_MM = {"dialect": "tflite", "op": "MINIMUM_MAXIMUM", "dtype": "float32", "min": 0, "max": 5}
 TFL_CROSSED = {**TFL_MM, "min": 6, "max": 4}
 TFL_NAN_MAX = {**TFL_MM, "max": "nan"}
@@ -40,15 +42,21 @@ def execute(client, spec, data, dtype="float32", **extra):
 
 # spec, semantics, reading, backend, output, reported reading
 EXECUTE = [
-    pytest.param(TRT, None, None, "numpy", [0.0, 0.0, 3.0, 6.0], "observed", id="tensorrt-default-observed"),
+    pytest.param(TRT, None, None, "numpy", [NAN, 0.0, 3.0, 6.0], "header", id="tensorrt-default-header"),
     pytest.param(TRT, None, "observed", "numpy", [0.0, 0.0, 3.0, 6.0], "observed", id="tensorrt-observed"),
     pytest.param(TRT, None, "header", "numpy", [NAN, 0.0, 3.0, 6.0], "header", id="tensorrt-header-propagates"),
     pytest.param(TRT_HEADER, None, None, "numpy", [NAN, 0.0, 3.0, 6.0], "header", id="tensorrt-spec-pins-header"),
     pytest.param(TRT_HEADER, None, "observed", "numpy", [0.0, 0.0, 3.0, 6.0], "observed",
                  id="tensorrt-request-overrides-spec"),
+    pytest.param(TRT_OBSERVED, None, None, "numpy", [0.0, 0.0, 3.0, 6.0], "observed",
+                 id="tensorrt-spec-pins-observed"),
+    pytest.param(TRT_OBSERVED, None, "header", "numpy", [NAN, 0.0, 3.0, 6.0], "header",
+                 id="tensorrt-request-overrides-pinned-observed"),
     pytest.param(ONNX_F32, "tensorrt", "header", "numpy", [NAN, 0.0, 3.0, 5.0], "header",
                  id="onnx-under-tensorrt-header"),
-    pytest.param(ONNX_F32, "tensorrt", None, "numpy", [0.0, 0.0, 3.0, 5.0], "observed",
+    pytest.param(ONNX_F32, "tensorrt", None, "numpy", [NAN, 0.0, 3.0, 5.0], "header",
+                 id="onnx-under-tensorrt-default-header"),
+    pytest.param(ONNX_F32, "tensorrt", "observed", "numpy", [0.0, 0.0, 3.0, 5.0], "observed",
                  id="onnx-under-tensorrt-observed"),
     pytest.param(TFL_MM, None, None, "numpy", [NAN, 0.0, 3.0, 5.0], "xnnpack", id="tflite-default-xnnpack"),
     pytest.param(TFL_MM, None, "builtin", "numpy", [5.0, 0.0, 3.0, 5.0], "builtin", id="tflite-builtin-nan-is-max"),
@@ -136,11 +144,13 @@ def test_execute_npy_tensorrt_header(client):
 @pytest.mark.parametrize("semantics,reading,want", [
     pytest.param(["onnx", "tensorrt"], "header", {"onnx": (NAN, None), "tensorrt": (NAN, "header")},
                  id="tensorrt-header"),
-    pytest.param(["onnx", "tensorrt"], None, {"onnx": (NAN, None), "tensorrt": (0.0, "observed")},
+    pytest.param(["onnx", "tensorrt"], None, {"onnx": (NAN, None), "tensorrt": (NAN, "header")},
                  id="tensorrt-default"),
+    pytest.param(["onnx", "tensorrt"], "observed", {"onnx": (NAN, None), "tensorrt": (0.0, "observed")},
+                 id="tensorrt-observed"),
     pytest.param(["onnx", "tflite"], "builtin", {"onnx": (NAN, None), "tflite": (5.0, "builtin")},
                  id="tflite-builtin"),
-    pytest.param(["tflite", "tensorrt"], "builtin", {"tflite": (5.0, "builtin"), "tensorrt": (0.0, "observed")},
+    pytest.param(["tflite", "tensorrt"], "builtin", {"tflite": (5.0, "builtin"), "tensorrt": (NAN, "header")},
                  id="builtin-applies-to-tflite-only"),
     pytest.param(["tensorrt", "webnn"], "header", {"tensorrt": (NAN, "header"), "webnn": (NAN, "spec")},
                  id="header-beside-webnn-default"),
@@ -169,11 +179,11 @@ def test_compare_reading_reaches_the_engine(client):
 # --- a reading the semantics does not take: 400 naming `reading` ---------------------------------------------
 
 @pytest.mark.parametrize("path,spec,semantics,reading,valid", [
-    pytest.param("/v1/execute", TRT, None, "builtin", "observed, header", id="tflite-reading-for-tensorrt"),
+    pytest.param("/v1/execute", TRT, None, "builtin", "header, observed", id="tflite-reading-for-tensorrt"),
     pytest.param("/v1/execute", TFL_MM, None, "header", "xnnpack, builtin", id="tensorrt-reading-for-tflite"),
     pytest.param("/v1/execute", ONNX_F32, "tflite", "chromium", "xnnpack, builtin", id="webnn-reading-for-tflite"),
     pytest.param("/v1/execute", ONNX_F32, None, "observed", "take none", id="tensorrt-reading-for-onnx"),
-    pytest.param("/v1/compare", ONNX_F32, ["onnx", "tensorrt"], "builtin", "observed, header",
+    pytest.param("/v1/compare", ONNX_F32, ["onnx", "tensorrt"], "builtin", "header, observed",
                  id="compare-no-semantics-takes-it"),
     pytest.param("/v1/compare", ONNX_F32, ["onnx", "stablehlo"], "header", "take none", id="compare-none-take-any"),
 ])
@@ -190,7 +200,7 @@ def test_npy_unknown_reading_for_the_semantics_is_400(client):
     opts = {"spec": TRT, "reading": "xnnpack"}
     r = client.post(f"/v1/execute.npy?request={urllib.parse.quote(json.dumps(opts))}",
                     content=_npy(np.zeros(1, np.float32)), headers={"content-type": "application/x-npy"})
-    assert r.status_code == 400 and r.json()["errors"][0]["loc"] == "request.reading" and "observed, header" in r.text
+    assert r.status_code == 400 and r.json()["errors"][0]["loc"] == "request.reading" and "header, observed" in r.text
 
 
 def test_reading_name_no_dialect_has_is_a_schema_error(client):
@@ -203,9 +213,11 @@ def test_reading_name_no_dialect_has_is_a_schema_error(client):
 @pytest.mark.parametrize("source,target,reading,code,witness", [
     pytest.param(ONNX_F32, "tflite", "builtin", "nan-input", [NAN, NAN, 5.0], id="onnx-to-tflite-builtin-nan-max"),
     pytest.param(TFL_CROSSED, "onnx", "builtin", "nan-input", [NAN, 6.0, NAN], id="tflite-builtin-to-onnx"),
-    pytest.param({"dialect": "tosa", "dtype": "fp32", "min_val": 0, "max_val": 6, "nan_mode": "IGNORE"}, "tensorrt",
-                 "header", "nan-input", None, id="tosa-ignore-to-tensorrt-header-undocumented"),
+    pytest.param({"dialect": "tosa", "dtype": "fp32", "min_val": 0, "max_val": 6}, "tensorrt", "observed",
+                 "nan-input", [NAN, NAN, 0.0], id="tosa-propagate-to-tensorrt-observed-nan-to-alpha"),
+    pytest.param(TRT, "tosa", "observed", "nan-input", [NAN, 0.0, NAN], id="default-spec-under-observed"),
     pytest.param(TRT_HEADER, "tosa", "observed", "nan-input", [NAN, 0.0, NAN], id="header-spec-under-observed"),
+    pytest.param(TRT_OBSERVED, "tosa", "header", "nan-input", None, id="observed-spec-under-header-undocumented"),
 ])
 def test_translate_reports_the_other_reading(client, source, target, reading, code, witness):
     r = client.post("/v1/translate", json={"source": source, "targets": [target], "mode": "preserve"})
@@ -216,3 +228,4 @@ def test_translate_reports_the_other_reading(client, source, target, reading, co
     assert hits and tr["status"] == "drift", tr["findings"]
     w = hits[0]["witness"]
     assert (None if w is None else [w["input"], w["source_output"], w["target_output"]]) == witness
+    assert hits[0]["reading"] == reading and (w is None or w["reading"] == reading)

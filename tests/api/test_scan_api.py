@@ -200,20 +200,18 @@ def test_external_data_outside_the_upload_is_refused_and_never_opened(warm, tmp_
     assert not any(os.path.realpath(p) in ("/etc/passwd", str(sentinel)) for p in opened), opened
 
 
-def test_external_data_inside_the_directory_is_a_dynamic_bound_and_never_opened(warm, tmp_path, monkeypatch):
+def test_external_data_inside_the_directory_is_refused_and_never_opened(warm, tmp_path, monkeypatch):
+    """Issue 34: every model endpoint refuses external data, wherever it points (the CLI's scan still lists it)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "weights.bin").write_bytes(np.float32(-1).tobytes())  # there, and still never read
     data = external_bound_model("weights.bin").SerializeToString()
-    r, opened = record(lambda: raw(warm, data))
-    assert r.status_code == 200, r.text
-    assert not any(p.endswith("weights.bin") for p in opened), opened
-    assert [p for p in opened if not _allowed(p)] == []
-    body = r.json()
-    assert body["model"]["external_tensors"] == ["lo"]
-    (clip,) = body["clips"]
-    assert [f["code"] for f in clip["findings"]] == ["dynamic-bounds"]
-    assert {t["status"] for t in clip["translations"]} == {"unsupported"}
-    problem(multipart(warm, data, REWRITE, {"target": "openvino"}), 400, "external data")
+    for send in (lambda: raw(warm, data), lambda: multipart(warm, data),
+                 lambda: multipart(warm, data, REWRITE, {"target": "openvino"})):
+        r, opened = record(send)
+        problem(r, 400, "external file")
+        assert "'lo'" in r.json()["detail"] and "save_as_external_data=False" in r.json()["detail"]
+        assert not any(p.endswith("weights.bin") for p in opened), opened
+        assert [p for p in opened if not _allowed(p)] == []
 
 
 # --- security: XML ---------------------------------------------------------------------------------------

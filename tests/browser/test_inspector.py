@@ -574,3 +574,29 @@ def test_a_spec_the_schema_form_cannot_hold_opens_as_json(page, server):
     expect(badge(page, "onnx")).to_be_visible()
     page.get_by_label("Form", exact=True).check()  # the form refuses it and says why
     expect(page.locator("#source-errors")).to_contain_text("a tensor bound or a nested field is edited as JSON")
+
+
+# --- one answer per question about NaN: what each card and witness shows (issue 37) ---------------------------
+
+def _open_spec(page, server: str, spec: dict) -> None:
+    """The inspector on a spec given in the URL (TensorRT is not among the example menu's default dialects)."""
+    page.goto(server + "/#spec=" + urllib.parse.quote(json.dumps(spec, separators=(",", ":"))) + "&mode=preserve")
+    expect(badge(page, "onnx")).to_be_visible()
+
+
+def test_cards_say_what_they_show_and_a_readings_witness_runs_under_it(page, server):
+    """The default is the specification for every dialect (TensorRT too); a spec pinning TensorRT's observed
+    reading says so on its card, and a witness that holds under a reading runs under it (`reading` on
+    /v1/compare), labelled from the output's `shows`."""
+    trt = {"dialect": "tensorrt", "version": "10", "dtype": "float32", "alpha": 0, "beta": 6}
+    _open_spec(page, server, trt)
+    expect(page.locator("#meaning")).to_contain_text("Specification: ")
+    expect(panel(page, "onnx").locator(".meaning")).to_contain_text("Specification: ")
+    finding = panel(page, "onnx").locator(".finding", has_text="under the observed reading").first
+    finding.get_by_role("button", name="Run witness").click()
+    expect(finding.locator(".witness-result")).to_have_text(
+        "tensorrt [observed engine (TensorRT)]: 0 · onnx:13 [specification]: nan (outputs differ)")
+    page.goto("about:blank")
+    _open_spec(page, server, {**trt, "reading": "observed"})
+    expect(page.locator("#meaning")).to_contain_text("Observed engine (TensorRT): ")
+    expect(panel(page, "onnx").locator(".finding", has_text="under the header reading").first).to_be_visible()

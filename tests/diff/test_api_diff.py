@@ -129,17 +129,17 @@ def test_bodies_match_the_schema(client, mnv2):
 
 
 def test_a_crashing_engine_costs_one_answer(client, monkeypatch):
-    """An engine that dies in its sandbox child is a 422 naming the stage; the next diff is answered."""
+    """An engine that dies in the diff's sandbox child is a 422 naming the stage; the next diff is answered."""
     from app.api import diff_routes
     from tests import sandbox_tasks
     real = diff_routes.isolated
 
     def crashing(stage, fn, /, *args):
-        return real(stage, sandbox_tasks.segfault) if stage == "diff:openvino" else real(stage, fn, *args)
+        return real(stage, sandbox_tasks.segfault) if stage == "diff" else real(stage, fn, *args)
     monkeypatch.setattr(diff_routes, "isolated", crashing)
     r = post(client, M.relu_chain())
     assert r.status_code == 422, r.text
-    assert r.json()["detail"].startswith("diff:openvino crashed on this model")
+    assert r.json()["detail"].startswith("diff crashed on this model")
     monkeypatch.setattr(diff_routes, "isolated", real)
     assert post(client, M.relu_chain()).json()["verdict"] == "explained"
 

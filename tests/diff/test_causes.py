@@ -44,12 +44,19 @@ def test_element_cause(c, v, outs, dtype, want):
 
 
 def test_narrower_reads_the_fused_kernel():
-    kernels = {"openvino": {"conv": {"precision": "bf16", "type": "Convolution", "layers": ["conv", "clip"]}},
+    """The kernel's runtimePrecision decides where the runtime model names the node (f32 there: not narrower);
+    a node it folded away ran at the engine's reported precision; both precisions are named."""
+    kernels = {"openvino": {"conv": {"precision": "bf16", "type": "Convolution", "layers": ["conv", "clip"]},
+                            "head": {"precision": "f32", "type": "FullyConnected", "layers": ["head"]}},
                "onnxruntime": {}}
-    assert causes.narrower(kernels, {"openvino": "bf16", "onnxruntime": "f32"}, "clip", "float32") is None
+    precisions = {"openvino": "bf16", "onnxruntime": "f32"}
+    assert causes.narrower(kernels, precisions, "clip", "float32") == (
+        "openvino ran it in bf16 (its reported precision); the model's type is float32, onnxruntime ran f32")
+    assert causes.narrower(kernels, precisions, "head", "float32") is None
     kernels["openvino"]["clip"] = kernels["openvino"]["conv"]
-    note = causes.narrower(kernels, {"openvino": "bf16", "onnxruntime": "f32"}, "clip", "float32")
-    assert note == "openvino ran it in bf16 (kernel Convolution: conv, clip)"
+    note = causes.narrower(kernels, precisions, "clip", "float32")
+    assert note == ("openvino ran it in bf16 (kernel Convolution: conv, clip); the model's type is float32, "
+                    "onnxruntime ran f32")
     assert causes.narrower({"openvino": {}}, {"openvino": "f32"}, "clip", "float32") is None
 
 

@@ -89,7 +89,7 @@ def test_a_new_dialect_in_sarif_rules_of_a_scan(fake, tmp_path, capsys):
 
 def test_a_new_dialect_reaches_the_rules_page_section(fake):
     text = dialect_docs.render()
-    assert "### fake" in text and "used when named (`--to fake`" in text
+    assert "### fake" in text and "used when named (`--target fake`" in text
     assert f"| `{Code.NAN_BOUND.value}` | {FAKE_RULE[0]} | {FAKE_RULE[1]} |" in text
     assert text.index("### stablehlo") < text.index("### fake")  # registry order
 
@@ -107,7 +107,9 @@ def test_help_texts_name_every_dialect(fake):
     assert "fake[:v2]" in target_forms()
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    for command, dest in (("translate", "to"), ("scan", "target"), ("lint", "target"), ("probe", "semantics")):
+    # one target flag (issue 37): every command's is `--target` (dest "target"), the older names aliases of it
+    for command, dest in (("translate", "target"), ("scan", "target"), ("lint", "target"), ("probe", "target"),
+                          ("bundle", "target")):
         action = next(a for a in sub.choices[command]._actions if a.dest == dest)
         for name in (*registry.names(), "fake"):
             assert f"{name}[:" in action.help, (command, name, action.help)

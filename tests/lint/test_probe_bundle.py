@@ -125,7 +125,9 @@ def test_probe_api_errors(client, payload, status, loc):
 
 def test_probe_cli_npy(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(CROSSED)))
-    rc = main(["probe", "--npy", str(tmp_path), "--semantics", "onnx", "--semantics", "directml:5_0"])
+    # literal named: the same numbers under each dialect's rules (the CLI's default mode is preserve, issue 37)
+    rc = main(["probe", "--npy", str(tmp_path), "--semantics", "onnx", "--semantics", "directml:5_0",
+               "--mode", "literal"])
     assert rc == 1  # the dialects disagree on some input
     x = np.load(tmp_path / "inputs.npy")
     assert x.dtype == np.int8 and -128 in x and 127 in x

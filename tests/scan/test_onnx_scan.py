@@ -190,8 +190,11 @@ def test_clip_sites(build, want: Expect):
     m = site.resolved.meaning
     assert m.dynamic is want.dynamic
     if want.dynamic:
-        assert all(t["status"] == "unsupported" and t["findings"][0]["code"] == "dynamic-bounds"
-                   for t in clip["translations"])
+        assert all(t["findings"][0]["code"] == "dynamic-bounds" for t in clip["translations"])
+        # issue 37: towards ONNX itself (a Clip no older than the source's) the bound stays an input: exact
+        status = {t["label"]: t["status"] for t in clip["translations"]}
+        assert status["onnx"] == "exact" and all(v == "unsupported" for k, v in status.items()
+                                                 if not k.startswith("onnx")), status
         return
     assert _same(m.lo, want.lo) and _same(m.hi, want.hi), (m.lo, m.hi)
     assert len(clip["translations"]) == len(TARGETS)
@@ -333,7 +336,9 @@ def test_external_bounds_are_never_read():
     (clip,) = scan(external_bound_model("weights.bin").SerializeToString()).to_json()["clips"]
     assert [f["code"] for f in clip["findings"]] == ["dynamic-bounds"]
     assert "stored as external data, which is never followed" in clip["findings"][0]["message"]
-    assert {t["status"] for t in clip["translations"]} == {"unsupported"}
+    # issue 37: the same Clip keeps the bound as its input towards ONNX (exact); no other dialect can
+    assert {t["label"]: t["status"] for t in clip["translations"]} == {
+        "onnx": "exact", "openvino": "unsupported", "directml": "unsupported"}
     nodes = [helper.make_node("Max", ["x", "a"], ["t"], name="inner"),
              helper.make_node("Min", ["t", "b"], ["y"], name="outer")]
     m = model(nodes, [external_tensor("a", "weights.bin"), init("b", 6, np.float32)])

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from app.dialects.kit.common import Emitted, Mode
-from app.core.meaning import Meaning
+from app.core.meaning import Meaning, NanInput
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,13 @@ class Dialect:
     # Readings (name -> one line with its source) when the dialect's documents and implementations disagree;
     # the first is the default. /v1/execute and /v1/compare take `reading` to choose one.
     readings: Mapping[str, str] = field(default_factory=dict)
+    # The reading (a key of `readings`) that models this dialect's engine as observed rather than a document
+    # (TensorRT: observed; WebNN: chromium): what `basis: engine` runs, and `shows: observed-engine` names. Never the
+    # default: every dialect's default reading is its specification (issue 37).
+    engine_reading: str | None = None
+    # The NaN-input rule this dialect's engine was observed to follow on float tensors where the specification
+    # propagates (OpenVINO's CPU plugin: NaN -> min, the engine note diff measures); `basis: engine` applies it.
+    engine_nan_input: NanInput | None = None
     # Engine notes that depend on the host: a host fact (app.engines.config.host_facts key) -> its value -> the notes
     # that hold there. /v1/dialects `host` lists each with the values it holds on and whether it applies here.
     host_notes: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)

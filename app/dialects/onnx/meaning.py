@@ -97,6 +97,16 @@ def order_onnx(schema: ClipSchema) -> tuple[Order, str]:
                             "computes it (max)")
 
 
+def attributes_refused_onnx(given_min: Number | None, given_max: Number | None) -> bool:
+    """onnxruntime Clip_6Base (providers/cpu/math/clip.h) checks `min_ <= max_` on the FLOAT attributes as read
+    (absent: -FLT_MAX / FLT_MAX), before any cast to T: a float16 min = inf with no max is refused (inf > FLT_MAX)
+    although both read inf in float16 (app/data/runtime_support.json, refuses_non_finite, Clip-6 min+inf)."""
+    flt_max = FLOAT32.highest()
+    lo = exact.to_float32(given_min) if given_min is not None else -flt_max
+    hi = exact.to_float32(given_max) if given_max is not None else flt_max
+    return math.isnan(lo) or math.isnan(hi) or lo > hi
+
+
 def parse(spec: OnnxSpec) -> Parsed:
     """The compact form as is; the model form read into the compact form."""
     if spec.model is None:
@@ -133,7 +143,8 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
     rules.append(order_rule)
     rules.append("NaN input propagates; a NaN bound makes every output NaN (formula and onnx.reference)")
     notes: tuple[EngineNote, ...] = ()
-    if schema.attributes and (any(b.is_nan for b in bounds) or bounds[0].value > bounds[1].value):
+    if schema.attributes and (any(b.is_nan for b in bounds) or bounds[0].value > bounds[1].value
+                              or attributes_refused_onnx(s.min, s.max)):
         notes += NOTE_ATTR_REFUSED_ORT
     elif any(b.is_nan for b in bounds):
         notes += NOTE_NAN_BOUND_ORT

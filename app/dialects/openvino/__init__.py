@@ -15,7 +15,7 @@ from app.dialects.openvino.catalogue import ARTIFACTS, EXAMPLES, RULE_TEXTS, cap
 from app.dialects.openvino.emit import EMIT
 from app.dialects.openvino.engine import bundle, run_openvino
 from app.dialects.openvino.meaning import resolve_source, version_openvino
-from app.dialects.openvino.notes import BF16_NOTES
+from app.dialects.openvino.notes import BF16_NOTES, ENGINE_NAN_INPUT
 from app.dialects.openvino.spec import NAME, OpenVinoSpec, OpenVinoTarget, target
 
 __all__ = ["DIALECT", "NAME"]
@@ -25,4 +25,5 @@ DIALECT = Dialect(
     target=target, check_version=version_openvino, capability=capability,
     version_example="openvino:opset16", engines={"openvino": run_openvino},
     bundle=bundle, artifacts=ARTIFACTS, rule_texts=RULE_TEXTS, examples=EXAMPLES,
-    host_notes={"openvino_bf16_variant": BF16_NOTES})
+    host_notes={"openvino_bf16_variant": BF16_NOTES},
+    engine_nan_input=ENGINE_NAN_INPUT)

@@ -9,9 +9,12 @@ import numpy as np
 
 from app.core import exact
 from app.core.dtypes import BFLOAT16, FLOAT32, DType
-from app.core.meaning import EngineNote
+from app.core.meaning import EngineNote, NanInput
 from app.engines import config as engine_config
 
+# The CPU plugin's NaN-input rule where Clamp-1 propagates (the first note below; Dialect.engine_nan_input, which
+# `basis: engine` applies and tests/test_nan_basis.py checks against the openvino backend).
+ENGINE_NAN_INPUT = NanInput.TO_LOWER
 ENGINE_NOTES_ALL = (
     EngineNote("openvino CPU plugin", "A NaN input is clamped to min instead of propagating (observed with "
                                       "openvino 2026.4 compile_model(..., 'CPU'))."),

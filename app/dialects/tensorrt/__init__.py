@@ -1,6 +1,6 @@
 """TensorRT `IActivationLayer` kCLIP as a clipbridge dialect: `DIALECT`, its registry entry.
 
-spec.py (models, versions, types, sources), meaning.py (the rules and both readings: observed, header), emit.py (a
+spec.py (models, versions, types, sources), meaning.py (the rules and both readings: header, the default, and observed, the engine's), emit.py (a
 Meaning -> a kCLIP layer), network_api.py (the Python and C++ API calls), catalogue.py (readings, rule texts,
 examples, capability). No engine: TensorRT does not run here. app/dialects/registry.py imports this package, and
 scan/lint/diff/fix and tests may import its modules; app.core, app.kernels and app.engines never do.
@@ -16,6 +16,7 @@ DIALECT = Dialect(
     name=spec.NAME, spec_model=spec.TensorRtSpec, target_model=spec.TensorRtTarget, resolve=meaning.resolve_source,
     emit=emit.emit, target=emit.target, check_version=meaning.version_tensorrt, capability=catalogue.capability,
     version_example="tensorrt:10", artifacts=catalogue.ARTIFACTS, in_defaults=False,
-    rule_texts=catalogue.RULE_TEXTS, examples=catalogue.EXAMPLES, readings=catalogue.READINGS)
+    rule_texts=catalogue.RULE_TEXTS, examples=catalogue.EXAMPLES, readings=catalogue.READINGS,
+    engine_reading=catalogue.ENGINE_READING)
 
 __all__ = ["DIALECT"]

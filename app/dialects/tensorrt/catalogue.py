@@ -10,10 +10,13 @@ from app.dialects.tensorrt.spec import DTYPES, HEADER_SRC, ISSUE_SRC, NAME, OP_V
 from app.core.findings import Code
 
 READINGS = {
-    "observed": f"a NaN input gives alpha, the lower bound ({ISSUE_SRC}); the default: the header is silent on NaN "
-                "and this report is the only evidence of what TensorRT computes",
-    "header": f"only max(alpha, min(beta, x)) as documented ({HEADER_SRC}); a NaN input is undocumented",
+    "header": f"only max(alpha, min(beta, x)) as documented ({HEADER_SRC}); a NaN input is undocumented (executed "
+              "as propagate): the default, the specification, as every dialect's default is",
+    "observed": f"a NaN input gives alpha, the lower bound ({ISSUE_SRC}): TensorRT's engine as observed, not a "
+                "document; what `basis: engine` runs",
 }
+# The reading that models TensorRT's engine as observed (Dialect.engine_reading; /v1/execute `basis: engine`).
+ENGINE_READING = "observed"
 
 ARTIFACTS = {"tensorrt_python": "TensorRT Python API: network.add_activation(x, trt.ActivationType.CLIP), alpha, "
                                 "beta", "tensorrt_cpp": "TensorRT C++ API: addActivation(kCLIP), setAlpha, setBeta"}
@@ -26,7 +29,7 @@ def capability() -> dict[str, Any]:
                           "rules": ["max(alpha, min(beta, x)): alpha > beta gives alpha",
                                     "alpha/beta are float attributes: rounded to float, then to the tensor type",
                                     "int8: bounds nearest-even and saturated (inferred); scale 1",
-                                    "NaN input: alpha (observed, #4773) or undocumented (header)",
+                                    "NaN input: undocumented (header, the default) or alpha (observed engine, #4773)",
                                     "NaN alpha/beta: undocumented",
                                     "no engine here: nothing executed on TensorRT",
                                     *(f"reading {k}: {v}" for k, v in READINGS.items())]}]}
@@ -34,7 +37,8 @@ def capability() -> dict[str, Any]:
 
 RULE_TEXTS = {
     Code.MIN_GREATER_THAN_MAX.value: ("max(alpha, min(beta, x)): alpha > beta gives alpha (min wins)", HEADER_SRC),
-    Code.NAN_INPUT.value: ("a NaN input gives alpha (reported for 10.16; the header is silent)", ISSUE_SRC),
+    Code.NAN_INPUT.value: ("a NaN input is undocumented (the header is silent); TensorRT 10.16 was reported to give "
+                            "alpha (the observed reading)", HEADER_SRC),
     Code.NAN_BOUND.value: ("NaN alpha/beta: undocumented", HEADER_SRC),
     Code.BOUND_PRECISION.value: ("alpha/beta are float: a bound rounds to float, then to the tensor type",
                                  HEADER_SRC),
@@ -47,7 +51,7 @@ EXAMPLES = {
     "relu6-float32": {"dialect": "tensorrt", "version": "10", "dtype": "float32", "shape": [1, 4], "alpha": 0,
                       "beta": 6},
     "crossed-alpha-wins": {"dialect": "tensorrt", "dtype": "float32", "alpha": 3, "beta": 1},
-    "float16-header-reading": {"dialect": "tensorrt", "dtype": "float16", "alpha": -1, "beta": 1,
-                               "reading": "header"},
+    "float16-observed-reading": {"dialect": "tensorrt", "dtype": "float16", "alpha": -1, "beta": 1,
+                                 "reading": "observed"},
     "int8-fractional": {"dialect": "tensorrt", "dtype": "int8", "alpha": -2.5, "beta": 100.5},
 }

@@ -4,16 +4,17 @@ NvInfer.h: `kCLIP = 8, //!< Clip activation: max(alpha, min(beta, x))`. alpha an
 attributes (setAlpha/setBeta), so min > max gives alpha (the lower bound wins, the opposite of ONNX Clip-13).
 The header says nothing about NaN. NVIDIA/TensorRT#4773 reports TensorRT 10.16 replacing a NaN input with the
 lower bound: a report, not a document. Two readings (Dialect.readings; the first is the default):
-  observed (default): a NaN input gives alpha (NanInput.TO_LOWER). The header is silent rather than contrary, and
-      the report is the only evidence of what TensorRT computes; a translation that says "NaN -> alpha" with a
-      witness is what someone porting a model needs.
-  header: only the documented formula; NaN input undocumented (executed as propagate), the report kept as an
-      engine note.
-The resolved Meaning is the observed reading's; `Meaning.alternates` holds ("header", its meaning), so
-/v1/execute and /v1/compare take `"reading": "header"` and translations report drift "under the header reading".
+  header (default): only the documented formula; NaN input undocumented (executed as propagate), the report kept
+      as an engine note. The default is the specification, as it is for every dialect (issue 37: one answer per
+      question about NaN); what an engine was observed to do is a reading one asks for.
+  observed: a NaN input gives alpha (NanInput.TO_LOWER), TensorRT's engine as reported; Dialect.engine_reading,
+      so `basis: engine` on /v1/execute and /v1/compare runs it, and its outputs say `shows: observed-engine`.
+The resolved Meaning is the header reading's; `Meaning.alternates` holds ("observed", its meaning), so
+/v1/execute and /v1/compare take `"reading": "observed"` and translations report drift under the observed
+reading with `reading: "observed"` on the finding and its witness.
 The spec field `reading` (kept for specs written before the request-level one) pins which reading is that
-meaning's own: `"reading": "header"` resolves to the header meaning, with the observed one in `alternates`; a
-request's `reading` still chooses either.
+meaning's own: `"reading": "observed"` resolves to the observed meaning (its `reading` says so, and translate's
+`meaning.shows`), with the header one in `alternates`; a request's `reading` still chooses either.
 No TensorRT engine runs here (it needs an NVIDIA GPU and the TensorRT wheel); nothing here was executed on it.
 """
 
@@ -65,7 +66,7 @@ def dtype_tensorrt(name: str, loc: str = "dtype") -> DType:
 
 
 def reading_tensorrt(text: str, loc: str = "reading") -> str:
-    """The spec's own reading of a NaN input: 'observed' (default, #4773) or 'header' (NvInfer.h only); a request's
+    """The spec's own reading of a NaN input: 'header' (default, NvInfer.h only) or 'observed' (#4773); a request's
     `reading` (/v1/execute, /v1/compare) chooses either one at run time."""
     key = text.strip().lower()
     if key not in READINGS:
@@ -137,15 +138,18 @@ def meaning_tensorrt(version: str, dt: DType, lo: Bound, hi: Bound, reading: str
 
 
 def resolve(spec: TensorRtSpec) -> Meaning:
-    """max(alpha, min(beta, x)): alpha wins when alpha > beta. The meaning is the spec's reading's (observed unless
-    the spec pins header); the other reading's meaning is kept in `alternates`."""
+    """max(alpha, min(beta, x)): alpha wins when alpha > beta. The meaning is the spec's reading's (header, the
+    specification, unless the spec pins observed); the other reading's meaning is kept in `alternates`."""
     version = version_tensorrt(spec.version)
     dt = dtype_tensorrt(spec.dtype)
     own = reading_tensorrt(spec.reading)
     lo = bound_tensorrt(spec.alpha, dt, "alpha")
     hi = bound_tensorrt(spec.beta, dt, "beta")
-    others = tuple((r, meaning_tensorrt(version, dt, lo, hi, r)) for r in READINGS if r != own)
-    return evolve(meaning_tensorrt(version, dt, lo, hi, own), alternates=others)
+    default = next(iter(READINGS))
+    others = tuple((r, evolve(meaning_tensorrt(version, dt, lo, hi, r), reading=None if r == default else r))
+                   for r in READINGS if r != own)
+    own_meaning = meaning_tensorrt(version, dt, lo, hi, own)
+    return evolve(own_meaning, alternates=others, reading=None if own == default else own)
 
 
 def normalize(spec: TensorRtSpec) -> dict:

@@ -34,7 +34,8 @@ class TensorRtSpec(_Strict):
     alpha: WireNumber
     beta: WireNumber
     reading: Annotated[str, StringConstraints(max_length=16)] = Field(
-        default="observed", description="Which reading is this clip's own meaning: observed (default) or header; "
+        default="header", description="Which reading is this clip's own meaning: header (default, the documented "
+                                      "operator) or observed (TensorRT's engine as reported); "
                                         "a request's `reading` (/v1/execute, /v1/compare) chooses either")
 
 

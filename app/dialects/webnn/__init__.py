@@ -16,6 +16,7 @@ DIALECT = Dialect(
     name=spec.NAME, spec_model=spec.WebNNSpec, target_model=spec.WebNNTarget, resolve=meaning.resolve_source,
     emit=emit.emit, target=emit.target, check_version=meaning.version_webnn, capability=catalogue.capability,
     version_example="webnn:1", artifacts=catalogue.ARTIFACTS, in_defaults=False, rule_texts=catalogue.RULE_TEXTS,
-    examples=catalogue.EXAMPLES, readings=catalogue.READINGS)
+    examples=catalogue.EXAMPLES, readings=catalogue.READINGS,
+    engine_reading=catalogue.CHROMIUM)  # what Chromium ships: the engine's reading for `basis: engine`
 
 __all__ = ["DIALECT"]

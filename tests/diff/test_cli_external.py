@@ -1,0 +1,44 @@
+"""Issue 34: the CLI reads a user's own model with its external data next to it, as onnx.load does (the service
+refuses external data: tests/hostile/test_external_data.py)."""
+
+from __future__ import annotations
+
+import json
+
+import onnx
+import pytest
+
+from app.cli.main import main
+from tests.diff import models as M
+
+
+def _saved_with_external_data(tmp_path) -> str:
+    m = onnx.load_from_string(M.clip_chain(0.0, 6.0))
+    path = tmp_path / "model" / "m.onnx"
+    path.parent.mkdir()
+    onnx.save_model(m, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="m.data", size_threshold=0)
+    assert (path.parent / "m.data").exists()
+    return str(path)
+
+
+def test_diff_reads_external_data_next_to_the_model(tmp_path, monkeypatch, capsys):
+    path = _saved_with_external_data(tmp_path)
+    monkeypatch.chdir(tmp_path)  # not the model's directory: the data is found next to the model
+    assert main(["diff", path, "--format", "json"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["verdict"] in ("equal", "explained", "unexplained")
+
+
+def test_missing_external_data_is_an_error_naming_the_model(tmp_path, capsys):
+    path = _saved_with_external_data(tmp_path)
+    (tmp_path / "model" / "m.data").unlink()
+    assert main(["diff", path, "--format", "json"]) == 2
+    assert "external data cannot be read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [["diff", "--help"]])
+def test_help_says_external_data_is_read_by_the_cli_only(args, capsys):
+    with pytest.raises(SystemExit):
+        main(args)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "external files next to it is read" in out and "the service never reads external data" in out

@@ -1,0 +1,115 @@
+"""Issue 34: no model endpoint reads a file that is not part of the upload, in any place a tensor can live.
+
+A canary file sits in the server's working directory (and a symlink to it next to it); every model endpoint
+gets models whose tensors name it as external data, relative, absolute, through '..', through the symlink,
+with huge offsets and lengths. No answer is a 5xx, and no answer carries the canary's bytes in any encoding an
+engine or a JSON body would print them in (raw, decimal lists as onnxruntime prints a shape, hex, base64).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.scan.wire import ExternalDataRefused, refuse_external
+from tests.hostile.places import PLACES, external_locations, external_model, external_models
+
+CANARY = b"CANARY34" + bytes(range(100, 130))  # 38 bytes, as in the audit
+ENDPOINTS = ("inspect", "rewrite", "diff", "fix", "chain", "translate")
+
+
+def signatures(data: bytes) -> list[bytes]:
+    """How the canary's first bytes could appear in an answer: raw, as byte lists, hex, base64, and read as the
+    int64 or float32 values an engine would print (a Reshape's requested shape, a witness)."""
+    head = data[:8]
+    as_i64 = str(int(np.frombuffer(data[:8], "<i8")[0])).encode()
+    as_f32 = [repr(float(v)).encode()[:9] for v in np.frombuffer(data[:8], "<f4")]
+    return [head, ",".join(str(b) for b in head[:5]).encode(), ", ".join(str(b) for b in head[:5]).encode(),
+            head.hex().encode(), base64.b64encode(data[:9]), head.decode("latin-1").encode("unicode_escape"),
+            as_i64, *as_f32]
+
+
+def leaked(body: bytes) -> list[bytes]:
+    return [s for s in signatures(CANARY) if s in body]
+
+
+@pytest.fixture(scope="module")
+def canary_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("served")
+    (d / "canary.bin").write_bytes(CANARY)
+    (d / "link.bin").symlink_to(d / "canary.bin")
+    (d / "sub").mkdir()
+    return d
+
+
+@pytest.fixture
+def in_canary_dir(canary_dir, monkeypatch):
+    monkeypatch.chdir(canary_dir)  # the server's working directory, where a relative location would resolve
+    return canary_dir
+
+
+def send(client, endpoint: str, model: bytes):
+    files = {"model": ("m.onnx", model)}
+    if endpoint == "inspect":
+        return client.post("/v1/models/inspect", content=model, headers={"content-type": "application/octet-stream"})
+    if endpoint == "rewrite":
+        return client.post("/v1/models/rewrite?target=openvino", content=model,
+                           headers={"content-type": "application/octet-stream"})
+    if endpoint == "diff":
+        return client.post("/v1/models/diff", files=files)
+    if endpoint == "fix":
+        return client.post("/v1/models/fix?reference=onnxruntime&target=openvino", files=files)
+    if endpoint == "chain":
+        return client.post("/v1/models/chain?chain=onnx,openvino", files=files)
+    source = {"dialect": "onnx", "model": base64.b64encode(model).decode(), "node": "max"}
+    return client.post("/v1/translate", content=json.dumps({"source": source}),
+                       headers={"content-type": "application/json"})
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_every_place_a_tensor_lives_is_walked(place, canary_dir):
+    """The one walk (app.scan.wire.refuse_external) finds the external tensor wherever it lives, wherever it
+    points."""
+    for location in external_locations(str(canary_dir / "canary.bin")):
+        with pytest.raises(ExternalDataRefused, match="save_as_external_data=False"):
+            refuse_external(external_model(place, location, "0", str(2**63)))
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+@pytest.mark.parametrize("place", PLACES)
+def test_a_relative_location_next_to_the_server_is_refused(hostile_client, in_canary_dir, endpoint, place):
+    """The audit's hole: a relative location resolved in the server's directory. Refused (400 naming the tensor)
+    on every model endpoint; translate reads only a node's bounds and never opens it either."""
+    r = send(hostile_client, endpoint, external_model(place, "canary.bin"))
+    assert r.status_code < 500 and not leaked(r.content), (r.status_code, r.text[:300])
+    if endpoint != "translate":
+        assert r.status_code == 400 and "external file" in r.json()["detail"], r.text[:300]
+        assert "save_as_external_data=False" in r.json()["detail"]
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), endpoint=st.sampled_from(ENDPOINTS))
+def test_no_answer_carries_the_canary(hostile_client, in_canary_dir, data, endpoint):
+    """Every location (relative, './', '..', absolute, symlink, a system file), offset and length, in every place:
+    no 5xx, no canary byte in the answer."""
+    model = data.draw(external_models(str(in_canary_dir / "canary.bin")))
+    r = send(hostile_client, endpoint, model)
+    assert r.status_code < 500, (r.status_code, r.text[:300])
+    assert not leaked(r.content), r.text[:300]
+    if endpoint != "translate":
+        assert r.status_code == 400, r.text[:300]
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS[:5])
+def test_bytes_the_walk_cannot_read_are_refused_too(hostile_client, in_canary_dir, endpoint):
+    """Fail closed: protobuf accepts an unknown group field that the wire walk refuses, so an external tensor
+    behind one would reach the engines if the guard let unreadable bytes through."""
+    from app.scan.wire import encode_varint
+    group = encode_varint(100 << 3 | 3) + encode_varint(100 << 3 | 4)
+    r = send(hostile_client, endpoint, external_model("initializer", "canary.bin") + group)
+    assert r.status_code == 400 and not leaked(r.content), r.text[:300]

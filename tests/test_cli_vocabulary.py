@@ -1,0 +1,198 @@
+"""One CLI vocabulary (issue 37): one target flag (`--target`, the older `--to` and `--semantics` read as it until
+0.2.0), one default mode (preserve), `lint` in every format `scan` has, help examples that are the real
+defaults, tables that fit 100 columns with message and witness, a stdin hint, the serve start line and a busy
+port naming --port, and the client importable on the core install."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from app.api.model_base import OLD_NAMES_UNTIL
+from app.cli.main import build_parser, main
+from app.cli.output import FORMATS
+from app.dialects import registry
+from app.service.capabilities import default_version
+from tests.sockets import listening_socket, port_of
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "docs" / "example.onnx"
+RELU6 = ROOT / "docs" / "relu6.onnx"
+GOOD = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
+TARGET_COMMANDS = ("translate", "scan", "lint", "probe", "bundle")
+
+
+def _sub(name: str):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    return sub.choices[name]
+
+
+def _action(command: str, dest: str):
+    return next(a for a in _sub(command)._actions if a.dest == dest)
+
+
+@pytest.mark.parametrize("command", TARGET_COMMANDS)
+def test_one_target_flag_with_the_old_names_as_aliases(command):
+    action = _action(command, "target")
+    assert action.option_strings == ["--target", "--to", "--semantics"]
+    assert isinstance(action.default, type(None)) and action.__class__.__name__ == "_AppendAction"
+    assert f"read until {OLD_NAMES_UNTIL}" in action.help
+
+
+@pytest.mark.parametrize("flag", ["--target", "--to", "--semantics"])
+def test_every_name_of_the_target_flag_reads_the_same(flag):
+    args = build_parser().parse_args(["probe", "spec.json", flag, "onnx", flag, "directml:5_0"])
+    assert args.target == ["onnx", "directml:5_0"]
+
+
+@pytest.mark.parametrize("command", TARGET_COMMANDS)
+def test_one_default_mode_everywhere(command):
+    action = _action(command, "mode")
+    assert action.default == "preserve" and action.choices == ("preserve", "literal")
+
+
+@pytest.mark.parametrize("command", TARGET_COMMANDS)
+def test_help_examples_are_the_real_defaults(command):
+    text = _action(command, "target").help
+    for d in registry.DIALECTS.values():
+        version = default_version(d)
+        assert (f"{d.name}[:{version}]" if version else d.name) in text
+    assert "directml[:6_4]" in text and "coreml[:iOS18]" in text
+    assert "directml[:5_0]" not in text and "coreml[:iOS17]" not in text
+
+
+def test_lint_takes_every_format_scan_takes():
+    assert set(_action("lint", "format").choices) == set(_action("scan", "format").choices) == set(FORMATS)
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "table"])
+def test_lint_over_two_models_is_one_report(fmt, capsys):
+    code = main(["lint", str(EXAMPLE), str(RELU6), "--target", "directml", "--format", fmt])
+    out = capsys.readouterr().out
+    single = main(["scan", str(EXAMPLE), "--target", "directml", "--format", "json"])
+    capsys.readouterr()
+    assert code == single  # the worst of the models (example.onnx has an unsupported clip)
+    if fmt == "sarif":
+        from tests.lint.test_formats import validate_sarif
+        log = json.loads(out)
+        validate_sarif(log)
+        assert [r["artifacts"][0]["location"]["uri"] for r in log["runs"]] == [str(EXAMPLE), str(RELU6)]
+    elif fmt == "junit":
+        root = ET.fromstring(out.split("?>", 1)[1])
+        names = [s.get("name") for s in root.iter("testsuite")]
+        assert names == [f"{EXAMPLE}: directml", f"{RELU6}: directml"]
+        assert int(root.get("tests")) == sum(int(s.get("tests")) for s in root.iter("testsuite")) == 6
+    elif fmt == "json":
+        assert [b["file"] for b in json.loads(out)] == [str(EXAMPLE), str(RELU6)]
+    else:
+        assert str(EXAMPLE) in out and str(RELU6) in out
+
+
+def test_dialects_fits_100_columns(capsys):
+    assert main(["dialects"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert any(line.startswith("directml") and "5_0 to 6_4" in line for line in lines)
+
+
+def test_translate_table_fits_100_columns_with_message_and_witness(monkeypatch, capsys):
+    spec = '{"dialect":"onnx","opset":13,"elem_type":"INT8","min":5,"max":2}'
+    monkeypatch.setattr(sys, "stdin", io.StringIO(spec))
+    assert main(["translate", "--target", "directml:5_0", "--mode", "literal", "--format", "table"]) == 1
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= 100
+    assert "min > max is computed differently" in out and "witness: input -128" in out
+
+
+class _Tty(io.BytesIO):
+    def isatty(self) -> bool:
+        return True
+
+    @property
+    def buffer(self) -> io.BytesIO:
+        return self
+
+
+@pytest.mark.parametrize("stdin,hint", [pytest.param(_Tty(GOOD.encode()), True, id="terminal"),
+                                        pytest.param(io.TextIOWrapper(io.BytesIO(GOOD.encode())), False, id="pipe")])
+def test_translate_hints_when_it_waits_on_a_terminal(monkeypatch, capsys, stdin, hint):
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["translate", "--target", "openvino"]) == 0
+    err = capsys.readouterr().err
+    assert ("reading a JSON clip spec from stdin (end with Ctrl-D" in err) is hint
+
+
+def test_serve_on_a_busy_port_names_the_port_option(capsys):
+    holder = listening_socket()
+    port = port_of(holder)
+    try:
+        assert main(["serve", "--port", str(port)]) == 3
+    finally:
+        holder.close()
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and "--port" in err
+
+
+def test_serve_prints_a_start_line_with_the_url():
+    sock = listening_socket()
+    port = port_of(sock)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--fd", str(sock.fileno()), "--log-level",
+                             "warning"], pass_fds=(sock.fileno(),), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            env=env, cwd=ROOT)
+    try:
+        line = proc.stderr.readline().decode()  # the first line, before any worker starts
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        sock.close()
+    assert line.startswith(f"clipbridge serving on http://127.0.0.1:{port}/"), line
+
+
+CLIENT_ON_THE_CORE = r'''
+import importlib.abc, sys
+BLOCKED = {"onnxruntime", "openvino", "torch", "jax", "pytest", "hypothesis"}
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(name)
+sys.meta_path.insert(0, Block())
+from app.client import Client
+print(Client.__name__)
+'''
+
+
+def test_the_client_imports_on_the_core_install():
+    """httpx is a core dependency (pyproject), so the README's start command is enough for app.client."""
+    import tomllib
+    from packaging.requirements import Requirement
+    core = {Requirement(r).name for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+            ["dependencies"]}
+    assert "httpx" in core
+    r = subprocess.run([sys.executable, "-c", CLIENT_ON_THE_CORE], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "Client", r.stderr[-2000:]
+
+
+def test_the_client_without_httpx_says_what_to_install():
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.modules['httpx'] = None\nimport app.client"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and 'pip install -e .' in r.stderr and "httpx" in r.stderr, r.stderr[-2000:]
+
+
+def test_mode_and_target_defaults_are_written_down():
+    api = (ROOT / "docs" / "api.md").read_text()
+    api = api.replace("**", "")
+    assert "preserve" in api and "--target" in api and f"until {OLD_NAMES_UNTIL}" in api
