@@ -10,12 +10,12 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from app.chain import litert_graph
 from app.diff import engines as diff_engines
 from app.engines import config as engine_config
 
 ONNX_CLIPS = ("Clip", "Max", "Min", "Relu", "HardSwish", "HardSigmoid", "LeakyRelu")
 OV_CLIPS = ("Clamp", "Maximum", "Minimum", "Relu", "HSwish", "HSigmoid", "HardSigmoid", "Swish")
-TFLITE_CLIPS = ("RELU6", "RELU", "RELU_N1_TO_1", "RELU_0_TO_1", "MAXIMUM", "MINIMUM", "HARD_SWISH")
 
 
 def _scalar(a: np.ndarray | None) -> float | None:
@@ -136,27 +136,9 @@ def _interpreter(data: bytes, builtin: bool) -> Any:
 
 
 def tflite_graph(data: bytes) -> dict[str, Any]:
-    """Every clip-like LiteRT op (builtin op name), its constant operands and its tensor names (the key)."""
-    it = _interpreter(data, builtin=True)
-    tensors = {t["index"]: t for t in it.get_tensor_details()}
-    ops = []
-    for op in it._get_ops_details():  # the interpreter's only op listing
-        if op["op_name"] not in TFLITE_CLIPS:
-            continue
-        operands = []
-        for i in op["inputs"]:
-            try:
-                v = it.get_tensor(int(i)) if i >= 0 else None
-            except ValueError:
-                v = None
-            is_const = i >= 0 and v is not None and tensors[i].get("shape", np.array([0])).size <= 1 and \
-                np.asarray(v).size == 1
-            operands.append(("const", _scalar(np.asarray(v))) if is_const else ("tensor", None))
-        out = int(op["outputs"][0])
-        ops.append({"name": tensors[out]["name"], "type": op["op_name"], "tensor": out,
-                    "input": int(op["inputs"][0]), "operands": operands, "attrs": {},
-                    "names": [tensors[out]["name"]], "how": "LiteRT tensor names"})
-    return {"ops": ops, "inputs": [d["name"] for d in it.get_input_details()], "outputs": len(it.get_output_details())}
+    """Every LiteRT op (builtin op name), its constant operands, its fused activation and its tensor names (the
+    key), and the graph's output tensors in order (litert_graph.py)."""
+    return litert_graph.read(_interpreter(data, builtin=True), data)
 
 
 def run_tflite(data: bytes, feeds: list[np.ndarray], builtin: bool, capture: list[int]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from app.chain import converter_env
 from app.core.errors import ClipBridgeError
 
 # aten targets that clamp: source ops the chain follows (docs/chain.md, "Clip-like source ops").
@@ -61,8 +62,16 @@ def _clip_row(node: Any) -> dict[str, Any] | None:
     bounds = {k: (v if isinstance(v, (int, float)) or v is None else "tensor") for k, v in (("lo", lo), ("hi", hi))}
     return {"node": node.name, "op": op, **bounds,
             "int_literal": [k for k, v in bounds.items() if isinstance(v, int) and not isinstance(v, bool)],
-            "input": getattr(args[0], "name", None), "module": stack[-1][0] if stack else "",
+            "input": getattr(args[0], "name", None), "module": stack[-1][0] if stack else "", "scope": _scope(stack),
             "stack_trace": trace[-1].strip()[:160] if trace else ""}
+
+
+def _scope(stack: list[Any]) -> str:
+    """The module path as litert-torch names tensors: the root's type, then each module's `Type_attribute`
+    (`__main__.Block/torch.nn.modules.container.Sequential_dw/torch.nn.modules.activation.Hardswish_1`); empty
+    for an op of the root's own forward (a functional clamp), which no name tells apart."""
+    parts = [str(t) if not p else f"{t}_{str(p).rsplit('.', 1)[-1]}" for p, t in stack]
+    return "/".join(parts) if len(parts) > 1 else ""
 
 
 def describe(pt2: bytes) -> dict[str, Any]:
@@ -78,6 +87,9 @@ def describe(pt2: bytes) -> dict[str, Any]:
             inputs.append({"name": n.name, "shape": [int(d) if str(d).isdigit() else 1 for d in val.shape],
                            "dtype": str(val.dtype).replace("torch.", "")})
     clips = [r for r in map(_clip_row, ep.graph.nodes) if r is not None]
+    returned = list(ep.graph_signature.user_outputs)
+    for r in clips:  # the graph output positions the op's value is returned at (a converter keeps those)
+        r["outputs"] = [k for k, name in enumerate(returned) if name == r["node"]]
     return {"inputs": inputs, "clips": clips}
 
 
@@ -141,18 +153,13 @@ def to_openvino(kind: str, data: bytes) -> tuple[bytes, bytes]:
 
 
 def to_tflite(pt2: bytes, shapes: list[dict[str, Any]]) -> bytes:
-    """litert_torch.convert(ep.module(), sample inputs): the .tflite flatbuffer (float, no quantization)."""
-    import torch
+    """litert_torch.convert(ep.module(), zero sample inputs): the .tflite flatbuffer (float, no quantization),
+    converted in the LiteRT converter's environment of its own (converter_env.py), never in this process."""
+    # (describe() has read the archive already: an unreadable one never gets here)
     try:
-        import litert_torch
-    except ImportError:
-        raise ConversionFailed("litert-torch is not installed: pip install -e \".[chain]\"", "model") from None
-    ep = load(pt2)
-    sample = tuple(torch.zeros(s["shape"], dtype=getattr(torch, s["dtype"])) for s in shapes)
-    try:
-        return bytes(litert_torch.convert(ep.module(), sample).tflite_model())
-    except Exception as exc:
-        raise ConversionFailed(reduce_error(exc), "model") from None
+        return converter_env.convert(pt2, [{"shape": s["shape"], "dtype": s["dtype"]} for s in shapes])
+    except converter_env.ConverterError as exc:
+        raise ConversionFailed(str(exc), "model") from None
 
 
 def to_coreml(pt2: bytes) -> list[dict[str, Any]]:

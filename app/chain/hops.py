@@ -80,11 +80,19 @@ def node_row(clip: dict, ref: Ran, got: Ran, stage: str, last_cause: tuple[str, 
     if not mask.any():
         return row
     in_mask = _mask(r[0], g[0])
+    if in_mask is not None and in_mask.shape != mask.shape:  # an input of another shape (broadcast) says nothing
+        in_mask = None
     fresh = mask & ~in_mask if in_mask is not None else mask
     if not fresh.any():
+        flat = int(np.flatnonzero(mask.reshape(-1))[0])
         row.update(origin="inherited", cause=last_cause[1] if last_cause else None,
                    inherited_from=[last_cause[0]] if last_cause else [])
-        flat = int(np.flatnonzero(mask.reshape(-1))[0])
+        if last_cause is None and in_mask is not None:  # no clamp upstream made it: what fed this one?
+            at = int(np.flatnonzero(in_mask.reshape(-1))[0])
+            if rules.conv_saturates_inf(got.groups.get(node, []), stage, float(r[0].reshape(-1)[at]),
+                                        float(g[0].reshape(-1)[at])):
+                row.update(cause="conv-saturates-inf", inherited_from=[got.groups[node][0]["input_from"]])
+                flat = at
         row["witness"] = _witness(r, g, ref.name, stage, flat)
         return row
     counts: dict[str, int] = {}
@@ -127,14 +135,32 @@ def _witness(r: tuple, g: tuple, ref: str, stage: str, flat: int) -> dict[str, A
 def verdict(outs: list[dict], nodes: list[dict], first: dict | None) -> str:
     if first is None and not any(o["differing"] for o in outs) and not any(n["differing"] for n in nodes):
         return "equal"
-    introduced = [n for n in nodes if n["origin"] == "introduced"]
-    if introduced and all(n["cause"] for n in nodes if n["origin"]):
+    differing = [n for n in nodes if n["origin"]]  # introduced here, or inherited (conv-saturates-inf: a hop rule)
+    if differing and all(n["cause"] for n in differing):
         return "explained"
     return "unexplained"
 
 
+def _layout(r: np.ndarray | None, g: np.ndarray | None) -> np.ndarray | None:
+    """`g` in `r`'s layout: LiteRT computes convolutions channels-last, so a tensor captured inside it is NHWC
+    where torch's is NCHW (a graph output is transposed back by the converter)."""
+    if r is None or g is None or r.shape == g.shape or r.ndim != 4:
+        return g
+    n, c, h, w = r.shape
+    return np.ascontiguousarray(g.transpose(0, 3, 1, 2)) if g.shape == (n, h, w, c) else g
+
+
+def aligned(ref: Ran, got: Ran) -> Ran:
+    """`got` with each captured tensor in the reference's layout."""
+    tensors = {k: (_layout(ref.tensors.get(k, (None, None))[0], v[0]), _layout(ref.tensors.get(k, (None, None))[1],
+                                                                               v[1]))
+               for k, v in got.tensors.items()}
+    return Ran(got.name, got.outputs, tensors, got.groups)
+
+
 def compare_stages(clips: list[dict], ref: Ran, got: Ran, stage: str) -> dict[str, Any]:
     """`against_source` or `against_previous`: diff's fields for one pair of stages."""
+    got = aligned(ref, got)
     nodes, last = [], None
     for clip in clips:
         row = node_row(clip, ref, got, stage, last)

@@ -3,14 +3,15 @@ graph, nothing run), how the pair was made, and the findings the rules predict."
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
 from app.chain import rules
+from app.chain.litert_graph import CONVOLUTIONS
 from app.core.numbers import format_number
 
+LAYOUT_OPS = ("TRANSPOSE", "RESHAPE")  # what litert-torch adds before a graph output, no value of its own
 COREML_CLIPS = ("clip", "relu6", "relu", "maximum", "minimum", "thresholded_relu", "sigmoid_hard", "fill")
 
 
@@ -26,6 +27,10 @@ def _num(c: float | None) -> str:
 def became_text(op: dict[str, Any]) -> str:
     """One op as the table shows it: its type and operands in the order the converter wrote them."""
     t, attrs = op["type"], op.get("attrs", {})
+    if attrs.get("fused"):  # LiteRT: the activation is the op's own (a CONV_2D or ADD with RELU6 fused)
+        consts = [_num(c) for k, c in op.get("operands", []) if k == "const"]
+        head = f"{t}({', '.join(['x', *consts])})" if consts else t
+        return f"{head} (fused {attrs['fused']})"
     if t == "Clamp":
         return f"Clamp({_num(attrs.get('min'))}, {_num(attrs.get('max'))})"
     if t == "clip" and op.get("consts"):
@@ -40,13 +45,10 @@ def became_text(op: dict[str, Any]) -> str:
     return t
 
 
-def _token(name: str, node: str) -> bool:
-    """Whether a converter's tensor name carries the torch node name as a whole token (hardtanh, not hardtanh_1)."""
-    return re.search(rf"(^|[/;:.\s]){re.escape(node)}($|[/;:.\s])", name) is not None
-
-
-def pair(clip: dict[str, Any], stage: str, ops: list[dict[str, Any]]) -> tuple[list[dict], str | None]:
-    """The ops of a stage that a source op became, and how the pair was made (None: no pairing found it)."""
+def pair(clip: dict[str, Any], stage: str, ops: list[dict[str, Any]], outputs: list[int] | None = None
+         ) -> tuple[list[dict], str | None]:
+    """The ops of a stage that a source op became, and how the pair was made (None: no pairing found it);
+    `outputs`: LiteRT's graph output tensors in order."""
     node = clip["node"]
     if stage == "onnx":
         group = [op for op in ops if op.get("key") == node]
@@ -61,8 +63,39 @@ def pair(clip: dict[str, Any], stage: str, ops: list[dict[str, Any]]) -> tuple[l
         return shared + group, (how + (" and the op it shares with another" if shared else "")) if group else None
     if stage == "coreml":
         return _coreml(clip, ops)
-    group = [op for op in ops if any(_token(n, node) for n in op["names"])]
-    return group, "LiteRT tensor names carry the torch node name" if group else None
+    return _litert(clip, ops, outputs or [])
+
+
+def _litert(clip: dict[str, Any], ops: list[dict], outputs: list[int]) -> tuple[list[dict], str | None]:
+    """litert-torch names an op's tensor by the torch module path (its first `;` part; a fused op lists the
+    activation's path first) and a graph output `serving_default_output_K_output`: a source op inside a module is
+    found by its path, one the model returns by its output position, with the MAXIMUM before a MINIMUM (a
+    two-sided clamp) and hardsigmoid's ADD(x, 3) (RELU6 fused) before its MUL(., 1/6)."""
+    by_tensor = {op["tensor"]: op for op in ops}
+    scope = clip.get("scope")
+    group = [op for op in ops if scope and op["names"] and op["names"][0] == scope]
+    how = ["LiteRT tensor names carry the torch module path"] if group else []
+    for k in clip.get("outputs", []):
+        last = by_tensor.get(outputs[k]) if k < len(outputs) else None
+        while last is not None and last["type"] in LAYOUT_OPS:  # channels-last back to torch's layout
+            last = by_tensor.get(last["input"] if last["input"] is not None else -1)
+        if last is None:
+            continue
+        up = by_tensor.get(last.get("input") if last.get("input") is not None else -1)
+        pairs = {"MINIMUM": ("MAXIMUM", "RELU"), "MAXIMUM": ("MINIMUM",)}  # clamp(x, 0, hi): RELU -> MINIMUM
+        found = [up, last] if up is not None and (up["type"] in pairs.get(last["type"], ()) or (
+            clip["op"] == "hardsigmoid" and last["type"] == "MUL" and up["attrs"].get("fused") == "RELU6")) \
+            else [last]
+        group += [op for op in found if op not in group]
+        how.append(f"LiteRT graph output {k} is the source op's value")
+    group.sort(key=lambda op: op.get("index", 0))
+    src = by_tensor.get(group[0]["input"] if group and group[0]["input"] is not None else -1)
+    if src is not None and src["type"] in CONVOLUTIONS and not src["attrs"].get("fused"):
+        group[0] = {**group[0], "input_from": src["type"]}  # conv-saturates-inf's condition
+    if group and clip["op"] == "hardsigmoid" and group[0]["type"] == "ADD" and group[0]["input"] is None:
+        # ADD(x, 3) with RELU6 fused: its tensor operand is hardsigmoid's own input (a convolution's is not)
+        group[0] = {**group[0], "input": group[0]["inputs"][0]}
+    return group, "; ".join(dict.fromkeys(how)) or None
 
 
 def _shared_upstream(clip: dict[str, Any], group: list[dict], ops: list[dict]) -> list[dict]:
@@ -106,12 +139,13 @@ def table(clips: list[dict[str, Any]], stage: str, graph: dict[str, Any] | None)
         if graph is None:
             rows.append({"node": clip["node"], "op": clip["op"], "became": None, "pairing": None, "findings": []})
             continue
-        group, how = pair(clip, stage, graph["ops"])
+        group, how = pair(clip, stage, graph["ops"], graph.get("output_tensors"))
         became = " -> ".join(became_text(op) for op in group) if group else None
         if not group and stage == "coreml":
             became = "folded (no op of its own)"
         rows.append({"node": clip["node"], "op": clip["op"], "became": became, "pairing": how or "unpaired",
-                     "findings": rules.predict(clip, group, stage), "group": group})
+                     "findings": rules.predict(clip, group, stage) + rules.predict_input(clip, group, stage),
+                     "group": group})
     return rows
 
 

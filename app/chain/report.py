@@ -58,7 +58,7 @@ def _hop_head(st: Stage) -> dict[str, Any]:
     same_file = st.name == "tflite:builtin" and st.source == "tflite"
     return {"from": st.source, "to": st.name, "status": st.status, "error": st.error,
             "converter": None if conv is None or same_file else
-            {"name": conv.name, "version": dist_version(conv.name), "options": conv.options},
+            {"name": conv.name, "version": conv.version or dist_version(conv.name), "options": conv.options},
             "engine": {"name": engine, "version": st.engine.get("version") or dist_version(engine),
                        "precision": st.engine.get("precision"), "delegate": delegate},
             **({"note": STATIC_NOTE} if st.name == "coreml" else {}),
@@ -68,6 +68,8 @@ def _hop_head(st: Stage) -> dict[str, Any]:
 def _confirmation(predicted: list[dict], *comparisons: dict | None) -> dict[str, list]:
     measured = {(n["node"], c) for cmp in comparisons if cmp for n in cmp["nodes"] if n["origin"] == "introduced"
                 for c in (n.get("causes") or {}) if c != "unexplained"}
+    measured |= {(n["node"], n["cause"]) for cmp in comparisons if cmp for n in cmp["nodes"]
+                 if n["origin"] == "inherited" and n["cause"] in rules.HOP_RULES}  # a hop rule at the input
     said = {(p["node"], p["rule"]) for p in predicted}
     pack = lambda pairs: [{"node": n, "rule": r} for n, r in sorted(pairs)]  # noqa: E731
     return {"confirmed": pack(said & measured), "not_reached": pack(said - measured),

@@ -114,10 +114,11 @@ def nan_to_constant_builtin(clip: dict, group: list[dict], stage: str, v: float)
     if stage != "tflite:builtin" or not math.isnan(v):
         return None
     out = v
-    for op in group:
+    for op in group:  # each op in turn: a NaN becomes the constant, a number meets it (min > max: MINIMUM wins)
         if op["type"] in ("MAXIMUM", "MINIMUM"):
             c = next((c for kind, c in op["operands"] if kind == "const" and c is not None), None)
-            out = c if c is not None and math.isnan(out) else out
+            if c is not None:
+                out = c if math.isnan(out) else (max if op["type"] == "MAXIMUM" else min)(out, c)
     return None if math.isnan(out) else _f32(out)
 
 
@@ -140,6 +141,10 @@ def torch_hardswish_overflow(clip: dict, group: list[dict], stage: str, v: float
         return None
     if not math.isfinite(v) or abs(v) <= FLT_MAX / 6:
         return None
+    if v > 0 and stage == "tflite:builtin" and any(op["type"] == "HARD_SWISH" for op in group):
+        # the builtin kernel scales first: (x * f32(1/6)) * relu6(x + 3), rounding up by an ulp (measured)
+        with np.errstate(all="ignore"):
+            return float(np.float32(np.float32(v) * (np.float32(1) / np.float32(6))) * np.float32(6))
     return _f32(v) if v > 0 else 0.0
 
 
@@ -175,6 +180,23 @@ HOP_RULES = {
     "conv-saturates-inf": "LiteRT's builtin CONV_2D clamps its output to [lowest, max] even with no fused "
                           "activation: +-inf become +-FLT_MAX, not a clip (converter-chain-notes.md, measured)",
 }
+
+
+def conv_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: float) -> bool:
+    """LiteRT's builtin CONV_2D/DEPTHWISE_CONV_2D clamp their output to [lowest, max] even with no activation
+    fused (measured with ai-edge-litert 2.3.0 on tests/chain/models.py's conv_hardswish: +-inf became +-FLT_MAX
+    where XNNPACK and torch keep inf): the clamp's input already differs, and no clamp made it so."""
+    return stage == "tflite:builtin" and bool(group) and group[0].get("input_from") is not None and \
+        math.isinf(ref_in) and abs(got_in) == FLT_MAX and (ref_in > 0) == (got_in > 0)
+
+
+def predict_input(clip: dict, group: list[dict], stage: str) -> list[dict[str, Any]]:
+    """The hop rule predicted at a clamp's input: conv-saturates-inf where a convolution with no fused
+    activation feeds it on the builtin kernels."""
+    if not conv_saturates_inf(group, stage, math.inf, FLT_MAX):
+        return []
+    return [{"rule": "conv-saturates-inf", "input": wire_number(math.inf), "source": wire_number(math.inf),
+             "became": wire_number(FLT_MAX), "at": "input"}]
 
 
 def same(a: float, b: float) -> bool:

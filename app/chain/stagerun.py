@@ -90,7 +90,7 @@ def run_stage(execute: Execute, st: Stage, clips: list[dict], model: bytes, feed
                                                  for c in clips})
             st.engine.update(version=r["version"], precision="model")
             return
-        capture = list(dict.fromkeys(t for g in groups.values() for t in _ov_capture(g) if t != ""))
+        capture = list(dict.fromkeys(t for g in groups.values() for t in _ov_capture(g) if t not in ("", None)))
         if st.name == "onnx":
             graph_in = dict(zip(st.graph["inputs"], feeds))
             r = execute("chain:onnx", child_engines.run_onnx, st.artifact, feeds,

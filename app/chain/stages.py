@@ -5,10 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.util import find_spec
 
+from app.chain import converter_env
 from app.core.errors import ClipBridgeError
 
 STAGES = ("torch", "onnx", "openvino", "tflite", "tflite:builtin", "coreml")
 INSTALL_CHAIN = 'pip install -e ".[chain]"'
+LITERT_STAGES = ("tflite", "tflite:builtin")
+ENV = converter_env.NAME
+LITERT_VERSION = converter_env.NAME.rpartition("-")[2]
 
 
 @dataclass(frozen=True)
@@ -16,13 +20,17 @@ class Converter:
     name: str  # the distribution, as `pip show` names it
     module: str  # the module that proves it is installed
     options: dict[str, str]
+    version: str | None = None  # pinned in an environment of its own (else the installed distribution's)
 
 
 CONVERTERS: dict[str, Converter] = {
     "onnx": Converter("torch", "torch", {"api": "torch.onnx.export", "dynamo": "True"}),
     "openvino": Converter("openvino", "openvino", {"api": "openvino.convert_model"}),
-    "tflite": Converter("litert-torch", "litert_torch", {"api": "litert_torch.convert"}),
-    "tflite:builtin": Converter("litert-torch", "litert_torch", {"api": "litert_torch.convert"}),
+    # litert-torch runs in an environment of its own (converter_env.py): `module` is not looked up here.
+    "tflite": Converter("litert-torch", "litert_torch", {"api": "litert_torch.convert", "environment": ENV},
+                        LITERT_VERSION),
+    "tflite:builtin": Converter("litert-torch", "litert_torch", {"api": "litert_torch.convert", "environment": ENV},
+                        LITERT_VERSION),
     "coreml": Converter("coremltools", "coremltools", {"api": "coremltools.convert", "convert_to": "mlprogram"}),
 }
 # stage -> (engine, delegate) it runs on; coreml only predicts on Apple hardware.
@@ -43,7 +51,10 @@ def installed(module: str) -> bool:
 
 
 def missing_converter(stage: str) -> str | None:
-    """The install hint for a stage whose converter is not installed here, else None."""
+    """The install hint for a stage whose converter is not installed here, else None (LiteRT: the converter
+    environment is not built, and the command that builds it)."""
+    if stage in LITERT_STAGES:
+        return None if converter_env.python() else converter_env.missing_hint()
     conv = CONVERTERS.get(stage)
     if conv is None or installed(conv.module):
         return None

@@ -14,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 from app.service.capabilities import capabilities
 from app.dialects import registry
 from app.dialects.kit.common import Mode
+from app.cli import chain as chain_cli
 from app.cli import diff as diff_cli
 from app.cli import fleet as fleet_cli
 from app.core.errors import ClipBridgeError
@@ -247,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint_cli.add_subcommands(sub)
     diff_cli.add_subcommand(sub)
     fleet_cli.add_subcommand(sub)
+    chain_cli.add_subcommand(sub)
     d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"
                        "): versions, dtypes, ranks")
     d.add_argument("--format", choices=["table", "json"], default="table",

@@ -9,13 +9,9 @@ With Ray the same pins become the task's `runtime_env` (backends.py)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import site
 import socket
 import subprocess
-import sys
-import sysconfig
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -24,44 +20,21 @@ from typing import Any
 import app
 from app.core.errors import ClipBridgeError
 from app.diff import run
+from app.engines import venvs
 from app.fleet.keys import DISTRIBUTIONS, EngineSpec
 
-READY = ".clipbridge-ready"
+READY = venvs.READY  # the marker written last (app.engines.venvs)
 
 
 def env_dir(root: Path, spec: EngineSpec) -> Path:
     return root / "envs" / f"{spec.name}-{spec.pinned}"
 
 
-def _python(venv: Path) -> Path:
-    return venv / "bin" / "python"
-
-
 def build(root: Path, spec: EngineSpec, log: Callable[[str], None] = print) -> str:
-    """The interpreter of the pinned engine's environment, built on first use (under a lock: shards on one
-    machine may ask at once) and reused after."""
-    venv = env_dir(root, spec)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (venv / READY).exists():
-            log(f"building the environment for {spec.label} in {venv} (once)")
-            _create(venv, f"{DISTRIBUTIONS[spec.name]}=={spec.pinned}")
-    return str(_python(venv))
-
-
-def _create(venv: Path, requirement: str) -> None:
-    subprocess.run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv)], check=True)
-    inner = subprocess.run([str(_python(venv)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                           check=True, capture_output=True, text=True).stdout.strip()
-    shared = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
-    Path(inner, "clipbridge_shared.pth").write_text("\n".join(dict.fromkeys(shared)) + "\n")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", inner, requirement],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise ClipBridgeError(f"could not install {requirement} into {venv}: {done.stderr.strip()[-400:]}",
-                              "--engine")
-    (venv / READY).write_text(requirement + "\n")
+    """The interpreter of the pinned engine's environment, built on first use (app.engines.venvs: under a lock,
+    shards on one machine may ask at once; a marker written last) and reused after."""
+    return venvs.ensure(env_dir(root, spec), [f"{DISTRIBUTIONS[spec.name]}=={spec.pinned}"], "--engine",
+                        shared=True, log=log)
 
 
 def code_root() -> str | None:

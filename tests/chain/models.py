@@ -6,6 +6,10 @@ them: `python -m tests.chain.models OUT_DIR`).
   (float and int), a constant min > max clamp; one output per form.
 - `clamp_min_int`: `torch.clamp_min(x, 0)` with an int literal (Core ML's converter refuses it).
 - `mobilenet`: a MobileNetV2/V3-style block (conv, ReLU6, depthwise conv, Hardswish, SE with HardSigmoid).
+- `inf_bounds`: clamps with an infinite bound (torch.clamp(x, -inf, 6), torch.clamp(x, 0, inf), hardtanh(x, -inf,
+  2)): litert-torch keeps the infinite constant.
+- `conv_hardswish`: a convolution straight into Hardswish: an inf input reaches a convolution with no activation
+  fused into it (LiteRT's builtin CONV_2D saturates it, `conv-saturates-inf`).
 """
 
 from __future__ import annotations
@@ -57,6 +61,21 @@ class MobileBlock(nn.Module):
         return self.project(y * self.se(y)) + s
 
 
+class InfBounds(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        inf = float("inf")
+        return torch.clamp(x, -inf, 6.0), torch.clamp(x, 0.0, inf), nn.functional.hardtanh(x, -inf, 2.0)
+
+
+class ConvHardswish(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.act = nn.Conv2d(3, 4, 3, padding=1), nn.Hardswish()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.conv(x))
+
+
 def _save(module: nn.Module, shape: tuple[int, ...]) -> bytes:
     torch.manual_seed(0)
     ep = torch.export.export(module.eval(), (torch.randn(*shape),))
@@ -77,9 +96,18 @@ def mobilenet(size: int = 32, channels: int = 16, expand: int = 64) -> bytes:
     return _save(MobileBlock(channels, expand), (1, 3, size, size))
 
 
+def inf_bounds() -> bytes:
+    return _save(InfBounds(), (1, 8))
+
+
+def conv_hardswish() -> bytes:
+    return _save(ConvHardswish(), (1, 3, 8, 8))
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     out.mkdir(parents=True, exist_ok=True)
-    for name, build in (("clamps", clamps), ("clamp_min_int", clamp_min_int), ("mobilenet", mobilenet)):
+    for name, build in (("clamps", clamps), ("clamp_min_int", clamp_min_int), ("mobilenet", mobilenet),
+                        ("inf_bounds", inf_bounds), ("conv_hardswish", conv_hardswish)):
         (out / f"{name}.pt2").write_bytes(build())
         print(out / f"{name}.pt2")

@@ -15,9 +15,10 @@ import openvino as ov
 import pytest
 import torch
 
-from app.chain import child_torch, report, stages
+from app.chain import child_torch, report
 from app.diff import compare
 from app.diff.run import direct
+from tests.chain import models
 from tests.chain.conftest import HOSTILE, npz
 
 pytestmark = pytest.mark.slow
@@ -112,11 +113,14 @@ def test_a_coreml_conversion_failure_is_a_hop(clamp_min_int_body: dict) -> None:
     assert hop(clamp_min_int_body, "openvino")["against_source"] is not None  # the other hops went on
 
 
-@pytest.mark.skipif(stages.installed("litert_torch"), reason="litert-torch is installed here")
-def test_a_missing_converter_is_a_hop_naming_its_install(clamps_body: dict) -> None:
+def test_a_missing_converter_is_a_hop_naming_its_build(tmp_path, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+                                                       ) -> None:
+    monkeypatch.setenv("CLIPBRIDGE_CACHE", str(tmp_path))  # a cache without the LiteRT converter environment
+    body = report.chain(direct, models.clamp_min_int(), None, "torch,tflite,tflite:builtin")
     for to in ("tflite", "tflite:builtin"):
-        h = hop(clamps_body, to)
-        assert h["status"] == "not-installed" and 'pip install -e ".[chain]"' in h["error"]
+        h = hop(body, to)
+        assert h["status"] == "not-installed" and "clipbridge chain-env build" in h["error"]
+    assert not (tmp_path / "converters").exists()  # the library never builds: the CLI or chain-env does
 
 
 def test_static_runs_nothing_and_predicts_what_the_run_predicts(clamps_pt2: bytes, clamps_body: dict) -> None:

@@ -42,7 +42,10 @@ def test_converted_from(stage: str, chain: list[str], want: str) -> None:
     assert stages.converted_from(stage, chain) == want
 
 
-def test_missing_converter_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stages, "installed", lambda module: module != "litert_torch")
-    assert stages.missing_converter("tflite") == 'litert-torch is not installed: pip install -e ".[chain]"'
+def test_missing_converter_names_the_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
+    monkeypatch.setattr(stages, "installed", lambda module: module != "coremltools")
+    monkeypatch.setenv("CLIPBRIDGE_CACHE", str(tmp_path))
+    assert stages.missing_converter("coreml") == 'coremltools is not installed: pip install -e ".[chain]"'
     assert stages.missing_converter("openvino") is None
+    assert stages.missing_converter("tflite") == ("the LiteRT converter environment (litert-torch-0.10.0, about "
+                                                  "2 GB installed) is not built: clipbridge chain-env build")
