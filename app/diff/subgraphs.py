@@ -30,6 +30,7 @@ from app.core.errors import ClipBridgeError
 from app.diff.child import NodeInfo, Plan, model_errors, replay_inputs
 from app.diff.child import _types as types_of
 from app.diff import functions
+from app.scan.constant_reader import read
 from app.scan.patterns import clip_like, constants, find, opset_of
 
 SUBGRAPH_OPS = ("If", "Loop", "Scan")
@@ -218,9 +219,11 @@ def body_nodes(m: onnx.ModelProto, b: Body) -> list[onnx.NodeProto]:
 
 def body_constants(m: onnx.ModelProto, found: list[Body]) -> dict[str, np.ndarray]:
     """Every small constant the walk may read: the main graph's, and each body's under its path."""
-    out = dict(constants(m.graph))
+    out = constants(m.graph)  # the checked reader's Constants: unreadable ones wait in `bad`, raised when used
     for b in found:
-        out.update({b.path + k: v for k, v in constants(b.graph).items()})
+        own = constants(b.graph)
+        out.update({b.path + k: v for k, v in own.items()})
+        out.bad.update({b.path + k: e for k, e in own.bad.items()})
     return out
 
 
@@ -265,7 +268,9 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     if proto is None:
         raise ClipBridgeError(f"the model has no node {node!r}", "node")
     consts = {k: v for k, v in body_constants(m, found).items() if k in proto.input}
-    consts.update({t.name: numpy_helper.to_array(t) for t in m.graph.initializer if t.name in proto.input})
+    for t in m.graph.initializer:  # the node's own constant inputs, whatever their size (checked reader)
+        if t.name in proto.input and (v := read(t, limit=None)) is not None:
+            consts[t.name] = v
     ins, inits = replay_inputs(proto.input, feeds, consts, node)
     outs = [helper.make_empty_tensor_value_info(o) for o in proto.output if o]
     g = helper.make_graph([proto], f"single_{proto.op_type}", ins, outs, inits)

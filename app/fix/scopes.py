@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 
 from app.fix.found import allows
+from app.scan.constant_reader import Constants
 from app.fix.rules import RULES, Edit, Site
 
 
@@ -33,7 +34,7 @@ def scopes(g: onnx.GraphProto, outer: dict[str, np.ndarray], path: str,
     """(graph, the constants it can read, its path) for g and every graph nested in it; a name a body defines
     itself shadows the outer constant of that name."""
     own = {i.name for i in g.input}
-    consts = {k: v for k, v in outer.items() if k not in own} | consts_of(g)
+    consts = _scoped(outer, own, consts_of(g))
     yield g, consts, path
     for n in list(g.node):
         for a in n.attribute:
@@ -41,6 +42,19 @@ def scopes(g: onnx.GraphProto, outer: dict[str, np.ndarray], path: str,
             for k, sub in enumerate(subs):
                 suffix = f"[{k}]" if a.type == onnx.AttributeProto.GRAPHS else ""
                 yield from scopes(sub, consts, f"{path}{_name(n)}/{a.name}{suffix}/", consts_of)
+
+
+def _scoped(outer: dict[str, np.ndarray], shadowed: set[str], inner: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The outer constants less the shadowed names, then the graph's own, keeping the reader's kind: a checked
+    reader's Constants carries `bad` (the constants that could not be read, raised only when a rule uses them)."""
+    merged = type(inner)() if isinstance(inner, Constants) else {}
+    merged.update({k: v for k, v in outer.items() if k not in shadowed})
+    merged.update(inner)
+    if isinstance(merged, Constants):
+        outer_bad = getattr(outer, "bad", {})
+        merged.bad.update({k: e for k, e in outer_bad.items() if k not in shadowed and k not in inner})
+        merged.bad.update(inner.bad)  # type: ignore[attr-defined]
+    return merged
 
 
 def all_types(model: onnx.ModelProto) -> dict[str, int]:
