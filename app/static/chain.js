@@ -39,8 +39,10 @@ function hopCell(hop, node) {
   return { hop, node, row, became, source: find(hop.against_source), previous: find(hop.against_previous), predicted };
 }
 
+/** A hop's verdict against the source; a hop that converted but was not compared (static only) is `converted`. */
 function hopState(hop) {
-  return hop.against_source ? hop.against_source.verdict : hop.status;
+  if (hop.against_source) return hop.against_source.verdict;
+  return hop.status === 'ok' && !('against_source' in hop) ? 'converted' : hop.status;
 }
 
 function cellLabel(hop) {
@@ -75,7 +77,7 @@ function cellDetail(c, body) {
   const ref = hop.against_source ? hop.against_source.reference || body.source : body.source;
   const dl = [['Became', c.became], ...(row && row.pairing ? [['Paired by', row.pairing]] : []),
     ...comparisonLines(`Against ${ref}`, n),
-    ...(c.previous && c.previous !== n && hop.from !== body.source ? comparisonLines(`Against ${hop.from}`, c.previous) : []),
+    ...(c.previous && hop.from !== body.source ? comparisonLines(`Against ${hop.from}`, c.previous) : []),
     ...c.predicted.map((p) => ['Prediction', `${p.rule} (${p.state})`])];
   if (hop.status !== 'ok') dl.push(['Hop', hop.error || hop.note || hop.status]);
   const cause = n && n.differing ? n.cause || 'unexplained' : null;
@@ -87,8 +89,9 @@ function cellDetail(c, body) {
       body.rules && body.rules[cause] ? h('small', { class: 'reading', text: ` ${body.rules[cause]}` }) : null) : null,
     h('dl', { class: 'behaviours' }, dl.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: String(v) })])),
     witness ? h('p', { class: 'detail-witness' }, h('strong', { text: 'Witness ' }),
-      h('span', { class: 'reading', text: `(${observedLabel(engines)})` }), ': ', h('code', { text: witnessText(witness) }))
-      : h('p', { class: 'none', text: hop.status === 'ok' ? 'No witness: this op does not differ on this hop.'
+      h('span', { class: 'reading', text: `(${observedLabel(engines)})` }), ': ',
+      h('code', { text: witnessText(witness) }))
+      : h('p', { class: 'none', text: hop.against_source ? 'No witness: this op does not differ on this hop.'
         : 'No witness: this hop did not run.' }),
   ];
 }
@@ -130,8 +133,10 @@ function table(body, detail) {
   const summary = (name, fn) => h('tr', { class: 'chain-summary' }, cell('', { class: 'open-cell', text: name }),
     hops.map((hop) => cell(cellLabel(hop), { 'data-hop': hop.to, text: fn(hop) })));
   const head = h('tr', {}, h('th', { scope: 'col', text: 'Source op' }), hops.map(hopHead));
+  // a static answer ran nothing: no outputs to count, no divergence
+  const ran = body.verdict !== 'static';
   return h('table', { class: 'diff-table chain-table cards' }, h('thead', {}, head),
-    h('tbody', {}, rows, summary('Outputs differing', outputs), summary('First divergence', first)));
+    h('tbody', {}, rows, ran ? [summary('Outputs differing', outputs), summary('First divergence', first)] : null));
 }
 
 /** A failed or not-installed hop, and a hop's note (Core ML static, tflite:builtin): under the table. */
@@ -140,9 +145,12 @@ function hopNotes(body) {
     const out = [];
     if (hop.error) {
       const command = (hop.error.match(/pip install[^;()]*|clipbridge chain-env build/) || [null])[0];
+      // the install command, when the error names one, set as code in its place
+      const at = command ? hop.error.indexOf(command) : -1;
+      const text = at < 0 ? [hop.error] : [hop.error.slice(0, at), h('code', { text: command.trim() }),
+        hop.error.slice(at + command.length)];
       out.push(h('p', { class: `chain-hop-error${command ? ' install-hint' : ''}`, role: 'note', 'data-hop': hop.to },
-        h('strong', { text: `${hop.to} ${hop.status}: ` }), hop.error,
-        command ? h('span', {}, ' — install with ', h('code', { text: command.trim() })) : null,
+        h('strong', { text: `${hop.to} ${hop.status}: ` }), text,
         hop.cause ? h('span', {}, ' (predicted: ', causeBadge(hop.cause.rule), ')') : null));
     }
     if (hop.note) out.push(h('p', { class: 'hint', text: `${hop.to}: ${hop.note}` }));
@@ -155,15 +163,17 @@ function hopNotes(body) {
 }
 
 function report(body, fileName) {
-  const detail = h('div', { id: 'chain-detail', class: 'graph-detail chain-detail', 'aria-live': 'polite', hidden: true });
+  const detail = h('div', { id: 'chain-detail', class: 'graph-detail chain-detail', 'aria-live': 'polite',
+    hidden: true });
   const inputs = body.inputs.source === 'given' ? 'given (.npz)' : `generated, seed ${body.inputs.seed}`;
   return [
     h('p', { class: 'scan-file', text: fileName }),
     h('p', { class: 'chain-verdict' }, `Chain ${body.chain.join(' → ')}: `, h('strong', { text: body.verdict })),
     h('p', { class: 'reading-note' }, h('strong', { text: 'Reading: ' }), body.verdict === 'static'
       ? 'the converted graphs as read, nothing ran; a "?" mark is a prediction of clipbridge\'s meanings.'
-      : 'observed engines — each converted model as its engine ran it, against the source; ✓ marks a prediction the run confirmed.'),
-    h('p', { text: `Inputs: ${inputs}.` }),
+      : 'observed engines — each converted model as its engine ran it, against the source; ✓ marks a '
+        + 'prediction the run confirmed.'),
+    body.verdict === 'static' ? null : h('p', { text: `Inputs: ${inputs}.` }),
     body.clips.length ? table(body, detail) : h('p', { class: 'none', text: 'The source has no clip-like op.' }),
     detail,
     ...hopNotes(body),

@@ -25,8 +25,8 @@ def clip_without_min() -> bytes:
     """x -> Clip(x, '', 6) -> clipped -> Abs -> y: an omitted min (lowest() in ONNX) feeding one more op."""
     nodes = [helper.make_node("Clip", ["x", "", "hi"], [CLIP], name="clip_max6"),
              helper.make_node("Abs", [CLIP], ["y"], name="abs")]
-    graph = helper.make_graph(nodes, "clip_without_min", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])],
+    x, y = (helper.make_tensor_value_info(name, TensorProto.FLOAT, [2, 8]) for name in ("x", "y"))
+    graph = helper.make_graph(nodes, "clip_without_min", [x], [y],
                               [helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
@@ -134,6 +134,8 @@ def test_static_failed_and_missing_hops(page, server, screen):
     query = parse_qs(urlparse(asked[0]).query)
     assert query == {"chain": ["torch,onnx,openvino"], "static": ["true"]}, query
     row = page.locator('tr.chain-row[data-node="clamp_4"]')
+    expect(row.locator('td[data-hop="onnx"]')).to_have_attribute("data-label", "onnx (converted)")  # not compared
+    expect(page.locator(".chain-summary")).to_have_count(0)  # nothing ran: no outputs, no divergence
     expect(row.locator('td[data-hop="onnx"] .chain-became')).to_have_text("Clip(x, '', 6.0)")
     expect(row.locator('td[data-hop="onnx"] .mark-predicted')).to_have_text("? omitted-bound-lowest")
     expect(row.locator('td[data-hop="tflite"] .chain-became')).to_have_text("—")
