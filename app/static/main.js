@@ -1,10 +1,12 @@
 // The inspector: wires the source editor, the live translation panels, the transfer plot, the model
-// view's drop zones (scan, diff and its Fix button) and the permalink (the whole view lives in the URL fragment).
+// view's drop zones (scan, diff and its Fix button, the converter chain) and the permalink (the whole view
+// lives in the URL fragment).
 
 import { ApiError, api } from './api.js';
 import { byId, copy, copyText, fill, h } from './dom.js';
 import { SourceEditor } from './editor.js';
 import { parseJsonExact, samplesFor } from './numbers.js';
+import { initChain } from './chain.js';
 import { initDiff } from './diff.js';
 import { initFix } from './fix.js';
 import { clearPlot, renderPlot } from './plot.js';
@@ -331,6 +333,7 @@ async function start() {
   // the diff and its Fix button need no dialect list: wired even when /v1/dialects fails
   const diff = initDiff({ status: setModelStatus });
   initFix();
+  initChain({ status: setModelStatus });
   byId('view-spec').addEventListener('click', () => showView('spec-view'));
   byId('view-model').addEventListener('click', () => showView('model-view'));
   let scan = { upload: async () => setModelStatus('The scan needs /v1/dialects, which did not answer.') };
