@@ -115,7 +115,8 @@ def chain(execute: Execute, model: bytes, npz: bytes | None, spec: str, seed: in
     names = stages.parse(spec, kind, loc)
     desc = _describe(execute, model, kind)
     clips, specs = desc["clips"], desc["inputs"]
-    feeds = inputs.read(npz, specs) if npz is not None else inputs.generate(specs, seed)
+    # A static report runs nothing: inputs are neither generated nor required (a bool input needs no .npz there).
+    feeds = None if static else inputs.read(npz, specs) if npz is not None else inputs.generate(specs, seed)
     chain_: dict[str, Stage] = {}
     for name in names:
         st = Stage(name, None if name == kind else stages.converted_from(name, names))
@@ -127,12 +128,13 @@ def chain(execute: Execute, model: bytes, npz: bytes | None, spec: str, seed: in
             convert(execute, st, chain_, model, specs)
         read_lowering(st, clips)
         chain_[name] = st
-    if not static:
+    if feeds is not None:
         for st in chain_.values():
             run_stage(execute, st, clips, model, feeds)
     hop_rows = [hop(st, chain_, clips, kind, not static) for st in chain_.values() if st.name != kind]
     return {"verdict": "static" if static else _verdict(hop_rows), "chain": names, "source": kind,
-            "inputs": {"source": "given" if npz is not None else "generated", "seed": None if npz else seed,
+            "inputs": {"source": "none" if static else "given" if npz is not None else "generated",
+                       "seed": None if npz or static else seed,
                        "tensors": [{"name": s["name"], "dtype": s["dtype"], "shape": s["shape"]} for s in specs]},
             "clips": [{k: wire_number(c[k]) if k in ("lo", "hi") and isinstance(c[k], float) else c[k]
                        for k in ("node", "op", "lo", "hi", "module", "stack_trace")} for c in clips],

@@ -150,3 +150,15 @@ def test_an_onnx_model_starts_the_chain_at_onnx(clamps_pt2: bytes) -> None:
     assert body["source"] == "onnx" and h["from"] == "onnx" and h["against_source"]["reference"] == "onnx"
     assert h["against_source"]["verdict"] == "explained"
     assert h["unpredicted"] == [] and h["not_reached"] == []
+
+
+def test_a_static_chain_needs_no_inputs_for_a_bool_input():
+    """--static runs nothing, so a model whose bool input is never generated still gets its lowering table."""
+    from pathlib import Path
+
+    from app.chain import report
+    from app.diff.run import direct
+    body = report.chain(direct, (Path(__file__).parents[2] / "docs" / "example.onnx").read_bytes(), None,
+                        "onnx,openvino", static=True)
+    assert body["verdict"] == "static" and body["inputs"]["source"] == "none", body["inputs"]
+    assert [h["to"] for h in body["hops"]] == ["openvino"]
