@@ -163,7 +163,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.server.serving import PROTOCOL
 
     s = Settings.from_env()  # fail closed: a blank or malformed setting stops here (exit 2, naming the variable)
-    print(limits_text(s), file=sys.stderr, flush=True)  # what this server process tree may use, said at start
 
     def terminated(signum: int, frame: object) -> None:
         raise SystemExit(0)  # SIGTERM is the normal way to stop a server: a clean exit, not death by signal
@@ -191,7 +190,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {config.host}:{config.port} (the port is in use, or not permitted here): "
               "choose another with --port N (or CLIPBRIDGE_PORT)", file=sys.stderr)
         return STARTUP_FAILURE
-    print(_start_line(sock), file=sys.stderr, flush=True)
+    print(_start_line(sock), file=sys.stderr, flush=True)  # for people: where it listens (the log is JSON)
+    print(limits_text(s), file=sys.stderr, flush=True)  # what this server process tree may use, said at start
     supervisor = Multiprocess(config, sockets=[sock])
     supervisor.run()
     # A worker that could not start (the app does not import) stops the supervisor: exit non-zero, as
