@@ -82,23 +82,8 @@ def _node(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> tup
 
 
 def find_sites(model: onnx.ModelProto) -> tuple[list[Site], list[dict]]:
-    """The clip-like nodes of the main graph, and the ones skipped with why."""
-    g, opset = model.graph, opset_of(model)
-    consts, types = _constants(g), _types(model)
-    sites, skipped = [], []
-    for i, p in enumerate(g.node):
-        if p.domain not in ("", "ai.onnx") or not p.input or p.input[0] == "":
-            continue
-        dt = FLOATS.get(types.get(p.input[0], 0))
-        found = _node(p, dt or np.dtype(np.float32), consts, opset)
-        if found is None:
-            continue
-        if dt is None:
-            skipped.append({"node": p.name or f"#{i}", "op": p.op_type,
-                            "reason": "its element type is not float32 or float16 (or is unknown)"})
-            continue
-        sites.append(Site(i, p, found[0], found[1]))
-    return sites, skipped
+    """The clip-like nodes of the main graph, and the ones skipped with why (scopes.sites_in at its root)."""
+    return scopes.sites_in(model.graph, _constants(model.graph), _types(model), opset_of(model), "", FLOATS, _node)
 
 
 def _names(g: onnx.GraphProto) -> set[str]:
