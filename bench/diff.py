@@ -10,19 +10,27 @@ least disturbed on a shared machine). Two input sets: generated boundary values
 (a NaN reaches the first Clip, so one replay runs), and a finite image (no difference: no replay).
 `--model mlp20` uses a 21 MB model instead (five 1024x1024 float32 MatMul + ReLU6 layers): a model of at least
 20 MB, where copying the marked tensors and reading the weights weigh more than the compile.
-Run: python bench/diff.py [--repeat 5] [--size 64] [--precision model] [--model mobilenet|mlp20]
+`--http` measures the diff over HTTP instead: POST /v1/models/diff to `clipbridge serve` started by the benchmark
+(upload, the external-data guard, the sandbox child, the inspector's graph, the JSON body), against the same
+plain runs in this process.
+Run: python bench/diff.py [--repeat 5] [--size 64] [--precision model] [--model mobilenet|mlp20] [--http]
 The host (CPU model, ISA) is printed with the numbers: they depend on it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -71,12 +79,35 @@ def diffed(model: bytes, npz: bytes | None, precision: str) -> tuple[float, dict
     return time.perf_counter() - t, body
 
 
-def measure(model: bytes, npz: bytes | None, feeds: dict, repeat: int, precision: str) -> dict:
+def posted(port: int, model: bytes, npz: bytes | None, precision: str) -> tuple[float, dict]:
+    """One POST /v1/models/diff, multipart as `curl -F` sends it; (seconds, body)."""
+    import http.client
+    boundary = "clipbridge-bench-boundary"
+    parts = [("model", "model.onnx", model)] + ([("inputs", "in.npz", npz)] if npz is not None else [])
+    body = b"".join(f'--{boundary}\r\nContent-Disposition: form-data; name="{n}"; filename="{f}"\r\n'
+                    f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n"
+                    for n, f, data in parts) + f"--{boundary}--\r\n".encode()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    t = time.perf_counter()
+    conn.request("POST", f"/v1/models/diff?precision={precision}", body=body,
+                 headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    resp = conn.getresponse()
+    data = resp.read()
+    seconds = time.perf_counter() - t
+    conn.close()
+    if resp.status != 200:
+        raise SystemExit(f"POST /v1/models/diff: {resp.status} {data[:300]!r}")
+    return seconds, json.loads(data)
+
+
+def measure(model: bytes, npz: bytes | None, feeds: dict, repeat: int, precision: str, port: int | None) -> dict:
     plain(model, feeds, precision)  # warm both engines' imports and allocators once
+    if port is not None:
+        posted(port, model, npz, precision)  # and the server's sandbox worker
     anchors, diffs, body = [], [], {}
     for _ in range(repeat):
         anchors.append(plain(model, feeds, precision))
-        seconds, body = diffed(model, npz, precision)
+        seconds, body = diffed(model, npz, precision) if port is None else posted(port, model, npz, precision)
         diffs.append(seconds)
     a, d = statistics.median(anchors), statistics.median(diffs)
     # The minimum of each is the least disturbed by other processes on a shared machine; both are reported.
@@ -91,6 +122,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=64, help="image side (the model is 1x3xSxS)")
     ap.add_argument("--precision", choices=["model", "deployed"], default="model")
     ap.add_argument("--model", choices=["mobilenet", "mlp20"], default="mobilenet")
+    ap.add_argument("--http", action="store_true", help="the diff over HTTP (clipbridge serve), not in process")
     args = ap.parse_args()
     if args.model == "mlp20":
         model, name = mlp20(), "five 1024x1024 MatMul + ReLU6 (x 8x1024)"
@@ -101,11 +133,37 @@ def main() -> None:
     generated = child.prepare(model, None).feeds
     buf = io.BytesIO()
     np.savez(buf, **finite)
-    out = {"model": f"{name}, {len(model)} bytes", "host": host(), "utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-           "precision": args.precision, "load_average": os.getloadavg()[0], "target": "<= 2.5x",
-           "generated": measure(model, None, generated, args.repeat, args.precision),
-           "finite_image": measure(model, buf.getvalue(), finite, args.repeat, args.precision)}
+    with server(args.http) as port:
+        out = {"model": f"{name}, {len(model)} bytes", "host": host(),
+               "utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "precision": args.precision,
+               "via": "http" if port else "in-process", "load_average": os.getloadavg()[0], "target": "<= 2.5x",
+               "generated": measure(model, None, generated, args.repeat, args.precision, port),
+               "finite_image": measure(model, buf.getvalue(), finite, args.repeat, args.precision, port)}
     print(json.dumps(out, indent=2))
+
+
+@contextlib.contextmanager
+def server(wanted: bool) -> Iterator[int | None]:
+    """`clipbridge serve` on a free port (its sandbox, limits and protocol as deployed), or None."""
+    if not wanted:
+        yield None
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-c", "from app.cli.main import main; main()", "serve", "--port", str(port), "--log-level", "warning"],
+                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait()
 
 
 if __name__ == "__main__":

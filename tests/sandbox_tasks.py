@@ -68,3 +68,15 @@ def evil_result() -> object:
 def raise_protobuf_error() -> None:
     from google.protobuf.message import DecodeError
     raise DecodeError("bad bytes")
+
+
+def digest(*args: object) -> list:
+    """Each argument's type, length and sha256 (large arguments compared without sending them back)."""
+    import hashlib
+    return [(type(a).__name__, len(a), hashlib.sha256(a).hexdigest()) if isinstance(a, (bytes, bytearray)) else repr(a)
+            for a in args]
+
+
+def digest_then_crash(data: bytes) -> None:
+    assert len(data) > 0
+    segfault()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import struct
 
 import numpy as np
 
@@ -19,6 +20,11 @@ NARROWER = {"float32": ("bf16", "f16", "bfloat16", "float16"), "float64": ("bf16
                                                                            "float16", "float32"),
             "float16": ("bf16", "bfloat16")}
 FLOAT16_MAX = 65504.0
+
+
+def _bits(v: float) -> int:
+    """The float's IEEE bits: a dictionary key that tells NaN payloads and -0.0 apart, as the rules may."""
+    return struct.unpack("<q", struct.pack("<d", v))[0]
 
 
 def _same(a: float, b: float) -> bool:
@@ -152,9 +158,14 @@ def node_cause(c: ClipLike, x: np.ndarray, outs: dict[str, np.ndarray], mask: np
     first: dict[str, int] = {}
     flat_x = x.reshape(-1)
     flat = {e: o.reshape(-1) for e, o in outs.items()}
+    seen: dict[tuple, str | None] = {}  # the rules are functions of the values' bits: each case classified once
     for i in where:
         v = float(flat_x[i]) if flat_x.size > i else float("nan")
-        cause = element_cause(c, v, {e: float(o[i]) for e, o in flat.items()}, x.dtype)
+        got = {e: float(o[i]) for e, o in flat.items()}
+        key = (_bits(v), *(_bits(g) for g in got.values()))
+        if key not in seen:
+            seen[key] = element_cause(c, v, got, x.dtype)
+        cause = seen[key]
         if cause is None and precision_note:
             cause = "inference-precision"
         key = cause or "unexplained"

@@ -73,7 +73,7 @@ class Plan:
 def load(model_bytes: bytes) -> onnx.ModelProto:
     try:
         m = onnx.load_from_string(model_bytes)
-        onnx.checker.check_model(m)
+        onnx.checker.check_model(model_bytes)  # the bytes as given: checking the proto would serialise it again
     except Exception as exc:  # protobuf's DecodeError or the checker's ValidationError: the user's bytes
         raise ArtifactError(f"the model is not a valid ONNX model: {' '.join(str(exc).split())[:400]}",
                             "model") from None
@@ -82,10 +82,11 @@ def load(model_bytes: bytes) -> onnx.ModelProto:
     return m
 
 
-def _types(m: onnx.ModelProto) -> tuple[dict[str, str], dict[str, int]]:
-    """(tensor -> numpy dtype name, tensor -> element count where every dimension is known)."""
+def _types(m: onnx.ModelProto, model_bytes: bytes | None = None) -> tuple[dict[str, str], dict[str, int]]:
+    """(tensor -> numpy dtype name, tensor -> element count where every dimension is known); `model_bytes`, the
+    bytes `m` was read from, spares inference serialising `m` again (~14 ms on a 21 MB model)."""
     try:
-        g = onnx.shape_inference.infer_shapes(m, strict_mode=False).graph
+        g = onnx.shape_inference.infer_shapes(m if model_bytes is None else model_bytes, strict_mode=False).graph
     except Exception:  # a best effort: declared types still come from the graph's own value_info
         g = m.graph
     dtypes, sizes = {}, {}
@@ -112,7 +113,7 @@ def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan
                                                       for o in n.output}
     nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
              for n in m.graph.node if n.op_type != "Constant"]
-    dtypes, sizes = _types(m)
+    dtypes, sizes = _types(m, model_bytes)
     plan = Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes)
     check_footprint(plan)
     return plan
@@ -168,6 +169,17 @@ def replay_name(k: int, name: str) -> str:
     return f"clipbridge_replay_{k}/{name}"
 
 
+def appended(model_bytes: bytes, nodes: Iterable[onnx.NodeProto] = (), inputs: Iterable[onnx.ValueInfoProto] = (),
+             outputs: Iterable[onnx.ValueInfoProto] = ()) -> bytes:
+    """The model with `nodes`, graph inputs and graph outputs appended to its main graph, without serialising the
+    model again (~14 ms on a 21 MB model, each time). Protobuf merges a repeated occurrence of a singular embedded
+    message (ModelProto.graph) into the first and appends to its repeated fields (the protobuf encoding guide,
+    "Last One Wins"): the model's own bytes followed by those of a ModelProto holding only the additions parse, in
+    onnx, onnxruntime and OpenVINO alike, as the model with them appended."""
+    extra = onnx.ModelProto(graph=onnx.GraphProto(node=list(nodes), input=list(inputs), output=list(outputs)))
+    return model_bytes + extra.SerializeToString()
+
+
 @model_errors
 def with_replays(model_bytes: bytes, copies: dict[str, dict[str, tuple[str, list[int]]]]) -> bytes:
     """The model plus, per named node, a copy of it fed by graph inputs of its own (typed as given: the first
@@ -175,6 +187,7 @@ def with_replays(model_bytes: bytes, copies: dict[str, dict[str, tuple[str, list
     clip-like node alone on the same input; its constants stay shared with the original node."""
     m = onnx.load_from_string(model_bytes)
     protos = {(n.name or n.output[0]): n for n in m.graph.node}
+    nodes, ins, outs = [], [], []
     for k, (node, inputs) in enumerate(copies.items()):
         p = protos[node]
         c = onnx.NodeProto()
@@ -184,9 +197,9 @@ def with_replays(model_bytes: bytes, copies: dict[str, dict[str, tuple[str, list
         c.input.extend(replay_name(k, i) if i in inputs else i for i in p.input)
         del c.output[:]
         c.output.extend(replay_name(k, o) if o else o for o in p.output)
-        m.graph.node.append(c)
+        nodes.append(c)
         for i, (dtype, shape) in inputs.items():
             elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-            m.graph.input.append(helper.make_tensor_value_info(replay_name(k, i), elem, shape))
-        m.graph.output.extend(helper.make_empty_tensor_value_info(replay_name(k, o)) for o in p.output if o)
-    return m.SerializeToString()
+            ins.append(helper.make_tensor_value_info(replay_name(k, i), elem, shape))
+        outs.extend(helper.make_empty_tensor_value_info(replay_name(k, o)) for o in p.output if o)
+    return appended(model_bytes, nodes, ins, outs)

@@ -17,6 +17,7 @@ import onnx
 from app.engines import config as engine_config
 from app.engines.extras import DIFF_INSTALL, INSTALL_HINT
 from app.engines.errors import reduced
+from app.diff import child
 from app.diff.child import model_errors
 from app.core.errors import BackendUnavailable, ClipBridgeError
 
@@ -83,18 +84,15 @@ def with_outputs(model_bytes: bytes, names: list[str], dtypes: dict[str, str] | 
     if not wanted:
         return model_bytes
     if dtypes is not None:
-        for n in wanted:
-            elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtypes[n])) if n in dtypes else None
-            m.graph.output.append(onnx.helper.make_tensor_value_info(n, elem, None) if elem
-                                  else onnx.helper.make_empty_tensor_value_info(n))
-        return m.SerializeToString()
+        typed = {n: onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtypes[n])) for n in wanted if n in dtypes}
+        return child.appended(model_bytes, outputs=[onnx.helper.make_tensor_value_info(n, typed[n], None) if n in typed
+                                                    else onnx.helper.make_empty_tensor_value_info(n) for n in wanted])
     try:
-        typed = {v.name: v for v in onnx.shape_inference.infer_shapes(m, strict_mode=False).graph.value_info}
+        inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(model_bytes, strict_mode=False).graph.value_info}
     except Exception:  # inference is a best effort; an untyped output is still read by the engines
-        typed = {}
-    for n in wanted:
-        m.graph.output.append(typed.get(n) or onnx.helper.make_empty_tensor_value_info(n))
-    return m.SerializeToString()
+        inferred = {}
+    return child.appended(model_bytes, outputs=[inferred.get(n) or onnx.helper.make_empty_tensor_value_info(n)
+                                                for n in wanted])
 
 
 def _load_error(engine: str, exc: Exception, model_bytes: bytes = b"") -> ClipBridgeError:
@@ -133,8 +131,7 @@ def _ov_kernels(compiled: Any) -> dict[str, dict]:
 
 def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str, kernels: bool = True) -> tuple[dict, dict]:
     try:
-        import openvino as ov
-        model = ov.Core().read_model(model_bytes, b"")
+        model = engine_config.ov_core().read_model(model_bytes, b"")
         compiled, effective = engine_config.openvino_compile(model, precision)
     except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
         raise _load_error("openvino", exc, model_bytes) from None

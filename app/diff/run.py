@@ -6,6 +6,7 @@ sandbox's run_isolated (a crash or hang costs one answer), the CLI and the bench
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from app.diff import child, compare, engines, quantized, subgraphs
+from app.diff import plain as plain_runs
+from app.diff.plain import concurrent  # noqa: F401 - the executors' flag, read by app.fix.proof
 from app.diff.inputs import SEED
 from app.core.errors import ClipBridgeError
 
@@ -23,8 +26,11 @@ MAX_FOLDED = 64  # clip-like nodes replayed inside the marked runs (later ones a
 
 
 def direct(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """Run in this process (the CLI's and the benchmark's executor: the model is the caller's own)."""
+    """Run in this process (the CLI's, the benchmark's and the server's sandbox child's executor)."""
     return fn(*args, **kwargs)
+
+
+direct.concurrent = True  # type: ignore[attr-defined]  # callable from two threads at once (app.diff.plain)
 
 
 @dataclass
@@ -97,26 +103,34 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
                            plan.dtypes)  # once for every engine, typed from the plan
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
-    for n, engine in enumerate(opts.engines):
-        plain = execute(f"diff:{engine}", engines.run, engine, model, plan.feeds, [], opts.precision,
-                        False)  # positional: the server's executor passes no keywords; plain runs need no kernels
-        if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
-            marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
-        marked = execute(f"diff:{engine}", engines.run, engine, marked_model, feeds, [], opts.precision)
-        _take_replays(marked, copies, engine, replays)
-        changed = []
-        for name in plan.outputs:
-            rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
-            if name not in marked["values"] or compare.count(plain["values"][name], marked["values"][name],
-                                                             rtol, atol):
-                changed.append(name)
-        values[engine] = marked["values"]
-        for name in plan.outputs:  # the final outputs reported are always the unmarked run's
-            values[engine][name] = plain["values"][name]
-        info[engine] = {"version": marked["version"], "precision": marked["precision"],
-                        "settings": marked.get("settings", {}),
-                        "kernels": marked["kernels"], "observer_effect": changed}
+    with plain_runs.Plain(execute, model, plan.feeds, opts.engines, opts.precision) as plains:
+        for n, engine in enumerate(opts.engines):
+            if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
+                marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
+            marked = plains.after(engine, functools.partial(execute, f"diff:{engine}", engines.run, engine,
+                                                            marked_model, feeds, [], opts.precision))
+            plain = plains.result(engine)
+            _take_replays(marked, copies, engine, replays)
+            values[engine] = marked["values"]
+            info[engine] = _info(marked, _observed(plain, marked, plan))
+            for name in plan.outputs:  # the final outputs reported are always the unmarked run's
+                values[engine][name] = plain["values"][name]
     return Runs(plan, values, info, folded=replays)
+
+
+def _observed(plain: dict[str, Any], marked: dict[str, Any], plan: child.Plan) -> list[str]:
+    """The final outputs whose marked value differs from the plain one (marking moved a fusion boundary)."""
+    changed = []
+    for name in plan.outputs:
+        rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
+        if name not in marked["values"] or compare.count(plain["values"][name], marked["values"][name], rtol, atol):
+            changed.append(name)
+    return changed
+
+
+def _info(marked: dict[str, Any], changed: list[str]) -> dict[str, Any]:
+    return {"version": marked["version"], "precision": marked["precision"], "settings": marked.get("settings", {}),
+            "kernels": marked["kernels"], "observer_effect": changed}
 
 
 def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,

@@ -251,7 +251,7 @@ def replan(exposed: bytes, original: bytes, plan: Plan) -> tuple[WalkedPlan, lis
                 clips[p.name] = c
         if b is None or b.node.op_type != "If":
             nodes.append(NodeInfo(node_name(n), n.op_type, list(n.input), list(ex.graph.node[i].output)))
-    dtypes, sizes = types_of(ex)
+    dtypes, sizes = types_of(ex, exposed)
     walked = WalkedPlan(nodes, clips, plan.feeds, plan.given, plan.outputs,
                         set(plan.constants) | set(consts), dtypes, sizes, bodies=kinds)
     return walked, views

@@ -182,7 +182,7 @@ def _model_precision(model: Any, caps: list[str]) -> str:
 def openvino_compile(model: Any, precision: Precision = "model", device: str = "CPU") -> tuple[Any, str]:
     """(compiled model, effective inference precision read back from it). "model" pins the inference precision
     to the model's own element type (f32 stays f32) and keeps denormals; "deployed" takes the plugin's defaults."""
-    core = _ov_core()
+    core = ov_core()
     config: dict[str, Any] = {}
     caps = openvino_capabilities(list(core.get_property(device, "OPTIMIZATION_CAPABILITIES")))
     if precision == "model":
@@ -208,11 +208,11 @@ def openvino_read(xml: str, weights: bytes | None) -> Any:
     """An ov.Model from IR text and its weights (trusted bytes only: clipbridge's own emitted IR)."""
     import numpy as np
     import openvino as ov
-    return _ov_core().read_model(xml, ov.Tensor(np.frombuffer(weights or b"\0", dtype=np.uint8).copy()))
+    return ov_core().read_model(xml, ov.Tensor(np.frombuffer(weights or b"\0", dtype=np.uint8).copy()))
 
 
 @lru_cache(maxsize=1)
-def _ov_core() -> Any:
+def ov_core() -> Any:
     import openvino as ov
     return ov.Core()
 

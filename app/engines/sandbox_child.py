@@ -18,6 +18,8 @@ import sys
 from multiprocessing.connection import Connection
 from typing import Any
 
+from app.engines import sandbox_wire
+
 # Imported when a worker starts, so that its first call does not pay for them.
 PRELOAD = ("numpy", "onnx", "onnx.checker", "onnx.shape_inference", "onnx.version_converter")
 PR_SET_PDEATHSIG = 1
@@ -99,7 +101,11 @@ def _serve(conn: Connection) -> None:
     """A worker's loop: one call per message until the parent closes the socket."""
     while True:
         try:
+            fds = sandbox_wire.receive_marker(conn.fileno())
+            if fds is None:
+                return
             fn, args, kwargs, memory_mb, max_result = conn.recv()
+            args = sandbox_wire.join(args, fds)
         except (EOFError, OSError):
             return
         retire = False

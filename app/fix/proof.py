@@ -50,6 +50,7 @@ def swapping(execute: run.Execute, original: bytes, written: bytes, target: str)
         if fn is diff_engines.run and args[0] == target and twin(args[1]) is not None:
             args = (args[0], twin(args[1]), *args[2:])
         return execute(stage, fn, *args, **kwargs)
+    call.concurrent = run.concurrent(execute)  # type: ignore[attr-defined]  # the plain runs (app.diff.plain)
     return call
 
 

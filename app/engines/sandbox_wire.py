@@ -1,0 +1,107 @@
+"""How a call's large byte arguments reach a sandbox worker: in a memory file, not through the socket.
+
+An uploaded model of 21 MB pickled into the call and sent through the worker's socket is copied five or six times
+(pickle, the kernel's socket buffers in small pieces, multiprocessing's read buffer, unpickling) and cost ~40-60 ms
+a call on the project's 2-core hosts (docs/isolation.md). Here each top-level `bytes` argument of at least
+MIN_SHARED bytes is written once into an anonymous memory file (Linux memfd_create), sealed against change, and
+its descriptor passed with the call (SCM_RIGHTS); the worker reads it back with one read. What the worker gets is
+the same bytes object it got before, so no called function changes. Where memfd_create is missing, every
+argument travels in the pickle as before.
+
+Every call starts with one marker byte sent with sendmsg, carrying the call's descriptors (none for most calls),
+then the pickled call itself. Used by app.engines.sandbox (the parent) and app.engines.sandbox_child (the worker).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+MIN_SHARED = 1 << 20  # below this the pickle is as cheap as a memory file
+MAX_FDS = 8  # a call passes at most this many memory files (a model and its inputs)
+MARKER = b"\x01"
+SEALS = getattr(fcntl, "F_SEAL_SEAL", 0) | getattr(fcntl, "F_SEAL_SHRINK", 0) | getattr(fcntl, "F_SEAL_GROW", 0) \
+    | getattr(fcntl, "F_SEAL_WRITE", 0)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """In a pickled call, the k-th descriptor passed with it holds this argument's `size` bytes."""
+
+    index: int
+    size: int
+
+
+def _memory_file(data: bytes) -> int:
+    """A sealed anonymous memory file holding `data` (its descriptor: the caller closes it)."""
+    fd = os.memfd_create("clipbridge-call", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if SEALS and hasattr(fcntl, "F_ADD_SEALS"):
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)  # the worker reads what was sent, never a later change
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def split(args: tuple) -> tuple[tuple, list[int]]:
+    """(args with each large bytes argument replaced by a Shared placeholder, the memory files' descriptors)."""
+    if not hasattr(os, "memfd_create"):
+        return args, []
+    out, fds = [], []
+    try:
+        for a in args:
+            if type(a) is bytes and len(a) >= MIN_SHARED and len(fds) < MAX_FDS:
+                fds.append(_memory_file(a))
+                out.append(Shared(len(fds) - 1, len(a)))
+            else:
+                out.append(a)
+    except BaseException:
+        close(fds)
+        raise
+    return tuple(out), fds
+
+
+def send_marker(sock_fd: int, fds: list[int]) -> None:
+    """The call's marker byte, carrying `fds` (the socket is the worker's; the descriptors stay ours to close)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=os.dup(sock_fd)) as s:
+        socket.send_fds(s, [MARKER], fds)
+
+
+def receive_marker(sock_fd: int) -> list[int] | None:
+    """The descriptors sent with the next call's marker, or None when the parent has closed the socket."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=os.dup(sock_fd)) as s:
+        data, fds, _flags, _addr = socket.recv_fds(s, 1, MAX_FDS)
+    if data != MARKER:
+        close(fds)
+        return None
+    return fds
+
+
+def join(args: tuple, fds: list[int]) -> tuple:
+    """The call's arguments with each Shared placeholder read back from its memory file (one read each)."""
+    try:
+        return tuple(_read(fds[a.index], a.size) if isinstance(a, Shared) else a for a in args)
+    finally:
+        close(fds)
+
+
+def _read(fd: int, size: int) -> bytes:
+    data = os.pread(fd, size, 0)
+    if len(data) != size:  # a sealed file cannot shrink: only a broken parent sends a short one
+        raise OSError(f"a call's memory file holds {len(data)} bytes, {size} were sent")
+    return data
+
+
+def close(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
