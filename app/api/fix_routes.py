@@ -8,12 +8,11 @@ from typing import Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 
 from app.api.execute_routes import PROBLEMS, slots
+from app.api.model_form import read_model_form
 from app.api.model_guard import embedded_only, logged_engine_text
 from app.api.fix_models import FixResponse
-from app.core.errors import ArtifactError, UnsupportedMediaType
 from app.diff.engines import require
 from app.fix.facts import ENGINES
 from app.fix.service import fix
@@ -25,15 +24,6 @@ FIX_BODY = {"requestBody": {"required": True, "content": {
                    "description": "optional .npz keyed by graph input name (generated inputs are added)"}}}}}}}
 EngineQuery = Literal["onnxruntime", "openvino", "onnx-reference"]
 router = APIRouter()
-
-
-async def _read(part: object, what: str) -> bytes:
-    if not isinstance(part, UploadFile):
-        raise ArtifactError(f"'{what}' must be a file", what)
-    data = await part.read()
-    if not data:
-        raise ArtifactError(f"the {what} is empty", what)
-    return data
 
 
 @router.post("/v1/models/fix", response_model=FixResponse, responses=PROBLEMS, tags=["models"],
@@ -48,18 +38,7 @@ async def fix_model(request: Request,
     """Write the model so that `target` computes what `reference` computes; prove it with the diff; time it."""
     require([reference], "query.reference")  # a missing engine names the install command, before any upload is read
     require([target], "query.target")
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "multipart/form-data":
-        raise UnsupportedMediaType("send multipart/form-data with a file field 'model' (and optionally 'inputs')")
-    async with request.form(max_files=2, max_fields=2) as form:
-        extra = sorted(set(form.keys()) - {"model", "inputs"})
-        if extra:
-            raise ArtifactError(f"unknown form field {extra[0][:40]!r}; send 'model' and optionally 'inputs'",
-                                extra[0][:40])
-        if form.get("model") is None:
-            raise ArtifactError("the form needs a file field 'model' (the .onnx)", "model")
-        model = await _read(form.get("model"), "model")
-        npz = await _read(form.get("inputs"), "inputs") if form.get("inputs") is not None else None
+    model, npz = await read_model_form(request, "the .onnx")
     embedded_only(model)  # before any engine or numpy_helper sees it: no tensor's data may live in a file
     # In an execution slot (bounded count and time, like /v1/models/inspect); the engines run in sandbox children,
     # and the proof's tensors are compared there (only its body comes back).

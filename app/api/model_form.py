@@ -1,15 +1,97 @@
-"""The multipart form the whole-model routes take (diff, chain): a file 'model' and optionally a file 'inputs'.
+"""The multipart form the whole-model routes take (diff, chain, fix): a file 'model' and optionally a file 'inputs'.
 
 One reader, so that every model route refuses the same things with the same words and `loc`: another content
-type (415), an unknown field, a 'model' that is no file or is empty, an 'inputs' that is no file.
+type (415), a body that is no multipart form (400, `body`), an unknown or repeated field, a 'model' that is no
+file or is empty, an 'inputs' that is no file.
+
+Why not Starlette's `request.form()`: it spools every file part past 1 MiB to a temporary file on disk, one
+thread hop per 64 KiB chunk, and the routes then read it all back into memory anyway; for a 21 MB model that
+was ~50 ms of a diff's ~270 ms (docs/performance.md). Here python-multipart's parser (the library Starlette uses)
+writes the parts straight into memory. The body is already bounded (CLIPBRIDGE_MAX_BODY_BYTES, app.main's
+BodyLimit), so the parts held are too.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from fastapi import Request
-from starlette.datastructures import UploadFile
+from python_multipart.multipart import MultipartParser, parse_options_header
 
 from app.core.errors import ArtifactError, UnsupportedMediaType
+
+MAX_PARTS = 2  # 'model' and 'inputs'
+
+
+@dataclass
+class Part:
+    name: str = ""
+    filename: str | None = None
+    data: bytearray = field(default_factory=bytearray)
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+class _Collector:
+    """python-multipart's callbacks, collecting each part's headers and bytes in memory."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.field, self.value = bytearray(), bytearray()  # python-multipart bounds a header's size and count
+
+    def callbacks(self) -> dict:
+        return {"on_part_begin": self.begin, "on_header_field": self.on_field, "on_header_value": self.on_value,
+                "on_header_end": self.header_end, "on_headers_finished": self.headers_done,
+                "on_part_data": self.on_data}
+
+    def begin(self) -> None:
+        if len(self.parts) >= MAX_PARTS:
+            raise ArtifactError(f"the form has more than {MAX_PARTS} parts; send 'model' and optionally 'inputs'",
+                                "body")
+        self.parts.append(Part())
+
+    def on_field(self, data: bytes, start: int, end: int) -> None:
+        self.field += data[start:end]
+
+    def on_value(self, data: bytes, start: int, end: int) -> None:
+        self.value += data[start:end]
+
+    def header_end(self) -> None:
+        self.parts[-1].headers.append((bytes(self.field).lower(), bytes(self.value)))
+        self.field, self.value = bytearray(), bytearray()
+
+    def headers_done(self) -> None:
+        part = self.parts[-1]
+        disposition = dict(part.headers).get(b"content-disposition", b"")
+        _kind, options = parse_options_header(disposition)
+        part.name = options.get(b"name", b"").decode("latin-1")
+        raw = options.get(b"filename")
+        part.filename = raw.decode("latin-1") if raw is not None else None
+
+    def on_data(self, data: bytes, start: int, end: int) -> None:
+        self.parts[-1].data += data[start:end]
+
+
+def _boundary(content_type: str) -> bytes:
+    _kind, options = parse_options_header(content_type)
+    boundary = options.get(b"boundary")
+    if not boundary:
+        raise ArtifactError("the multipart/form-data content type has no boundary", "body")
+    return boundary
+
+
+async def read_parts(request: Request) -> list[Part]:
+    """The form's parts, in memory; a body that is no multipart form is a 400 naming `body`."""
+    collector = _Collector()
+    parser = MultipartParser(_boundary(request.headers.get("content-type", "")), collector.callbacks())
+    try:
+        async for chunk in request.stream():
+            parser.write(chunk)
+        parser.finalize()
+    except ArtifactError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - python-multipart's parse errors: the sender's body
+        raise ArtifactError(f"the body is not a readable multipart form: {str(exc)[:200]}", "body") from None
+    return collector.parts
 
 
 async def read_model_form(request: Request, model_is: str) -> tuple[bytes, bytes | None]:
@@ -18,18 +100,22 @@ async def read_model_form(request: Request, model_is: str) -> tuple[bytes, bytes
     if ctype != "multipart/form-data":
         raise UnsupportedMediaType(f"send multipart/form-data with a file field 'model' ({model_is}; optionally "
                                    f"'inputs', an .npz); got {ctype or 'no content type'}")
-    async with request.form(max_files=2, max_fields=2) as form:
-        extra = sorted(set(form.keys()) - {"model", "inputs"})
-        if extra:
-            raise ArtifactError(f"unknown form field {extra[0][:40]!r}; send 'model' and optionally 'inputs'",
-                                extra[0][:40])
-        model, inputs = form.get("model"), form.get("inputs")
-        if not isinstance(model, UploadFile):
-            raise ArtifactError(f"the form needs a file field 'model' ({model_is})", "model")
-        if inputs is not None and not isinstance(inputs, UploadFile):
-            raise ArtifactError("'inputs' must be a file (an .npz)", "inputs")
-        data = await model.read()
-        if not data:
-            raise ArtifactError("the model is empty", "model")
-        npz = await inputs.read() if inputs is not None else None
-    return data, npz
+    parts = await read_parts(request)
+    by_name: dict[str, Part] = {}
+    for p in parts:
+        if p.name not in ("model", "inputs"):
+            raise ArtifactError(f"unknown form field {p.name[:40]!r}; send 'model' and optionally 'inputs'",
+                                p.name[:40])
+        if p.name in by_name:
+            raise ArtifactError(f"the form field {p.name!r} is given twice", p.name)
+        by_name[p.name] = p
+    model, inputs = by_name.get("model"), by_name.get("inputs")
+    if model is None or model.filename is None:
+        raise ArtifactError(f"the form needs a file field 'model' ({model_is})", "model")
+    if inputs is not None and inputs.filename is None:
+        raise ArtifactError("'inputs' must be a file (an .npz)", "inputs")
+    if not model.data:
+        raise ArtifactError("the model is empty", "model")
+    if inputs is not None and not inputs.data:
+        raise ArtifactError("the inputs file is empty (an .npz keyed by graph input name)", "inputs")
+    return bytes(model.data), bytes(inputs.data) if inputs is not None else None
