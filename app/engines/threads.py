@@ -32,6 +32,7 @@ def set_engine_threads(n: int | None) -> None:
 
 
 def engine_threads() -> int | None:
+    """The count set for this process (None: the engines' defaults)."""
     return _THREADS
 
 

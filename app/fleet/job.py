@@ -99,7 +99,7 @@ def run_one(task: Task) -> dict[str, Any]:
         if scanned["format"] == "onnx":  # the engines run ONNX: an IR is scanned only (docs/fleet.md)
             npz = Path(task.inputs).read_bytes() if task.inputs else None
             opts = run.Options(task.engines, task.precision, None, None, task.seed)
-            body, _ = report.diff(envs.executor(task.envs), data, npz, opts)
+            body, _ = report.diff(envs.executor(task.envs, task.threads), data, npz, opts)
         error = None
     except ClipBridgeError as exc:
         error = exc.message[:MAX_ERROR]

@@ -81,6 +81,7 @@ class Workers:
             return task
 
     def close(self) -> None:
+        """Stop every slot's processes (after a run, or when it failed)."""
         for s in self.slots:
             s.close()
 
@@ -98,12 +99,16 @@ class Writer:
 
     @property
     def failed(self) -> bool:
+        """A write failed: the loops stop taking models (close() raises the failure)."""
         return self.error is not None
 
     def put(self, record: dict[str, Any], cacheable: bool) -> None:
+        """Hand a finished model over; returns at once (the loop goes on to its next model)."""
         self._queue.put((record, cacheable))
 
     def _drain(self) -> None:
+        """The writer thread: every record in turn; after a failure the rest are dropped (they are not cached, so
+        a run started again computes them)."""
         while (item := self._queue.get()) is not None:
             if self.error is None:
                 try:

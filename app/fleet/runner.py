@@ -81,8 +81,9 @@ def run(cfg: Config, progress: Progress | None = None) -> int:
     cfg.out.mkdir(parents=True, exist_ok=True)
     cache = Cache(cfg.cache / "results")
     keys: dict[str, str] = {}
-    workers = local.Workers(cfg.limits, Warm(tuple(e.name for e in cfg.engines))) if cfg.backend == "local" \
-        else None
+    # A pinned engine runs in its own environment's interpreter: the worker need not import the installed one.
+    warm = Warm(tuple(e.name for e in cfg.engines if not e.pinned))
+    workers = local.Workers(cfg.limits, warm) if cfg.backend == "local" else None
     journal = Journal(cfg.out / JOURNAL)
     records: list[dict[str, Any]] = []
     counted = progress is None  # ours: its total is known once the models are hashed

@@ -41,6 +41,7 @@ class Started:
         self._thread.start()
 
     def _warm(self, limits: Limits, warm: job.Warm) -> None:
+        """The warm-up call, on its own thread, so that the process starts while the caller goes on."""
         try:
             self.pool.call("fleet:warm", job.warm, (warm,), {}, limits.timeout_s,
                            limits.memory_mb or self.pool.settings.sandbox_memory_mb)
@@ -48,8 +49,13 @@ class Started:
             pass
         self.ready_s = time.perf_counter() - self.started
 
-    def call(self, task: job.Task, limits: Limits) -> dict[str, Any]:
+    def wait(self) -> None:
+        """Until the warm-up is done (the pool has one process: a call would queue behind it anyway)."""
         self._thread.join()
+
+    def call(self, task: job.Task, limits: Limits) -> dict[str, Any]:
+        """One model on this worker, after its warm-up."""
+        self.wait()
         return self.pool.call("fleet", job.run_one, (task,), {}, limits.timeout_s,
                               limits.memory_mb or self.pool.settings.sandbox_memory_mb)
 
@@ -70,13 +76,15 @@ class Slot:
         self.current = Started(self.settings, limits, warm)
         self.spare: Started | None = None
         self.used = 0
-        self.seconds: list[float] = []  # wall time of each model's call, for the lead
+        self.done, self.busy_s = 0, 0.0  # models run and their calls' wall time, for the lead
 
     def _start_s(self) -> float:
+        """A worker's start as this slot measured it (its first worker's), to weigh against models' times."""
         return self.current.ready_s or DEFAULT_START_S
 
     def _mean_s(self) -> float:
-        return sum(self.seconds) / len(self.seconds) if self.seconds else self._start_s()
+        """A model's mean time on this slot so far (a worker's start before any model ran)."""
+        return self.busy_s / self.done if self.done else self._start_s()
 
     def lead(self) -> int:
         """Models before recycling at which the spare starts: its start over a model's mean time, plus one."""
@@ -117,16 +125,18 @@ class Slot:
         for _ in range(self.limits.retries + 1):
             self._prepare(waiting, others)
             self.used += 1
+            self.current.wait()  # a model's time, not the worker's start
             start = time.perf_counter()
             try:
                 result = self.current.call(task, self.limits)
-                self.seconds.append(time.perf_counter() - start)
+                self.done, self.busy_s = self.done + 1, self.busy_s + time.perf_counter() - start
                 return result, True
             except SandboxError as exc:  # the worker died on it (crash, memory, time): a fresh one tries again
                 last = exc.message
         return failed(task, f"{last} (tried {self.limits.retries + 1} times)"), False
 
     def close(self) -> None:
+        """Stop this slot's worker processes (the spare too, if one was started)."""
         for started in (self.current, self.spare):
             if started is not None:
                 started.close()

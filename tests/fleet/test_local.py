@@ -63,7 +63,7 @@ def test_the_replacement_is_started_before_the_recycled_worker_is_done(registry)
 ])
 def test_a_spare_is_started_only_when_it_will_have_work(used, waiting, others, mean_s, expected):
     slot = slots.Slot.__new__(slots.Slot)  # its decision alone: no process started
-    slot.limits, slot.used, slot.seconds = Limits(recycle=10), used, [mean_s]
+    slot.limits, slot.used, slot.done, slot.busy_s = Limits(recycle=10), used, 1, mean_s
     slot.current = type("Ready", (), {"ready_s": 0.5})()
     assert slot._needs_spare(waiting, others) is expected
 
