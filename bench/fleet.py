@@ -13,7 +13,8 @@ min > max, float16, subgraphs), every ratio against an anchor measured in the sa
   hides in the ratio. Also the marginal cost per model between a small and a large chunk, which the fixed cost of
   starting a worker process does not enter; that fixed cost is measured on its own (`worker_start_s`: a worker
   started and warmed, as fleet does before its first model) and taken out once per chunk in
-  `overhead_excluding_start`;
+  `overhead_excluding_start`; `overhead_one_run` divides the one run over the whole registry by the same anchor
+  (the same models in the same run, measured with the chunks, so not back to back);
 - cached: a fully cached rerun / the first run (target < 5%).
 On a shared machine the load moves between minutes, so the registry is split into --rounds chunks and, per chunk,
 the two in-process diffs, fleet with 1 worker and fleet with 2 workers run back to back; the ratios are of the
@@ -150,6 +151,7 @@ def main() -> None:
         start = worker_start()
         out.update({"one_run_1_worker_s": round(one, 2), "one_run_2_workers_s": round(two, 2),
                     "scaling_one_run": round(one / two, 3), "worker_start_s": round(start, 3),
+                    "overhead_one_run": round(one / out["in_process_diff_s"], 3),
                     "overhead_excluding_start": round((out["fleet_1_worker_s"] - out["rounds"] * start)
                                                       / out["in_process_diff_s"], 3)})
         cached = fleet([work / "registry"], work, "again", 2, cache=work / "cache-w2")  # every model a hit
