@@ -2,63 +2,137 @@
 min > max, float16, subgraphs), every ratio against an anchor measured in the same run.
 
 - scaling: models per second with 2 workers / with 1 worker (local backend, fresh cache each; target >= 1.7x on a
-  2-CPU machine);
+  2-CPU machine), over the chunks (below) and over one run of the whole registry each (`scaling_one_run`: the
+  issue's "200 small models" read as one run, where a worker's fixed start is paid once, not once per chunk);
 - ray: the Ray backend's rate / the local backend's, 2 workers each (target >= 0.85x; Ray's start is outside the
   timing, as a cluster is up before a nightly run);
 - overhead: fleet with 1 worker / app.diff.report.diff in process (warm), over the same models (target <= 1.10:
-  fleet adds the scan, the sandbox round-trip, the cache and the reports); also the marginal cost per model
-  between a small and a large chunk, without the fixed cost of starting the worker process;
+  fleet adds the scan, the sandbox round-trip, the cache and the reports). The anchor is the diff as
+  `clipbridge diff` runs it (the engines' default threads); `overhead_vs_same_threads` divides by the same diff run
+  with fleet's engine threads (one, unpinned: app/engines/threads.py), so that no difference in engine settings
+  hides in the ratio. Also the marginal cost per model between a small and a large chunk, which the fixed cost of
+  starting a worker process does not enter; that fixed cost is measured on its own (`worker_start_s`: a worker
+  started and warmed, as fleet does before its first model) and taken out once per chunk in
+  `overhead_excluding_start`; `overhead_one_run` divides the one run over the whole registry by the same anchor
+  (the same models in the same run, measured with the chunks, so not back to back);
 - cached: a fully cached rerun / the first run (target < 5%).
 On a shared machine the load moves between minutes, so the registry is split into --rounds chunks and, per chunk,
-the in-process diff, fleet with 1 worker and fleet with 2 workers run back to back; the ratios are of the sums
-over the chunks, and the median of the per-chunk ratios is printed beside them. Results equal `clipbridge diff`
-per model (tests/fleet); here the ratios only.
+the two in-process diffs, fleet with 1 worker and fleet with 2 workers run back to back; the ratios are of the
+sums over the chunks, and the per-chunk ratios are printed beside them. Results equal `clipbridge diff` per model
+(tests/fleet); here the ratios only. The host (CPU model, ISA, load average before and after) is printed with them.
 Run: python bench/fleet.py [--models 200] [--rounds 2] [--skip-ray]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.diff import report, run  # noqa: E402
 from app.engines import config as engine_config  # noqa: E402
-from app.fleet import runner  # noqa: E402
+from app.engines.threads import set_engine_threads  # noqa: E402
+from app.fleet import job, runner, slots  # noqa: E402
 from app.fleet.backends import Limits  # noqa: E402
+from app.fleet.job import Warm  # noqa: E402
 from app.fleet.keys import parse_engine  # noqa: E402
 from app.fleet.progress import Progress  # noqa: E402
 from tests.fleet.registry import write  # noqa: E402
 
+ENGINES = ("onnxruntime", "openvino")
+
 
 def fleet(sources: list[Path], work: Path, name: str, workers: int, backend: str = "local",
           cache: Path | None = None) -> float:
-    cfg = runner.Config([str(p) for p in sources], work / name, [parse_engine("onnxruntime"), parse_engine("openvino")],
+    cfg = runner.Config([str(p) for p in sources], work / name, [parse_engine(e) for e in ENGINES],
                         cache or work / f"cache-{name}", backend=backend, limits=Limits(workers=workers))
     start = time.perf_counter()
     runner.run(cfg, Progress(0, open(os.devnull, "w"), tty=False))
     return time.perf_counter() - start
 
 
-def in_process(paths: list[Path]) -> float:
-    report.diff(run.direct, paths[0].read_bytes(), None, run.Options())  # warm the engines' imports once
-    start = time.perf_counter()
-    for p in paths:
-        report.diff(run.direct, p.read_bytes(), None, run.Options())
-    return time.perf_counter() - start
+def in_process(paths: list[Path], threads: int | None = None) -> float:
+    """The anchor: app.diff.report.diff in this process, warm, with the engines' threads as given."""
+    set_engine_threads(threads)
+    try:
+        report.diff(run.direct, paths[0].read_bytes(), None, run.Options())  # warm the engines' imports once
+        start = time.perf_counter()
+        for p in paths:
+            report.diff(run.direct, p.read_bytes(), None, run.Options())
+        return time.perf_counter() - start
+    finally:
+        set_engine_threads(None)
 
 
-def host() -> dict:
+def worker_start(times: int = 3) -> float:
+    """A worker's fixed cost: started and warmed as fleet does before its first model (median of `times`)."""
+    seen = []
+    for _ in range(times):
+        started = slots.Started(slots.sandbox_settings(Limits()), Limits(), Warm(ENGINES))
+        started.close()  # waits for the warm-up
+        seen.append(started.ready_s or 0.0)
+    return statistics.median(seen)
+
+
+def host() -> dict[str, Any]:
+    """The facts the numbers depend on; `app_bytecode`: whether a worker finds app's modules compiled (without,
+    each worker start compiles them from source: an editable install under PYTHONDONTWRITEBYTECODE)."""
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                   if line.startswith("model name")), platform.processor())
-    return {"cpu": model, "cpus": os.cpu_count(), "isa": engine_config.cpu_isa(), "load": os.getloadavg()}
+    bytecode = Path(importlib.util.cache_from_source(job.__file__)).is_file()
+    return {"cpu": model, "cpus": os.cpu_count(), "isa": engine_config.cpu_isa(), "app_bytecode": bytecode,
+            "load": os.getloadavg()}
+
+
+def chunked(paths: list[Path], work: Path, k: int) -> list[tuple[float, ...]]:
+    """Per chunk, back to back (the four see the same load): the two anchors, fleet with 1 and with 2 workers.
+    Chunk sizes 1, 3, 5, ... parts: two chunk sizes give the marginal cost per model."""
+    parts = [2 * i + 1 for i in range(k)]
+    cuts = [round(len(paths) * sum(parts[:i]) / sum(parts)) for i in range(k + 1)]
+    rounds = []
+    for i in range(k):
+        chunk = paths[cuts[i]:cuts[i + 1]]
+        rounds.append((in_process(chunk), in_process(chunk, threads=1), fleet(chunk, work, f"w1-{i}", 1),
+                       fleet(chunk, work, f"w2-{i}", 2, cache=work / "cache-w2")))
+    return rounds
+
+
+def ratios(rounds: list[tuple[float, ...]]) -> dict[str, Any]:
+    inproc, same, one, two = (sum(r[j] for r in rounds) for j in range(4))
+    first, last = rounds[0], rounds[-1]
+    return {"in_process_diff_s": round(inproc, 2), "in_process_diff_one_thread_s": round(same, 2),
+            "fleet_1_worker_s": round(one, 2), "fleet_2_workers_s": round(two, 2),
+            "scaling_1_to_2": round(one / two, 3), "scaling_per_round": [round(r[2] / r[3], 3) for r in rounds],
+            "overhead_1_worker": round(one / inproc, 3), "overhead_per_round": [round(r[2] / r[0], 3) for r in rounds],
+            "overhead_vs_same_threads": round(one / same, 3),
+            "overhead_marginal": round((last[2] - first[2]) / (last[0] - first[0]), 3) if len(rounds) > 1 else None,
+            "overhead_marginal_vs_same_threads":
+                round((last[2] - first[2]) / (last[1] - first[1]), 3) if len(rounds) > 1 else None}
+
+
+def ray_ratio(chunk: list[Path], registry: Path, work: Path) -> dict[str, Any]:
+    import ray
+    root = str(Path(__file__).resolve().parents[1])
+    ray.init(num_cpus=2, object_store_memory=100 * 1024 * 1024, include_dashboard=False,
+             log_to_driver=False, configure_logging=False, runtime_env={"env_vars": {"PYTHONPATH": root}})
+    try:
+        fleet(chunk[:10], work, "ray-warm", 2, "ray")  # start Ray's workers (a cluster is up)
+        local_s = fleet([registry], work, "local-vs-ray", 2)
+        ray_s = fleet([registry], work, "ray", 2, "ray")
+    finally:
+        ray.shutdown()
+    return {"local_2_workers_s": round(local_s, 2), "ray_2_workers_s": round(ray_s, 2),
+            "ray_vs_local": round(local_s / ray_s, 3)}
 
 
 def main() -> None:
@@ -70,40 +144,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="clipbridge-fleet-bench-") as tmp:
         work = Path(tmp)
         paths = write(work / "registry", args.models)
-        n, k = len(paths), max(1, args.rounds)
-        # Chunk sizes 1, 3, 5, ... parts: two chunk sizes give the marginal cost per model, which the fixed cost of
-        # starting a worker process (its engine imports) does not enter.
-        parts = [2 * i + 1 for i in range(k)]
-        cuts = [round(n * sum(parts[:i]) / sum(parts)) for i in range(k + 1)]
-        chunks = [paths[cuts[i]:cuts[i + 1]] for i in range(k)]
-        rounds = []
-        for i, chunk in enumerate(chunks):  # back to back per chunk: the three see the same load
-            rounds.append((in_process(chunk), fleet(chunk, work, f"w1-{i}", 1), fleet(chunk, work, f"w2-{i}", 2,
-                                                                                    cache=work / "cache-w2")))
-        inproc, one, two = (sum(r[j] for r in rounds) for j in range(3))
+        out: dict[str, Any] = {"models": len(paths), "rounds": max(1, args.rounds), "host": host()}
+        rounds = chunked(paths, work, max(1, args.rounds))
+        out.update(ratios(rounds))
+        one, two = fleet([work / "registry"], work, "one-run-w1", 1), fleet([work / "registry"], work, "one-run-w2", 2)
+        start = worker_start()
+        out.update({"one_run_1_worker_s": round(one, 2), "one_run_2_workers_s": round(two, 2),
+                    "scaling_one_run": round(one / two, 3), "worker_start_s": round(start, 3),
+                    "overhead_one_run": round(one / out["in_process_diff_s"], 3),
+                    "overhead_excluding_start": round((out["fleet_1_worker_s"] - out["rounds"] * start)
+                                                      / out["in_process_diff_s"], 3)})
         cached = fleet([work / "registry"], work, "again", 2, cache=work / "cache-w2")  # every model a hit
-        out = {"models": n, "rounds": k, "host": host(), "in_process_diff_s": round(inproc, 2),
-               "fleet_1_worker_s": round(one, 2), "fleet_2_workers_s": round(two, 2),
-               "scaling_1_to_2": round(one / two, 2),
-               "scaling_per_round": [round(r[1] / r[2], 2) for r in rounds],
-               "overhead_1_worker": round(one / inproc, 3),
-               "overhead_per_round": [round(r[1] / r[0], 3) for r in rounds],
-               "overhead_marginal": round((rounds[-1][1] - rounds[0][1]) / (rounds[-1][0] - rounds[0][0]), 3)
-               if k > 1 else None,
-               "cached_rerun_s": round(cached, 2), "cached_fraction": round(cached / two, 4)}
+        out.update({"cached_rerun_s": round(cached, 3), "cached_fraction": round(cached / out["fleet_2_workers_s"], 4)})
         if not args.skip_ray:
-            import ray
-            root = str(Path(__file__).resolve().parents[1])
-            ray.init(num_cpus=2, object_store_memory=100 * 1024 * 1024, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False, runtime_env={"env_vars": {"PYTHONPATH": root}})
-            try:
-                fleet(chunks[0][:10], work, "ray-warm", 2, "ray")  # start Ray's workers (a cluster is up)
-                local_s = fleet([work / "registry"], work, "local-vs-ray", 2)
-                ray_s = fleet([work / "registry"], work, "ray", 2, "ray")
-            finally:
-                ray.shutdown()
-            out.update({"local_2_workers_s": round(local_s, 2), "ray_2_workers_s": round(ray_s, 2),
-                        "ray_vs_local": round(local_s / ray_s, 2)})
+            out.update(ray_ratio(paths, work / "registry", work))
         out["load_after"] = os.getloadavg()
     print(json.dumps(out, indent=2))
 

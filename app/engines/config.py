@@ -19,6 +19,7 @@ from importlib import metadata
 from typing import Any, Literal
 
 from app.core.settings import Settings
+from app.engines import threads
 from app.engines.budget import describe
 
 Precision = Literal["model", "deployed"]
@@ -194,7 +195,9 @@ def openvino_compile(model: Any, precision: Precision = "model", device: str = "
             config = {"INFERENCE_PRECISION_HINT": hint}
     else:
         raise ValueError(f"precision is 'model' or 'deployed', got {precision!r}")
+    threads.openvino_config(config, device)
     compiled = core.compile_model(model, device, config)
+    threads.record_openvino(compiled)
     return compiled, _type_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
 
 
@@ -229,11 +232,12 @@ def onnxruntime_options(precision: Precision = "model") -> tuple[Any, dict[str, 
         opts.use_deterministic_compute = True
     elif precision != "deployed":
         raise ValueError(f"precision is 'model' or 'deployed', got {precision!r}")
+    threads.onnxruntime_threads(opts)
     settings = {"engine": "onnxruntime", "version": ort.__version__, "precision": precision,
                 "providers": ["CPUExecutionProvider"],
                 "graph_optimization_level": str(opts.graph_optimization_level).split(".")[-1],
                 "denormal_as_zero": False, "deterministic_compute": bool(opts.use_deterministic_compute),
-                # 0: one thread per core. An elementwise Clip gives the same outputs on any count (reported only).
+                # 0: one thread per core (app.engines.threads sets a count). Clip is elementwise: same outputs.
                 "intra_op_num_threads": int(opts.intra_op_num_threads)}
     return opts, settings
 
@@ -252,7 +256,8 @@ def openvino_settings(precision: Precision, inference_precision: str) -> dict[st
     facts = host_facts()
     ov_facts = facts.get("openvino") or {}
     return {"engine": "openvino", "version": ov_facts.get("version"), "precision": precision,
-            "inference_precision": inference_precision, "bf16_variant": facts["openvino_bf16_variant"]}
+            "inference_precision": inference_precision, "bf16_variant": facts["openvino_bf16_variant"],
+            **threads.openvino_reported()}
 
 
 # --- what ran: each engine run records its settings on the calling thread; app/service/execute.py collects them ----------

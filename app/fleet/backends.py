@@ -1,20 +1,16 @@
-"""Where the per-model jobs run: `local` (sandbox worker processes, one per fleet worker, recycled after a bounded
-number of models) or `ray` (tasks with num_cpus, max_retries, max_calls and a per-task runtime_env). Both call
-job.run_one and hand each record to `done` as it finishes; a job whose process dies is retried a bounded number
-of times, then recorded as an error."""
+"""Where the per-model jobs run: `local` (app/fleet/local.py: sandbox worker processes, one per fleet worker,
+recycled after a bounded number of models) or `ray` (here: tasks with num_cpus, max_retries, max_calls and a
+per-task runtime_env). Both call job.run_one and hand each record to `done` as it finishes; a job whose process
+dies is retried a bounded number of times, then recorded as an error."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import queue
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from app.core.errors import ClipBridgeError
-from app.core.settings import Settings
-from app.engines.sandbox import Pool, SandboxError
 from app.fleet import job
 from app.fleet.envs import code_root
 from app.fleet.keys import DISTRIBUTIONS
@@ -22,7 +18,7 @@ from app.fleet.keys import DISTRIBUTIONS
 Done = Callable[[dict[str, Any], bool], None]  # (record, whether it may be cached)
 
 
-@dataclasses.dataclass
+@dataclass
 class Limits:
     workers: int = 1
     recycle: int = 100  # models per worker process before it is replaced (engines that leak are bounded)
@@ -31,70 +27,9 @@ class Limits:
     memory_mb: int | None = None  # address space a job may add (default: the sandbox's setting)
 
 
-def _failed(task: job.Task, error: str) -> dict[str, Any]:
+def failed(task: job.Task, error: str) -> dict[str, Any]:
+    """The record of a model whose process died past its retries (not cached: the next run tries it again)."""
     return job.record(task, None, None, error[: job.MAX_ERROR], 0.0)
-
-
-class _Slot:
-    """One fleet worker: a sandbox pool of size one, replaced after `recycle` models (the process is fresh)."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.settings = dataclasses.replace(Settings.from_env(), sandbox_workers=1,
-                                            sandbox_timeout_seconds=limits.timeout_s)
-        self.pool: Pool | None = None
-        self.used = 0
-
-    def run(self, task: job.Task) -> tuple[dict[str, Any], bool]:
-        last = ""
-        for _ in range(self.limits.retries + 1):
-            if self.pool is None or self.used >= self.limits.recycle:
-                self.close()
-                self.pool, self.used = Pool(self.settings), 0
-            self.used += 1
-            try:
-                return self.pool.call("fleet", job.run_one, (task,), {}, self.limits.timeout_s,
-                                      self.limits.memory_mb or self.settings.sandbox_memory_mb), True
-            except SandboxError as exc:  # the worker died on it (crash, memory, time): a fresh one tries again
-                last = exc.message
-        return _failed(task, f"{last} (tried {self.limits.retries + 1} times)"), False
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.close()
-            self.pool = None
-
-
-def run_local(tasks: Iterable[job.Task], limits: Limits, done: Done) -> None:
-    todo: queue.Queue[job.Task] = queue.Queue()
-    for t in tasks:
-        todo.put(t)
-    lock = threading.Lock()
-    errors: list[BaseException] = []
-
-    def loop() -> None:
-        slot = _Slot(limits)
-        try:
-            while True:
-                try:
-                    task = todo.get_nowait()
-                except queue.Empty:
-                    return
-                result, cacheable = slot.run(task)
-                with lock:
-                    done(result, cacheable)
-        except BaseException as exc:  # the parent's own failure: stop this loop, re-raised below
-            errors.append(exc)
-        finally:
-            slot.close()
-
-    threads = [threading.Thread(target=loop, name=f"fleet-{i}", daemon=True) for i in range(limits.workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
 
 
 def runtime_env(pins: dict[str, str]) -> dict[str, Any] | None:
@@ -125,7 +60,7 @@ def run_ray(tasks: list[job.Task], limits: Limits, done: Done, address: str | No
                 try:
                     result, cacheable = ray.get(ref), True
                 except RayError as exc:  # the task's worker died past its retries, or its environment failed
-                    result = _failed(task, f"ray: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    result = failed(task, f"ray: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                                      f" (tried {limits.retries + 1} times)")
                     cacheable = False
                 done(result, cacheable)

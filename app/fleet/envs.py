@@ -21,6 +21,7 @@ import app
 from app.core.errors import ClipBridgeError
 from app.diff import run
 from app.engines import venvs
+from app.engines.threads import set_engine_threads
 from app.fleet.keys import DISTRIBUTIONS, EngineSpec
 
 READY = venvs.READY  # the marker written last (app.engines.venvs)
@@ -77,15 +78,17 @@ class EnvWorker:
 _WORKERS: dict[str, EnvWorker] = {}
 
 
-def worker(python: str) -> EnvWorker:
-    """One persistent child per environment and process (a sandbox worker or this one)."""
+def worker(python: str, threads: int | None = None) -> EnvWorker:
+    """One persistent child per environment and process (a sandbox worker or this one), its engines on `threads`
+    threads like this process's (app/engines/threads.py)."""
     w = _WORKERS.get(python)
     if w is None or w.proc.poll() is not None:
         w = _WORKERS[python] = EnvWorker(python)
+        w.call(set_engine_threads, (threads,), {})
     return w
 
 
-def executor(pinned: dict[str, str]) -> run.Execute:
+def executor(pinned: dict[str, str], threads: int | None = None) -> run.Execute:
     """diff's executor: an engine's calls go to its environment when pinned, everything else in process."""
     if not pinned:
         return run.direct
@@ -93,7 +96,7 @@ def executor(pinned: dict[str, str]) -> run.Execute:
     def execute(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         engine = stage.removeprefix("diff:")
         if engine in pinned:
-            return worker(pinned[engine]).call(fn, args, kwargs)
+            return worker(pinned[engine], threads).call(fn, args, kwargs)
         return fn(*args, **kwargs)
     return execute
 

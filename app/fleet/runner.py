@@ -12,12 +12,12 @@ from typing import Any
 
 from app.core.errors import ClipBridgeError
 from app.diff.inputs import SEED
-from app.fleet import backends, envs, reports
+from app.fleet import backends, envs, local, reports
 from app.fleet.changes import compare
-from app.fleet.job import Task
+from app.fleet.job import Task, Warm
 from app.fleet.keys import EngineSpec, cache_key
 from app.fleet.progress import Progress
-from app.fleet.sources import Model, discover, in_shard
+from app.fleet.sources import Model, describe, in_shard, walk
 from app.fleet.store import JOURNAL, Cache, Journal, atomic_write, read_jsonl
 
 
@@ -43,47 +43,75 @@ def _pins(cfg: Config) -> dict[str, str]:
 
 def _tasks(cfg: Config, todo: list[Model]) -> list[Task]:
     """Locally a pinned engine's calls go to its built environment; with Ray the task's runtime_env is it."""
-    local = cfg.backend == "local"
-    pythons = {e.name: envs.build(cfg.cache, e) for e in cfg.engines if e.pinned and local}
+    here = cfg.backend == "local"
+    pythons = {e.name: envs.build(cfg.cache, e) for e in cfg.engines if e.pinned and here}
     names = tuple(e.name for e in cfg.engines)
     return [Task(m.name, m.path, m.sha256, m.inputs, names, cfg.precision, cfg.seed, pythons) for m in todo]
+
+
+Hit = tuple[Model, dict[str, Any], float]  # the model, its cached record, the seconds the lookup took
+
+
+def _lookup(cfg: Config, found: list[tuple[str, Path]], cache: Cache, workers: local.Workers | None,
+            keys: dict[str, str]) -> tuple[list[Hit], list[Model]]:
+    """Hash each model in turn and take its answer from the cache, or queue it: each model queued starts a worker
+    (up to --workers), whose start then overlaps the hashing of the rest."""
+    hits: list[Hit] = []
+    todo: list[Model] = []
+    for name, path in found:
+        m = describe(name, path, cfg.inputs_dir)
+        if not in_shard(m.sha256, cfg.shard):
+            continue
+        keys[m.name] = cache_key(m.sha256, m.inputs_sha256, cfg.seed, cfg.engines, cfg.precision)
+        start = time.perf_counter()
+        hit = cache.get(keys[m.name])
+        if hit is None or hit.get("sha256") != m.sha256:
+            todo.append(m)
+            if workers is not None:
+                workers.start(len(todo))
+        else:
+            hits.append((m, hit, time.perf_counter() - start))
+    return hits, todo
 
 
 def run(cfg: Config, progress: Progress | None = None) -> int:
     if len({e.name for e in cfg.engines}) < 2:
         raise ClipBridgeError("a fleet run needs at least two different engines", "--engine")
-    models = [m for m in discover(cfg.sources, cfg.inputs_dir) if in_shard(m.sha256, cfg.shard)]
+    found = walk(cfg.sources)  # a missing SOURCE is refused before anything starts
     cfg.out.mkdir(parents=True, exist_ok=True)
     cache = Cache(cfg.cache / "results")
-    keys = {m.name: cache_key(m.sha256, m.inputs_sha256, cfg.seed, cfg.engines, cfg.precision) for m in models}
-    progress = progress or Progress(len(models))
+    keys: dict[str, str] = {}
+    # A pinned engine runs in its own environment's interpreter: the worker need not import the installed one.
+    warm = Warm(tuple(e.name for e in cfg.engines if not e.pinned))
+    workers = local.Workers(cfg.limits, warm) if cfg.backend == "local" else None
     journal = Journal(cfg.out / JOURNAL)
     records: list[dict[str, Any]] = []
-    todo: list[Model] = []
+    counted = progress is None  # ours: its total is known once the models are hashed
+    bar = progress or Progress(0)
 
     def finished(r: dict[str, Any], cacheable: bool = True) -> None:
         if cacheable and not r["cached"]:
             cache.put(keys[r["model"]], {**r, "seconds": r["seconds"]})  # before the journal line: resume sees it
         journal.append(r)
         records.append(r)
-        progress.update(r)
+        bar.update(r)
 
     try:
-        for m in models:
-            start = time.perf_counter()
-            hit = cache.get(keys[m.name])
-            if hit is None or hit.get("sha256") != m.sha256:
-                todo.append(m)
-                continue
-            finished({**hit, "model": m.name, "cached": True, "seconds": round(time.perf_counter() - start, 4)})
+        hits, todo = _lookup(cfg, found, cache, workers, keys)
+        if counted:
+            bar.total = len(hits) + len(todo)
+        for m, hit, seconds in hits:
+            finished({**hit, "model": m.name, "cached": True, "seconds": round(seconds, 4)})
         tasks = _tasks(cfg, todo)
         if cfg.backend == "ray":
             backends.run_ray(tasks, cfg.limits, finished, cfg.ray_address, _pins(cfg))
-        else:
-            backends.run_local(tasks, cfg.limits, finished)
+        elif workers is not None and tasks:
+            workers.run(tasks, finished)
     finally:
+        if workers is not None:
+            workers.close()
         journal.close()
-        progress.finish()
+        bar.finish()
     return _write(cfg, records)
 
 

@@ -4,6 +4,7 @@ sha256, their inputs, and the deterministic shard a model belongs to."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,19 +58,34 @@ def _inputs(path: Path, inputs_dir: str | None) -> Path | None:
     return None
 
 
-def discover(sources: list[str], inputs_dir: str | None = None) -> list[Model]:
-    """Every model under the sources, once each (by absolute path), sorted by the name given."""
-    seen: dict[str, Model] = {}
+def walk(sources: list[str]) -> list[tuple[str, Path]]:
+    """(name as given, path) of every model under the sources, once each (by absolute path); nothing is read yet,
+    so that a missing SOURCE is refused before any work starts."""
+    seen: dict[str, tuple[str, Path]] = {}
     for source in sources:
         for name, path in _walk(source):
-            key = str(path.resolve())
-            if key in seen:
-                continue
-            bin_ = path.with_suffix(".bin") if path.suffix.lower() == ".xml" else None
-            npz = _inputs(path, inputs_dir)
-            seen[key] = Model(name, key, file_sha256(path, bin_ if bin_ and bin_.is_file() else None),
-                              str(npz.resolve()) if npz else None, file_sha256(npz) if npz else None)
-    return sorted(seen.values(), key=lambda m: m.name)
+            seen.setdefault(str(path.resolve()), (name, path))
+    return list(seen.values())
+
+
+def describe(name: str, path: Path, inputs_dir: str | None = None) -> Model:
+    """One model with its sha256 and inputs: the files are read (hashed) here."""
+    bin_ = path.with_suffix(".bin") if path.suffix.lower() == ".xml" else None
+    npz = _inputs(path, inputs_dir)
+    return Model(name, str(path.resolve()), file_sha256(path, bin_ if bin_ and bin_.is_file() else None),
+                 str(npz.resolve()) if npz else None, file_sha256(npz) if npz else None)
+
+
+def models(sources: list[str], inputs_dir: str | None = None) -> Iterator[Model]:
+    """Every model under the sources, described one at a time: a run starts its workers at the first model it
+    must compute, while the rest are still being hashed."""
+    for name, path in walk(sources):
+        yield describe(name, path, inputs_dir)
+
+
+def discover(sources: list[str], inputs_dir: str | None = None) -> list[Model]:
+    """Every model under the sources, once each (by absolute path), sorted by the name given."""
+    return sorted(models(sources, inputs_dir), key=lambda m: m.name)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

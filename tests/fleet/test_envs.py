@@ -41,6 +41,8 @@ def test_a_pinned_engine_runs_its_own_version(registry, env_cache, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
     for r in records:
         assert r["engines"][1]["version"].startswith(PINNED) and r["engines"][0]["name"] == "onnxruntime"
+        assert (r["engines"][1]["settings"]["inference_num_threads"], r["engines"][1]["settings"]["cpu_pinning"]) == \
+            (1, False)  # the pinned engine's interpreter runs it on one thread too
         done = subprocess.run([python, "-m", "app.cli.main", "diff", r["model"], "--format", "json"], env=env,
                               capture_output=True, text=True, cwd=tmp_path)
         body = json.loads(done.stdout)

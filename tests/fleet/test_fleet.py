@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from app.cli.main import main
-from app.fleet import backends, job, runner
+from app.fleet import backends, job, runner, slots
 from app.fleet.keys import cache_key
 from app.fleet.progress import Progress
 from app.fleet.sources import discover, file_sha256, in_shard, parse_shard
@@ -21,6 +21,7 @@ from app.fleet.store import read_jsonl
 from tests.fleet.conftest import COUNT, answers, config, quiet
 from tests.fleet.registry import KINDS, BUILDERS
 
+WARM = job.Warm(("onnxruntime", "openvino"))
 FIELDS = {"model", "sha256", "verdict", "first_divergence", "findings", "engines", "cached", "seconds", "error", "scan"}
 SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "data"
 
@@ -34,8 +35,16 @@ def test_a_model_answers_as_clipbridge_diff_does(index, registry, baseline, tmp_
     body = json.loads(report.read_text())
     assert (rec["verdict"], rec["first_divergence"], rec["findings"]) == \
         (body["verdict"], body["first_divergence"], body["nodes"])
-    assert rec["engines"] == [{k: e[k] for k in ("name", "version", "precision")} for e in body["engines"]]
+    assert rec["engines"] == [{**{k: e[k] for k in ("name", "version", "precision")}, "settings": pinned(e)}
+                              for e in body["engines"]]
     assert code == (0 if body["verdict"] == "equal" else 1)
+
+
+def pinned(engine: dict) -> dict:
+    """The diff's settings as a fleet worker runs the engine: one thread, unpinned (app/engines/threads.py)."""
+    threads = {"onnxruntime": {"intra_op_num_threads": 1},
+               "openvino": {"inference_num_threads": 1, "cpu_pinning": False}}.get(engine["name"], {})
+    return {**engine["settings"], **threads}
 
 
 def test_every_line_has_the_fields_and_the_run_its_files(registry, baseline):
@@ -186,13 +195,13 @@ def test_a_worker_process_is_replaced_after_recycle_models(registry):
     """--recycle 2: the third model runs in a fresh sandbox worker, and answers the same."""
     model = sorted(registry.rglob("*.onnx"))[0]
     task = job.Task(str(model), str(model), file_sha256(model), None, ("onnxruntime", "openvino"), "model", 20240)
-    slot = backends._Slot(backends.Limits(workers=1, recycle=2))
+    slot = slots.Slot(backends.Limits(workers=1, recycle=2), WARM)
     try:
         first, pools = [], []
         for _ in range(3):
             record, cacheable = slot.run(task)
             first.append({**record, "seconds": 0})
-            pools.append(slot.pool)
+            pools.append(slot.current.pool)
     finally:
         slot.close()
     assert pools[0] is pools[1] and pools[1] is not pools[2] and first[0] == first[1] == first[2] and cacheable

@@ -9,7 +9,8 @@ import yaml
 
 from app.cli.main import build_parser
 
-JOB = Path(__file__).resolve().parents[2] / "deploy" / "fleet-job.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+JOB = ROOT / "deploy" / "fleet-job.yaml"
 
 
 def _job() -> dict:
@@ -50,3 +51,13 @@ def test_the_jobs_command_line_parses():
     assert argv[0] == "clipbridge"
     args = build_parser().parse_args(argv[1:])
     assert args.shard == "0/4" and args.sources == ["/registry"] and args.cache == "/data/cache"
+
+
+def test_the_image_ships_apps_bytecode():
+    """The Job's image: a fleet worker imports ~150 app modules at each start; the image must not make it compile
+    them from source (PYTHONDONTWRITEBYTECODE and a root-owned /app keep the runtime from caching them)."""
+    lines = (ROOT / "Dockerfile").read_text().splitlines()
+    compile_at = next(i for i, line in enumerate(lines) if line.startswith("RUN python -m compileall") and "app" in line)
+    install_at = next(i for i, line in enumerate(lines) if "pip install" in line and "-e" in line)
+    user_at = next(i for i, line in enumerate(lines) if line.startswith("USER "))
+    assert install_at < compile_at < user_at
