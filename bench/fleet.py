@@ -62,13 +62,16 @@ def fleet(sources: list[Path], work: Path, name: str, workers: int, backend: str
 
 
 def in_process(paths: list[Path], threads: int | None = None) -> float:
-    """The anchor: app.diff.report.diff in this process, warm, with the engines' threads as given."""
+    """The anchor: app.diff.report.diff in this process, warm, with the engines' threads as given; with a count,
+    each diff on one thread as fleet's workers run it (run.serial), else as `clipbridge diff` does (run.direct:
+    its plain runs on a second thread)."""
     set_engine_threads(threads)
+    execute = run.direct if threads is None else run.serial
     try:
-        report.diff(run.direct, paths[0].read_bytes(), None, run.Options())  # warm the engines' imports once
+        report.diff(execute, paths[0].read_bytes(), None, run.Options())  # warm the engines' imports once
         start = time.perf_counter()
         for p in paths:
-            report.diff(run.direct, p.read_bytes(), None, run.Options())
+            report.diff(execute, p.read_bytes(), None, run.Options())
         return time.perf_counter() - start
     finally:
         set_engine_threads(None)

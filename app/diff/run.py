@@ -33,6 +33,13 @@ def direct(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> 
 direct.concurrent = True  # type: ignore[attr-defined]  # callable from two threads at once (app.diff.plain)
 
 
+def serial(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """Run in this process, every engine run of a diff on the calling thread, one after the other: for a caller
+    that runs several diffs side by side (fleet's workers, one per core), where a diff's own threads would only
+    take a core from another diff."""
+    return fn(*args, **kwargs)
+
+
 @dataclass
 class Options:
     engines: tuple[str, ...] = DEFAULT_ENGINES

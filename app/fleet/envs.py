@@ -89,9 +89,11 @@ def worker(python: str, threads: int | None = None) -> EnvWorker:
 
 
 def executor(pinned: dict[str, str], threads: int | None = None) -> run.Execute:
-    """diff's executor: an engine's calls go to its environment when pinned, everything else in process."""
+    """diff's executor: an engine's calls go to its environment when pinned, everything else in process. With a
+    thread count (fleet's workers: one per core, each diff on one thread) the diff's runs stay on the calling
+    thread (run.serial) instead of taking a second core beside another worker's diff (app/diff/plain.py)."""
     if not pinned:
-        return run.direct
+        return run.direct if threads is None else run.serial
 
     def execute(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         engine = stage.removeprefix("diff:")

@@ -8,7 +8,10 @@ so that a worker started ahead of its first model has done that by then.
 Every engine runs on `Task.threads` threads, unpinned (default 1; app/engines/threads.py): a fleet's parallelism is
 across models, one worker per core, and single-threaded engines neither fight over the cores nor make an answer
 depend on the host's core count or --workers (the thread count never changed an answer on the generated registry:
-tests/fleet/test_engine_threads.py). The settings that ran are in each line's `engines[].settings`."""
+tests/fleet/test_engine_threads.py). For the same reason each diff keeps its engine runs on its worker's thread
+(run.serial, not the plain runs on a second thread that `clipbridge diff` uses for one model's latency:
+app/diff/plain.py); the answer is the same either way (tests/diff/test_plain_threads.py). The settings that ran
+are in each line's `engines[].settings`."""
 
 from __future__ import annotations
 
