@@ -1,13 +1,12 @@
-"""The engine runs of a diff that may run on threads of their own where the executor allows it: the plain runs
-(each engine on the model as given: the observer check's side) and, for a large model, the later engines' marked
-runs.
+"""The plain runs of a diff (each engine on the model as given: the observer check's side), on a second thread
+beside the marked runs where the executor allows it.
 
-Why: an OpenVINO compile is most of a run and releases the GIL, so on two idle cores the plain runs cost almost
-nothing beside the marked ones (bench/diff.py: docs/performance.md). A large model's marked runs are long too
-(reading and copying its weights), and then the later engines' marked runs start at once, beside the first
-engine's, instead of after it with its replay copies folded in (app.diff.run._fold_replays): a differing node is
-then replayed alone, which costs one small compile. The price is memory: the sandbox child holds two more
-compiled models at its peak. Imported by app.diff.run only (which re-exports `concurrent`).
+Why: an OpenVINO compile is most of a plain run and releases the GIL, so on two idle cores the plain runs cost
+almost nothing beside the marked ones (bench/diff.py: docs/performance.md). The price is memory: the sandbox
+child holds one more compiled model at its peak. Tried and dropped: starting the later engines' marked runs
+beside the first's too (their replay copies then cannot be folded in, app.diff.run._fold_replays, and a
+differing node is replayed alone): interleaved in one process, 2.09x against 2.04x folded on a 21 MB model and
+2.44x against 2.38x on a 0.6 MB one. Imported by app.diff.run only (which re-exports `concurrent`).
 """
 
 from __future__ import annotations
@@ -22,10 +21,6 @@ import numpy as np
 from app.diff import engines
 
 Execute = Callable[..., Any]
-# From this size on (the model's bytes, mostly weights) the later engines' marked runs start beside the first's.
-# Measured on a 2-vCPU Xeon: a 0.6 MB MobileNet diff costs 2.32x the plain runs folded and 2.49x ahead (its one
-# replay's compile weighs more than the overlap gains), a 21 MB MLP 2.43x folded and 2.09x ahead.
-AHEAD_MIN_BYTES = 4 << 20
 
 
 def concurrent(execute: Execute) -> bool:
@@ -80,28 +75,3 @@ def _done(call: Callable[[], dict[str, Any]]) -> Future:
         f.set_exception(exc)
     return f
 
-
-class Ahead:
-    """The marked runs of `names` (the engines after the first), started at once on threads of their own when
-    `execute` is concurrent and the model has AHEAD_MIN_BYTES or more; otherwise nothing runs here."""
-
-    def __init__(self, execute: Execute, marked_model: bytes, feeds: dict[str, np.ndarray], names: tuple[str, ...],
-                 precision: str) -> None:
-        self.on = concurrent(execute) and len(marked_model) >= AHEAD_MIN_BYTES and bool(names)
-        self.call = {e: functools.partial(execute, f"diff:{e}", engines.run, e, marked_model, feeds, [], precision)
-                     for e in names}
-        self.pool = ThreadPoolExecutor(len(names), "clipbridge-marked") if self.on else None
-        self.futures: dict[str, Future] = {}
-
-    def __enter__(self) -> Ahead:
-        if self.pool is not None:
-            self.futures = {e: self.pool.submit(c) for e, c in self.call.items()}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def run(self, engine: str) -> Callable[[], dict[str, Any]] | None:
-        """The call that gives `engine`'s marked run started ahead, or None when it was not."""
-        return self.futures[engine].result if engine in self.futures else None

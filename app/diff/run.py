@@ -110,13 +110,12 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
                            plan.dtypes)  # once for every engine, typed from the plan
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
-    with plain_runs.Plain(execute, model, plan.feeds, opts.engines, opts.precision) as plains, \
-            plain_runs.Ahead(execute, marked_model, plan.feeds, opts.engines[1:], opts.precision) as ahead:
+    with plain_runs.Plain(execute, model, plan.feeds, opts.engines, opts.precision) as plains:
         for n, engine in enumerate(opts.engines):
-            if n == 1 and not ahead.on:  # the first engine's tensors are known: the others replay every clip-like
+            if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
                 marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
-            marked = plains.after(engine, ahead.run(engine) or functools.partial(
-                execute, f"diff:{engine}", engines.run, engine, marked_model, feeds, [], opts.precision))
+            marked = plains.after(engine, functools.partial(execute, f"diff:{engine}", engines.run, engine,
+                                                            marked_model, feeds, [], opts.precision))
             plain = plains.result(engine)
             _take_replays(marked, copies, engine, replays)
             values[engine] = marked["values"]

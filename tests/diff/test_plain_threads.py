@@ -1,5 +1,4 @@
-"""app/diff/plain.py: the plain runs beside the marked ones, and a large model's later marked runs started ahead,
-give the same diff as every run one after the other (the oracle: the same diff through an executor that may not
+"""app/diff/plain.py: the plain runs beside the marked ones give the same diff as every run one after the other (the oracle: the same diff through an executor that may not
 be called from two threads), and a failure is raised as it was when the runs were serial."""
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ def serial(stage: str, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
 
 
 def wide(width: int = 1040) -> bytes:
-    """MatMul + Clip(0, 6) with a width x width float32 weight: past AHEAD_MIN_BYTES, so the marked runs go ahead."""
+    """MatMul + Clip(0, 6) with a width x width float32 weight (4 MB: reading the weights is part of each run)."""
     rng = np.random.default_rng(5)
     inits = [numpy_helper.from_array((rng.standard_normal((width, width)) / 32).astype(np.float32), "w"),
              numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(6), "hi")]
@@ -40,7 +39,7 @@ MODELS = {
     "mobilenet_v2 (plain runs beside)": lambda: M.mobilenet_v2(32),
     "clip inside an If (walked bodies)": S.if_clip,
     "clip inside a Loop (walked bodies)": S.loop_clip,
-    "wide MatMul (marked runs ahead)": wide,
+    "wide MatMul (4 MB of weights)": wide,
 }
 
 
@@ -52,13 +51,10 @@ def test_threads_give_the_serial_diff(make):
     assert threaded == alone
 
 
-def test_ahead_only_for_large_models_and_concurrent_executors():
-    small, large = M.relu_chain(), wide()
-    assert len(large) >= plain.AHEAD_MIN_BYTES > len(small)
-    assert plain.Ahead(run.direct, large, {}, ("openvino",), "model").on
-    assert not plain.Ahead(run.direct, small, {}, ("openvino",), "model").on
-    assert not plain.Ahead(serial, large, {}, ("openvino",), "model").on
-    assert run.concurrent(run.direct) and not run.concurrent(serial)
+def test_only_a_concurrent_executor_gets_threads():
+    assert run.concurrent(run.direct) and not run.concurrent(serial) and not run.concurrent(run.serial)
+    assert plain.Plain(run.direct, b"", {}, ("onnxruntime",), "model").pool is not None
+    assert plain.Plain(run.serial, b"", {}, ("onnxruntime",), "model").pool is None
 
 
 class Refused(ClipBridgeError):
