@@ -79,8 +79,9 @@ def diffed(model: bytes, npz: bytes | None, precision: str) -> tuple[float, dict
     return time.perf_counter() - t, body
 
 
-def posted(port: int, model: bytes, npz: bytes | None, precision: str) -> tuple[float, dict]:
-    """One POST /v1/models/diff, multipart as `curl -F` sends it; (seconds, body)."""
+def posted(port: int, model: bytes, npz: bytes | None, precision: str, status: int = 200) -> tuple[float, dict]:
+    """One POST /v1/models/diff, multipart as `curl -F` sends it; (seconds, body). `npz=b""` sends an empty
+    inputs file, which the server refuses (400) once it has read the whole form: the upload's own cost."""
     import http.client
     boundary = "clipbridge-bench-boundary"
     parts = [("model", "model.onnx", model)] + ([("inputs", "in.npz", npz)] if npz is not None else [])
@@ -95,7 +96,7 @@ def posted(port: int, model: bytes, npz: bytes | None, precision: str) -> tuple[
     data = resp.read()
     seconds = time.perf_counter() - t
     conn.close()
-    if resp.status != 200:
+    if resp.status != status:
         raise SystemExit(f"POST /v1/models/diff: {resp.status} {data[:300]!r}")
     return seconds, json.loads(data)
 
@@ -111,9 +112,13 @@ def measure(model: bytes, npz: bytes | None, feeds: dict, repeat: int, precision
         diffs.append(seconds)
     a, d = statistics.median(anchors), statistics.median(diffs)
     # The minimum of each is the least disturbed by other processes on a shared machine; both are reported.
-    return {"plain_sum_s": round(a, 4), "diff_s": round(d, 4), "ratio": round(d / a, 2),
-            "ratio_of_minima": round(min(diffs) / min(anchors), 2),
-            "verdict": body["verdict"], "replays": sum(1 for n in body["nodes"] if "replay_differing" in n)}
+    out = {"plain_sum_s": round(a, 4), "diff_s": round(d, 4), "ratio": round(d / a, 2),
+           "ratio_of_minima": round(min(diffs) / min(anchors), 2),
+           "verdict": body["verdict"], "replays": sum(1 for n in body["nodes"] if "replay_differing" in n)}
+    if port is not None:  # what the upload alone costs (the same form, refused once read): reported, not subtracted
+        up = statistics.median(posted(port, model, b"", precision, 400)[0] for _ in range(repeat))
+        out.update({"upload_s": round(up, 4), "upload_share_of_anchor": round(up / a, 2)})
+    return out
 
 
 def main() -> None:
