@@ -24,12 +24,9 @@ import contextlib
 import io
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from app.diff import child, engines, report, run  # noqa: E402
+from httpserver import free_port, started  # noqa: E402  # bench/httpserver.py (this script's directory)
 from tests.diff.models import mobilenet_v2  # noqa: E402
 
 
@@ -153,23 +151,10 @@ def server(wanted: bool) -> Iterator[int | None]:
     if not wanted:
         yield None
         return
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-c", "from app.cli.main import main; main()", "serve", "--port", str(port), "--log-level", "warning"],
-                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+    port = free_port()
+    with started([sys.executable, "-c", "from app.cli.main import main; main()", "serve", "--port", str(port),
+                  "--log-level", "warning"], port):
         yield port
-    finally:
-        proc.terminate()
-        proc.wait()
-
 
 if __name__ == "__main__":
     main()

@@ -9,20 +9,13 @@ from __future__ import annotations
 import http.client
 import io
 import json
-import socket
-import subprocess
 import sys
 import time
 import urllib.parse
-import urllib.request
 
 import numpy as np
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from httpserver import free_port, started  # bench/httpserver.py (this script's directory)
 
 
 def status_kb(pid: int, key: str) -> int:
@@ -55,14 +48,7 @@ def main() -> None:
     # The protocol `clipbridge serve` runs (head timeout, minimum body rate), as in production.
     serve = ("import uvicorn; from app.server.serving import PROTOCOL; "
              f"uvicorn.run('bench.echo_app:app', port={port}, log_level='warning', http=PROTOCOL)")
-    proc = subprocess.Popen([sys.executable, "-c", serve], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(150):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+    with started([sys.executable, "-c", serve], port) as proc:
         spec = {"spec": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}}
         path = "/v1/execute.npy?request=" + urllib.parse.quote(json.dumps(spec))
         post(port, path, _small())  # warm the route (imports, caches) on a tiny tensor
@@ -80,9 +66,6 @@ def main() -> None:
         y = np.load(io.BytesIO(data), allow_pickle=False)
         assert np.array_equal(y, np.clip(x, 0, 6))
         times_echo = [post(port, "/bench/echo.npy", payload)[0] for _ in range(5)]
-    finally:
-        proc.terminate()
-        proc.wait()
     mib = len(payload) / 2**20
     growth = (max(peak, base_hwm) - base_rss) * 1024 / len(payload)
     print(f"payload {mib:.0f} MiB; best of 5 round trips")

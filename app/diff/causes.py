@@ -162,10 +162,10 @@ def node_cause(c: ClipLike, x: np.ndarray, outs: dict[str, np.ndarray], mask: np
     for i in where:
         v = float(flat_x[i]) if flat_x.size > i else float("nan")
         got = {e: float(o[i]) for e, o in flat.items()}
-        key = (_bits(v), *(_bits(g) for g in got.values()))
-        if key not in seen:
-            seen[key] = element_cause(c, v, got, x.dtype)
-        cause = seen[key]
+        case = (_bits(v), *(_bits(g) for g in got.values()))
+        if case not in seen:
+            seen[case] = element_cause(c, v, got, x.dtype)
+        cause = seen[case]
         if cause is None and precision_note:
             cause = "inference-precision"
         key = cause or "unexplained"

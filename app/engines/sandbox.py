@@ -4,8 +4,9 @@
 worker is a fresh interpreter (`python -c`, never a fork of the server, whose threads and engine state a
 fork would copy unsafely; not multiprocessing's spawn or forkserver either, whose children re-run the
 parent's __main__) with onnx preloaded, and is reused across calls: the hot path costs one pickle round-trip
-over a socket (a large bytes argument, an uploaded model, goes in a memory file beside it: sandbox_wire). Per call, the child's address space is capped (RLIMIT_AS at its
-idle size plus `memory_mb`), the parent waits at most `timeout_s` and the pickled result may not exceed
+over a socket (a large bytes argument, an uploaded model, goes in a memory file beside it: sandbox_wire). Per
+call, the child's address space is capped (RLIMIT_AS at its idle size plus `memory_mb`), the parent waits at
+most `timeout_s` and the pickled result may not exceed
 CLIPBRIDGE_SANDBOX_MAX_RESULT_BYTES. A worker that crashes, hangs (killed) or runs out of memory is
 discarded and replaced; the parent raises SandboxError naming the stage. An exception `fn` raises in the
 child is re-raised in the parent as the same type with the same fields (a ClipBridgeError keeps its `loc`).
@@ -213,12 +214,7 @@ class Pool:
     @staticmethod
     def _exchange(w: _Worker, message: tuple, timeout_s: float) -> tuple[str, Any]:
         try:
-            args, fds = sandbox_wire.split(message[1])  # a large upload travels in a memory file (sandbox_wire)
-            try:
-                sandbox_wire.send_marker(w.conn.fileno(), fds)
-                w.conn.send((message[0], args, *message[2:]))
-            finally:
-                sandbox_wire.close(fds)
+            sandbox_wire.send_call(w.conn, message)  # a large upload travels in a memory file beside it
             if not w.conn.poll(timeout_s):
                 raise _Broken("timeout", f"limit {timeout_s:g} s")
             return safe_loads(w.conn.recv_bytes())  # type: ignore[no-any-return]

@@ -101,11 +101,10 @@ def _serve(conn: Connection) -> None:
     """A worker's loop: one call per message until the parent closes the socket."""
     while True:
         try:
-            fds = sandbox_wire.receive_marker(conn.fileno())
-            if fds is None:
+            call = sandbox_wire.receive_call(conn)
+            if call is None:
                 return
-            fn, args, kwargs, memory_mb, max_result = conn.recv()
-            args = sandbox_wire.join(args, fds)
+            fn, args, kwargs, memory_mb, max_result = call
         except (EOFError, OSError):
             return
         retire = False

@@ -9,7 +9,8 @@ the same bytes object it got before, so no called function changes. Where memfd_
 argument travels in the pickle as before.
 
 Every call starts with one marker byte sent with sendmsg, carrying the call's descriptors (none for most calls),
-then the pickled call itself. Used by app.engines.sandbox (the parent) and app.engines.sandbox_child (the worker).
+then the pickled call itself: send_call in app.engines.sandbox (the parent), receive_call in
+app.engines.sandbox_child (the worker).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import fcntl
 import os
 import socket
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
 MIN_SHARED = 1 << 20  # below this the pickle is as cheap as a memory file
@@ -105,3 +107,27 @@ def close(fds: list[int]) -> None:
             os.close(fd)
         except OSError:
             pass
+
+
+def send_call(conn: Connection, message: tuple) -> None:
+    """Send the call (fn, args, *rest): the marker with the memory files of args' large bytes, then the pickle.
+    Our descriptors are closed once sent, whatever the worker does with its copies."""
+    args, fds = split(message[1])
+    try:
+        send_marker(conn.fileno(), fds)
+        conn.send((message[0], args, *message[2:]))
+    finally:
+        close(fds)
+
+
+def receive_call(conn: Connection) -> tuple | None:
+    """The next call (fn, args, *rest) with its large arguments read back, or None when the parent has gone."""
+    fds = receive_marker(conn.fileno())
+    if fds is None:
+        return None
+    try:
+        message = conn.recv()
+    except BaseException:
+        close(fds)
+        raise
+    return (message[0], join(message[1], fds), *message[2:])

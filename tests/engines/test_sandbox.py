@@ -16,13 +16,7 @@ from app.core.settings import Settings
 from tests import sandbox_tasks as tasks
 
 
-@pytest.fixture(scope="module", autouse=True)
-def small_pool():
-    pool = sandbox.configure(Settings(sandbox_workers=1, sandbox_timeout_seconds=20,
-                                      sandbox_max_result_bytes=1 << 20))
-    pool.warm()
-    yield pool
-    pool.close()
+pytestmark = pytest.mark.usefixtures("small_pool")  # tests/engines/conftest.py
 
 
 def test_result_and_arguments_round_trip():

@@ -9,21 +9,14 @@ import random
 
 import pytest
 
-from app.core.settings import Settings
-from app.engines import sandbox, sandbox_wire
+from app.engines import sandbox_wire
 from app.engines.sandbox import SandboxError, run_isolated
 from tests import sandbox_tasks as tasks
 
 MIN = sandbox_wire.MIN_SHARED
 
 
-@pytest.fixture(scope="module", autouse=True)
-def small_pool():
-    pool = sandbox.configure(Settings(sandbox_workers=1, sandbox_timeout_seconds=20,
-                                      sandbox_max_result_bytes=1 << 20))
-    pool.warm()
-    yield pool
-    pool.close()
+pytestmark = pytest.mark.usefixtures("small_pool")  # tests/engines/conftest.py
 
 
 def _bytes(n: int, seed: int) -> bytes:
