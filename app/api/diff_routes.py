@@ -23,6 +23,7 @@ from app.diff import isolated as in_child
 from app.diff import run
 from app.diff.inputs import SEED
 from app.engines.sandbox import run_isolated
+from app.engines.sandbox_wire import MemoryFile
 from app.diff.engines import require as require_engines
 
 router = APIRouter()
@@ -59,11 +60,22 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     opts = run.Options(_engines(engine), precision, rtol, atol, seed)
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
-    model, npz = await read_model_form(request, "the .onnx")
-    embedded_only(model)
+    # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.
+    model, npz = await read_model_form(request, "the .onnx", files=True)
+    try:
+        embedded_only(_readable(model))
 
-    def work() -> str:
-        body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
-        return json.dumps(body, allow_nan=False, separators=(",", ":"))
-    text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
+        def work() -> str:
+            body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
+            return json.dumps(body, allow_nan=False, separators=(",", ":"))
+        text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
+    finally:
+        for f in (model, npz):
+            if isinstance(f, MemoryFile):
+                f.close()
     return Response(text, media_type="application/json")
+
+
+def _readable(data: Any) -> Any:
+    """The upload as a bytes-like object for the checks run in this process (a MemoryFile's read-only view)."""
+    return data.sealed() if isinstance(data, MemoryFile) else data

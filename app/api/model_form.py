@@ -8,17 +8,21 @@ Why not Starlette's `request.form()`: it spools every file part past 1 MiB to a 
 thread hop per 64 KiB chunk, and the routes then read it all back into memory anyway; for a 21 MB model that
 was ~50 ms of a diff's ~270 ms (docs/performance.md). Here python-multipart's parser (the library Starlette uses)
 writes the parts straight into memory. The body is already bounded (CLIPBRIDGE_MAX_BODY_BYTES, app.main's
-BodyLimit), so the parts held are too.
+BodyLimit), so the parts held are too. With `files=True` (the diff route, whose whole work runs in a sandbox
+worker) each part is written into a memory file as it arrives (app.engines.sandbox_wire.MemoryFile): the worker
+then gets it by descriptor, and this process never copies the model (a 21 MB upload: docs/performance.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from fastapi import Request
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from app.core.errors import ArtifactError, UnsupportedMediaType
+from app.engines.sandbox_wire import MemoryFile
 
 MAX_PARTS = 2  # 'model' and 'inputs'
 
@@ -27,15 +31,16 @@ MAX_PARTS = 2  # 'model' and 'inputs'
 class Part:
     name: str = ""
     filename: str | None = None
-    data: bytearray = field(default_factory=bytearray)
+    data: Any = field(default_factory=bytearray)  # a bytearray, or a MemoryFile (read_parts' `files`)
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
 
 class _Collector:
     """python-multipart's callbacks, collecting each part's headers and bytes in memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, files: bool = False) -> None:
         self.parts: list[Part] = []
+        self.files = files and MemoryFile.available()
         self.field, self.value = bytearray(), bytearray()  # python-multipart bounds a header's size and count
 
     def callbacks(self) -> dict:
@@ -47,7 +52,7 @@ class _Collector:
         if len(self.parts) >= MAX_PARTS:
             raise ArtifactError(f"the form has more than {MAX_PARTS} parts; send 'model' and optionally 'inputs'",
                                 "body")
-        self.parts.append(Part())
+        self.parts.append(Part(data=MemoryFile()) if self.files else Part())
 
     def on_field(self, data: bytes, start: int, end: int) -> None:
         self.field += data[start:end]
@@ -68,7 +73,16 @@ class _Collector:
         part.filename = raw.decode("latin-1") if raw is not None else None
 
     def on_data(self, data: bytes, start: int, end: int) -> None:
-        self.parts[-1].data += data[start:end]
+        part = self.parts[-1].data
+        if isinstance(part, MemoryFile):
+            part.write(memoryview(data)[start:end])
+        else:
+            part += memoryview(data)[start:end]  # no slice copy: a 21 MB part is ~80 chunks
+
+    def close(self) -> None:
+        for p in self.parts:
+            if isinstance(p.data, MemoryFile):
+                p.data.close()
 
 
 def _boundary(content_type: str) -> bytes:
@@ -79,28 +93,48 @@ def _boundary(content_type: str) -> bytes:
     return boundary
 
 
-async def read_parts(request: Request) -> list[Part]:
-    """The form's parts, in memory; a body that is no multipart form is a 400 naming `body`."""
-    collector = _Collector()
-    parser = MultipartParser(_boundary(request.headers.get("content-type", "")), collector.callbacks())
+async def read_parts(request: Request, files: bool = False) -> list[Part]:
+    """The form's parts, in memory (in memory files with `files`, where the platform has them); a body that is
+    no multipart form is a 400 naming `body`. On any refusal the parts read so far are released."""
+    collector = _Collector(files)
     try:
+        parser = MultipartParser(_boundary(request.headers.get("content-type", "")), collector.callbacks())
         async for chunk in request.stream():
             parser.write(chunk)
         parser.finalize()
     except ArtifactError:
+        collector.close()
         raise
-    except Exception as exc:  # noqa: BLE001 - python-multipart's parse errors: the sender's body
+    except BaseException as exc:  # python-multipart's parse errors (the sender's body), or a lost client
+        collector.close()
+        if not isinstance(exc, Exception):
+            raise
         raise ArtifactError(f"the body is not a readable multipart form: {str(exc)[:200]}", "body") from None
     return collector.parts
 
 
-async def read_model_form(request: Request, model_is: str) -> tuple[bytes, bytes | None]:
-    """The model's bytes and the optional .npz's; `model_is` says what 'model' holds ("the .onnx", ...)."""
+async def read_model_form(request: Request, model_is: str, files: bool = False) -> tuple[Any, Any]:
+    """The model's bytes and the optional .npz's; `model_is` says what 'model' holds ("the .onnx", ...). With
+    `files`, each is a MemoryFile where the platform has them (the caller closes them), else bytes."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "multipart/form-data":
         raise UnsupportedMediaType(f"send multipart/form-data with a file field 'model' ({model_is}; optionally "
                                    f"'inputs', an .npz); got {ctype or 'no content type'}")
-    parts = await read_parts(request)
+    parts = await read_parts(request, files)
+    try:
+        model, inputs = _fields(parts, model_is)
+    except BaseException:
+        for p in parts:
+            if isinstance(p.data, MemoryFile):
+                p.data.close()
+        raise
+    if isinstance(model.data, MemoryFile):
+        return model.data, inputs.data if inputs is not None else None
+    return bytes(model.data), bytes(inputs.data) if inputs is not None else None
+
+
+def _fields(parts: list[Part], model_is: str) -> tuple[Part, Part | None]:
+    """The 'model' part and the optional 'inputs' part, or the 400 naming what is wrong with the form."""
     by_name: dict[str, Part] = {}
     for p in parts:
         if p.name not in ("model", "inputs"):
@@ -114,8 +148,8 @@ async def read_model_form(request: Request, model_is: str) -> tuple[bytes, bytes
         raise ArtifactError(f"the form needs a file field 'model' ({model_is})", "model")
     if inputs is not None and inputs.filename is None:
         raise ArtifactError("'inputs' must be a file (an .npz)", "inputs")
-    if not model.data:
+    if not len(model.data):
         raise ArtifactError("the model is empty", "model")
-    if inputs is not None and not inputs.data:
+    if inputs is not None and not len(inputs.data):
         raise ArtifactError("the inputs file is empty (an .npz keyed by graph input name)", "inputs")
-    return bytes(model.data), bytes(inputs.data) if inputs is not None else None
+    return model, inputs

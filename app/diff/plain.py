@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from app.diff import engines
+from app.engines import threads
 
 Execute = Callable[..., Any]
 
@@ -27,6 +28,14 @@ def concurrent(execute: Execute) -> bool:
     """Whether `execute` may be called from a second thread (an executor says so with `concurrent = True`;
     one that talks to a single worker process over a pipe does not)."""
     return bool(getattr(execute, "concurrent", False))
+
+
+def side_threads(execute: Execute) -> int | None:
+    """The engine threads each side of a diff gets when the plain runs go beside the marked ones: half the cores
+    each, unpinned (app.engines.threads.scoped). Why: with the engines' defaults both sides' engines each take
+    every core, and on two cores a 21 MB model's diff took 170-180 ms against 150 ms split (docs/diff.md,
+    Speed). None on the serial path: the engines' defaults, or the count the process set (fleet's workers)."""
+    return threads.share_of_cores(2) if concurrent(execute) else None
 
 
 class Plain:
@@ -39,7 +48,9 @@ class Plain:
         # positional: the sandbox's executor passes no keywords; a plain run reads no kernels
         self.call = {e: functools.partial(execute, f"diff:{e}", engines.run, e, model, feeds, [], precision, False)
                      for e in names}
-        self.pool = ThreadPoolExecutor(1, "clipbridge-plain") if concurrent(execute) else None
+        # the plain runs' thread runs engines with the count its starter's thread has (side_threads)
+        self.pool = ThreadPoolExecutor(1, "clipbridge-plain", initializer=threads.set_thread_count,
+                                       initargs=(threads.engine_threads(),)) if concurrent(execute) else None
         self.futures: dict[str, Future] = {}
 
     def __enter__(self) -> Plain:
@@ -52,14 +63,19 @@ class Plain:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
     def after(self, engine: str, marked: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """The marked run of `engine`, once its plain run is started (or done, on the serial path)."""
+        """The marked run of `engine`, once its plain run is started (or done, on the serial path). A failure is
+        raised as the serial order would: the first failed plain run up to this engine's, else the marked run's.
+        Its plain result is not awaited on success, so that the next engine's marked run starts at once."""
         if self.pool is None:
             self.futures[engine] = _done(self.call[engine])
             self.result(engine)
         try:
             return marked()
         except BaseException:
-            self.result(engine)  # the plain run's own error first
+            for e in self.call:  # the plain runs' own errors first (the model's fault, not the marks'), in order
+                self.result(e)
+                if e == engine:
+                    break
             raise
 
     def result(self, engine: str) -> dict[str, Any]:

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from app.diff import causes, quantized, run, trace
+from app.diff import plain as plain_runs
+from app.engines import threads
 from app.diff.child import NodeInfo
 from app.scan.patterns import PATTERNS
 from app.core.numbers import wire_number
@@ -186,10 +188,11 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
     """The response body of a diff, and the runs it was read from (for --bundle and --node-data)."""
     if trace.is_trace(tuple(opts.engines)):  # `engine@f16`: where float16 first overflows (app/diff/trace.py)
         return trace.diff(execute, model, npz, opts)
-    runs = run.collect(execute, model, npz, opts)
-    walk = Walk(execute, runs.model or model, runs, opts)
-    for n in runs.plan.nodes:
-        walk.node(n)
+    with threads.scoped(plain_runs.side_threads(execute)):  # every run of this diff, replays included
+        runs = run.collect(execute, model, npz, opts)
+        walk = Walk(execute, runs.model or model, runs, opts)
+        for n in runs.plan.nodes:
+            walk.node(n)
     outputs = []
     for name in runs.plan.outputs:
         m = run.differs(runs, name, opts)

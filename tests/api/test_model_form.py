@@ -93,3 +93,18 @@ def test_generated_forms_never_get_a_5xx(client, mp):
         assert r.status_code < 500, (route, r.status_code, r.text[:300])
         if r.status_code >= 400:
             assert r.headers["content-type"].startswith("application/problem+json")
+
+
+def test_the_diff_routes_memory_files_are_closed(client):
+    """The diff route reads the form into memory files (app.engines.sandbox_wire.MemoryFile): none stays open,
+    whether the diff answers or the form is refused after it was read."""
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+    model = M.relu_chain()
+    client.post(ROUTES[0], content=form(("model", "m.onnx", model)), headers=MP)
+    before = fds()
+    for _ in range(5):
+        assert client.post(ROUTES[0], content=form(("model", "m.onnx", model)), headers=MP).status_code == 200
+        refused = client.post(ROUTES[0], content=form(("model", "m.onnx", model), ("inputs", "x.npz", b"")), headers=MP)
+        assert refused.status_code == 400 and refused.json()["errors"][0]["loc"] == "inputs"
+    assert fds() == before

@@ -3,6 +3,7 @@ be called from two threads), and a failure is raised as it was when the runs wer
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from app.core.errors import ClipBridgeError
 from app.diff import engines, plain, report, run
+from app.engines import threads
 from tests.diff import models as M
 from tests.diff import models_subgraphs as S
 
@@ -43,12 +45,46 @@ MODELS = {
 }
 
 
+@pytest.fixture
+def split_threads():
+    """The serial oracle's engines on the thread count each side of a threaded diff gets (plain.side_threads),
+    set for the process: then the two bodies, engine settings included, can be compared whole."""
+    threads.set_engine_threads(plain.side_threads(run.direct))
+    try:
+        yield
+    finally:
+        threads.set_engine_threads(None)
+
+
 @pytest.mark.parametrize("make", MODELS.values(), ids=MODELS.keys())
-def test_threads_give_the_serial_diff(make):
+def test_threads_give_the_serial_diff(make, split_threads):
+    model = make()
+    alone, _ = report.diff(serial, model, None, run.Options())
+    threads.set_engine_threads(None)  # the threaded diff scopes its own count
+    threaded, _ = report.diff(run.direct, model, None, run.Options())
+    assert threaded == alone
+
+
+def _without_settings(body: dict) -> dict:
+    return {**body, "engines": [{k: v for k, v in e.items() if k != "settings"} for e in body["engines"]]}
+
+
+@pytest.mark.parametrize("make", MODELS.values(), ids=MODELS.keys())
+def test_the_split_threads_give_the_defaults_answer(make):
+    """Each side on half the cores gives what the engines' defaults give, but the settings that say so."""
     model = make()
     threaded, _ = report.diff(run.direct, model, None, run.Options())
-    alone, _ = report.diff(serial, model, None, run.Options())
-    assert threaded == alone
+    defaults, _ = report.diff(serial, model, None, run.Options())
+    assert _without_settings(threaded) == _without_settings(defaults)
+    n = plain.side_threads(run.direct)
+    ort, ov = (e["settings"] for e in threaded["engines"])
+    assert ort["intra_op_num_threads"] == n and ov["inference_num_threads"] == n and ov["cpu_pinning"] is False
+    assert defaults["engines"][0]["settings"]["intra_op_num_threads"] == 0  # onnxruntime's own default
+
+
+def test_side_threads_split_the_cores_only_for_a_concurrent_executor():
+    assert plain.side_threads(serial) is None and plain.side_threads(run.serial) is None
+    assert plain.side_threads(run.direct) == max(1, len(os.sched_getaffinity(0)) // 2)
 
 
 def test_only_a_concurrent_executor_gets_threads():

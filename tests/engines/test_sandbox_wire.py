@@ -105,3 +105,58 @@ def test_generated_argument_lists(seed: int = 20261126, budget: int = 12):
                                  lambda: rng.randint(-5, 5), lambda: "s" * rng.randint(0, 9)])()
                      for _ in range(rng.randint(0, 5)))
         assert run_isolated("digest", tasks.digest, *args) == tasks.digest(*args), f"case {case}"
+
+
+def _memory_file(data: bytes, pieces: int = 3) -> sandbox_wire.MemoryFile:
+    f = sandbox_wire.MemoryFile()
+    step = max(1, len(data) // pieces)
+    for k in range(0, len(data), step):
+        f.write(memoryview(data)[k:k + step])
+    return f
+
+
+MEMORY_FILES = {
+    "large, in pieces": (3 * MIN + 5, 7),
+    "small (a memory file whatever its size)": (10, 1),
+    "one byte": (1, 1),
+    "empty": (0, 1),
+}
+
+
+@pytest.mark.parametrize("size, pieces", MEMORY_FILES.values(), ids=MEMORY_FILES.keys())
+def test_an_upload_written_into_a_memory_file_arrives_byte_for_byte(size, pieces):
+    data = _bytes(size, size)
+    f = _memory_file(data, pieces)
+    try:
+        assert len(f) == size and bytes(f.sealed()) == data  # read here through the mapping, no copy kept
+        assert run_isolated("digest", tasks.digest, f, b"small") == tasks.digest(data, b"small")
+    finally:
+        f.close()
+
+
+def test_a_memory_file_is_sealed_once_read_and_never_pickled():
+    import pickle
+    f = _memory_file(_bytes(MIN, 13))
+    try:
+        view = f.sealed()
+        if hasattr(fcntl, "F_ADD_SEALS"):
+            with pytest.raises(PermissionError):
+                os.write(f.fd, b"changed")  # what this process checked is what the worker reads
+        with pytest.raises(TypeError, match="descriptor"):
+            pickle.dumps(f)
+        view.release()
+    finally:
+        f.close()
+
+
+def test_memory_files_leave_no_descriptor_open():
+    data = _bytes(2 * MIN, 14)
+    run_isolated("digest", tasks.digest, data)
+    before = _open_fds()
+    for _ in range(10):
+        f = _memory_file(data)
+        held = f.sealed()  # a view still held at close: the mapping goes with it, the descriptor at once
+        run_isolated("digest", tasks.digest, f)
+        f.close()
+        del held
+    assert _open_fds() == before
