@@ -1,29 +1,80 @@
-"""The one list of dialects clipbridge knows. Adding a dialect: its module, its tests, one line here."""
+"""The one list of dialects clipbridge knows. Adding a dialect: its module, its tests, one line here.
+
+The default dialects (in_defaults) are imported with this module: every scan, translate and diff uses them. A
+dialect used only when named is a module name here, imported on its first use (`Registry`): a scan or diff that
+never names one (a fleet worker: docs/performance.md, Fleet) does not pay ~40 ms of imports for seven dialects
+it never runs. Listing a dialect by module name is only for one whose in_defaults is False (checked on load)."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from app.dialects import coreml, directml, onnx, openvino, pytorch, stablehlo, tensorrt, tflite, tosa, webnn
+from app.dialects import directml, onnx, openvino
 from app.dialects.kit.base import Dialect
 from app.core.errors import UnsupportedTarget
 from app.core.suggest import one_of
 
+
+class Registry(MutableMapping[str, Dialect]):
+    """name -> Dialect, in registration order; an entry given as a module name is imported on first access (its
+    package's `DIALECT`). Iterating the names imports nothing; values(), items() and a lookup import what they
+    return."""
+
+    def __init__(self, entries: dict[str, Dialect | str]) -> None:
+        self._entries = dict(entries)
+
+    def __getitem__(self, name: str) -> Dialect:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            entry = self._entries[name] = _load(name, entry)
+        return entry
+
+    def __setitem__(self, name: str, dialect: Dialect) -> None:
+        self._entries[name] = dialect
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def in_defaults(self, name: str) -> bool:
+        """Whether `name` is a default dialect, without importing one that is registered by module name (those
+        are never defaults: _load checks it)."""
+        entry = self._entries[name]
+        return not isinstance(entry, str) and entry.in_defaults
+
+
+def _load(name: str, module: str) -> Dialect:
+    """A when-named dialect's DIALECT, imported now; one that says it is a default must be imported eagerly above
+    (else default_names() would leave it out until something else imported it)."""
+    dialect: Dialect = importlib.import_module(module).DIALECT
+    if dialect.name != name or dialect.in_defaults:
+        raise RuntimeError(f"{module}: registered as the when-named dialect {name!r}, but its DIALECT is "
+                           f"{dialect.name!r} with in_defaults={dialect.in_defaults}")
+    return dialect
+
+
 # Explicit on purpose (no scanning of modules): the order is the order of /v1/dialects, defaults and unions.
-DIALECTS: dict[str, Dialect] = {
+DIALECTS = Registry({
     "onnx": onnx.DIALECT,
     "openvino": openvino.DIALECT,
     "directml": directml.DIALECT,
-    "stablehlo": stablehlo.DIALECT,
-    "webnn": webnn.DIALECT,
-    "tosa": tosa.DIALECT,
-    "tensorrt": tensorrt.DIALECT,
-    "tflite": tflite.DIALECT,
-    "coreml": coreml.DIALECT,
-    "pytorch": pytorch.DIALECT,
-}
+    "stablehlo": "app.dialects.stablehlo",
+    "webnn": "app.dialects.webnn",
+    "tosa": "app.dialects.tosa",
+    "tensorrt": "app.dialects.tensorrt",
+    "tflite": "app.dialects.tflite",
+    "coreml": "app.dialects.coreml",
+    "pytorch": "app.dialects.pytorch",
+})
 
 
 def names() -> tuple[str, ...]:
@@ -32,7 +83,7 @@ def names() -> tuple[str, ...]:
 
 def default_names() -> tuple[str, ...]:
     """The dialects used when a request names none (translate targets, scan columns, compare, probe)."""
-    return tuple(name for name, d in DIALECTS.items() if d.in_defaults)
+    return tuple(name for name in DIALECTS if DIALECTS.in_defaults(name))
 
 
 def get(name: str, loc: str | None = None) -> Dialect:

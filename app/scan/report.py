@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -19,9 +19,11 @@ from app.scan.ir_scan import scan_ir
 from app.scan.onnx_scan import scan_onnx
 from app.scan.sites import Site
 from app.scan.wire import load_light
-from app.service.specs import AnyTarget
 from app.core.suggest import one_of
 from app.service.translate import Translation, translate_one
+
+if TYPE_CHECKING:  # annotations only: the unions import every dialect (app/service/specs.py)
+    from app.service.specs import AnyTarget
 
 STATUSES = ("exact", "drift", "unsupported")
 SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
@@ -22,7 +22,9 @@ from app.core.meaning import Meaning, State, evolve
 from app.core.memo import MEMO_MAX_KEY_BYTES, Memo
 from app.core.settings import Settings
 from app.service import json_text
-from app.service.specs import AnySpec, AnyTarget
+
+if TYPE_CHECKING:  # annotations only: the unions import every dialect (app/service/specs.py)
+    from app.service.specs import AnySpec, AnyTarget
 
 __all__ = ["Resolved", "Translation", "TranslateResult", "resolve_spec", "default_targets", "target_from",
            "emit_to", "translate_one", "translate", "translate_text"]
