@@ -3,10 +3,10 @@ process through a shared queue of models.
 
 Where the time goes, and why it is built so (docs/performance.md, Fleet): a slot is started as soon as the run
 finds a model to compute, while the parent still hashes the rest (runner._lookup), and a fully cached run starts
-none. The parent's writes for each finished model (the cache entry, fsynced; the journal line; the progress) are
-made on a writer thread, so that a worker is handed its next model at once instead of waiting for a disk. At the
-end of a run a slot whose worker is spent stops rather than cold-start a worker for the last few models, when the
-other slots finish them sooner."""
+none. The parent's writes for each finished model (the cache entry, flushed to the disk every second; the journal
+line; the progress) are made on a writer thread, so that a worker is handed its next model at once instead of
+waiting for a disk. At the end of a run a slot whose worker is spent stops rather than cold-start a worker for the
+last few models, when the other slots finish them sooner."""
 
 from __future__ import annotations
 

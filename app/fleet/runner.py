@@ -111,6 +111,7 @@ def run(cfg: Config, progress: Progress | None = None) -> int:
         if workers is not None:
             workers.close()
         journal.close()
+        cache.sync()  # every entry of this run on the disk before its reports (store.py: durability)
         bar.finish()
     return _write(cfg, records)
 
