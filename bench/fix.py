@@ -3,12 +3,12 @@
 Two models, torch blocks exported with torch.onnx.export (torchvision does not import with the CPU torch):
 MobileNetV2 at its published shape (width 1.0: 17 inverted residual blocks, 35 ReLU6, 3.5 M parameters), and the
 diff's truncated MobileNetV2-like model (tests/diff/models.py: the early, memory-bound layers only; a worst case
-for an elementwise pass). Each is fixed for onnxruntime -> OpenVINO (every ReLU6 Clip gets the NaN guard) and
+for an elementwise pass), and the diff bench's 21 MB model (`mlp20`: five 1024x1024 MatMul + ReLU6). Each is fixed for onnxruntime -> OpenVINO (every ReLU6 Clip gets the NaN guard) and
 for OpenVINO -> onnxruntime (NaN to the bound: ThresholdedRelu(alpha=0) after each ReLU6), then in ONE process both models are compiled on
 OpenVINO with the same settings and run interleaved (original, written, written, original, ...); the median of
 each is reported, and the ratio written / original (target <= 1.15x). Both precisions: "model" (pinned f32) and
 "deployed" (the plugin's default: bf16 on a CPU with avx512_bf16/AMX). Also onnxruntime as target (the reverse
-fix). Run: python bench/fix.py [--size 224] [--rounds 200]
+fix). Run: python bench/fix.py [--size 224] [--rounds 200] [--models mobilenet_v2 mobilenet_v2_truncated mlp20]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.diff.run import direct  # noqa: E402
 from app.fix import apply, engines, proof  # noqa: E402
 from tests.diff.models import mobilenet_v2  # noqa: E402
+from diff import mlp20  # noqa: E402  # bench/diff.py (this script's directory): the 21 MB model of the diff bench
 
 
 # MobileNetV2's inverted residual settings (expansion t, channels c, repeats n, first stride s), stem 32, last 1280.
@@ -87,11 +88,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--models", nargs="+", default=["mobilenet_v2", "mobilenet_v2_truncated", "mlp20"],
+                    choices=["mobilenet_v2", "mobilenet_v2_truncated", "mlp20"])
     args = ap.parse_args()
     t = time.time()
     rows = []
-    for name, model in (("mobilenet_v2", mobilenet_v2_full(args.size)), ("mobilenet_v2_truncated",
-                                                                        mobilenet_v2(args.size))):
+    makers = {"mobilenet_v2": lambda: mobilenet_v2_full(args.size), "mobilenet_v2_truncated": lambda: mobilenet_v2(args.size),
+              "mlp20": mlp20}
+    for name in args.models:
+        model = makers[name]()
         for reference, target in (("onnxruntime", "openvino"), ("openvino", "onnxruntime")):
             rows += [measure(name, model, reference, target, p, args.rounds) for p in ("model", "deployed")]
     print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.processor()
