@@ -15,6 +15,7 @@ then gets it by descriptor, and this process never copies the model (a 21 MB upl
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ class _Collector:
         if len(self.parts) >= MAX_PARTS:
             raise ArtifactError(f"the form has more than {MAX_PARTS} parts; send 'model' and optionally 'inputs'",
                                 "body")
-        self.parts.append(Part(data=MemoryFile()) if self.files else Part())
+        self.parts.append(Part(data=_memory_file()) if self.files else Part())
 
     def on_field(self, data: bytes, start: int, end: int) -> None:
         self.field += data[start:end]
@@ -73,11 +74,15 @@ class _Collector:
         part.filename = raw.decode("latin-1") if raw is not None else None
 
     def on_data(self, data: bytes, start: int, end: int) -> None:
-        part = self.parts[-1].data
-        if isinstance(part, MemoryFile):
-            part.write(memoryview(data)[start:end])
-        else:
-            part += memoryview(data)[start:end]  # no slice copy: a 21 MB part is ~80 chunks
+        part = self.parts[-1]
+        if isinstance(part.data, MemoryFile):
+            before = part.data.size
+            try:
+                part.data.write(memoryview(data)[start:end])
+                return
+            except OSError:  # the memory file cannot grow: the part goes on in this process's memory
+                part.data = _in_memory(part.data, before)  # this chunk is appended whole below
+        part.data += memoryview(data)[start:end]  # no slice copy: a 21 MB part is ~80 chunks
 
     def close(self) -> None:
         for p in self.parts:
@@ -128,9 +133,29 @@ async def read_model_form(request: Request, model_is: str, files: bool = False) 
             if isinstance(p.data, MemoryFile):
                 p.data.close()
         raise
-    if isinstance(model.data, MemoryFile):
-        return model.data, inputs.data if inputs is not None else None
-    return bytes(model.data), bytes(inputs.data) if inputs is not None else None
+    return _as_passed(model.data), _as_passed(inputs.data) if inputs is not None else None
+
+
+def _as_passed(data: Any) -> Any:
+    """A part as the route gets it: its MemoryFile, or bytes."""
+    return data if isinstance(data, MemoryFile) else bytes(data)
+
+
+def _memory_file() -> Any:
+    """A new part's MemoryFile, or a bytearray where none can be made (descriptors or memory run out): the form
+    is still read, the copy-free path only is lost."""
+    try:
+        return MemoryFile()
+    except OSError:
+        return bytearray()
+
+
+def _in_memory(f: MemoryFile, size: int) -> bytearray:
+    """The first `size` bytes a MemoryFile holds, in a bytearray (the file closed)."""
+    try:
+        return bytearray(os.pread(f.fd, size, 0))
+    finally:
+        f.close()
 
 
 def _fields(parts: list[Part], model_is: str) -> tuple[Part, Part | None]:

@@ -108,3 +108,34 @@ def test_the_diff_routes_memory_files_are_closed(client):
         refused = client.post(ROUTES[0], content=form(("model", "m.onnx", model), ("inputs", "x.npz", b"")), headers=MP)
         assert refused.status_code == 400 and refused.json()["errors"][0]["loc"] == "inputs"
     assert fds() == before
+
+
+FAILING = {
+    "no memory file can be made (descriptors run out)": "create",
+    "the memory file stops growing mid-part": "write",
+}
+
+
+@pytest.mark.parametrize("where", FAILING.values(), ids=FAILING.keys())
+def test_the_diff_route_reads_the_form_without_memory_files(client, monkeypatch, where):
+    """The copy-free path is an optimisation: where memory files fail, the form is read into memory instead and the
+    answer is the same (never a 4xx/5xx of the server's own making)."""
+    from app.api import model_form
+    from app.engines import sandbox_wire
+    model = M.relu_chain()
+    expected = client.post(ROUTES[0], content=form(("model", "m.onnx", model)), headers=MP).json()
+    if where == "create":
+        def refuse(*a, **k):
+            raise OSError(24, "Too many open files")
+        monkeypatch.setattr(model_form, "MemoryFile", type("Refused", (sandbox_wire.MemoryFile,), {"__init__": refuse}))
+    else:
+        real = sandbox_wire.MemoryFile.write
+
+        def write(self, data):  # half the chunk written, then the file stops growing
+            view = memoryview(data)
+            real(self, view[: len(view) // 2])
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(sandbox_wire.MemoryFile, "write", write)
+    r = client.post(ROUTES[0], content=form(("model", "m.onnx", model)), headers=MP)
+    assert r.status_code == 200, r.text
+    assert r.json()["nodes"] == expected["nodes"] and r.json()["verdict"] == expected["verdict"]
