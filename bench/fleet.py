@@ -18,17 +18,19 @@ min > max, float16, subgraphs), every ratio against an anchor measured in the sa
   `overhead_excluding_start`; `overhead_one_run` divides the one run over the whole registry by the anchor
   (the same models in the same run, measured with the chunks, so not back to back).
   `per_model_overhead` is the issue's "per-model overhead of fleet over `clipbridge diff` in process", read as
-  what fleet costs per model beyond the diff it runs: the 1-worker chunks less one measured worker start each, over
-  the diff in process with the same engine settings. Per model, because a run's fixed start is not a per-model
-  cost; the same settings, because fleet's one thread per engine is a choice of parallelism (across models, not
-  within one: with 2 workers fleet is faster than `clipbridge diff` in process), not work fleet adds. The whole-run
+  what fleet costs per model beyond the diff it runs: a 1-worker run over the whole registry less one measured
+  worker start, over the diff in process with the same engine settings measured next to it, the median of the
+  --one-runs pairs (`per_model_overhead_each`; the same from the chunks: `per_model_overhead_chunks`). Per
+  model, because a run's fixed start is not a per-model cost; the same settings, because fleet's one thread per
+  engine is a choice of parallelism (across models, not within one: with 2 workers fleet is as fast as
+  `clipbridge diff` in process), not work fleet adds. The whole-run
   and two-thread figures are printed beside it, and `targets` says which target each headline figure meets;
 - cached: a fully cached rerun / the first run (target < 5%).
 On a shared machine the load moves between minutes, so the registry is split into --rounds chunks and, per chunk,
 the two in-process diffs, fleet with 1 worker and fleet with 2 workers run back to back; the ratios are of the
 sums over the chunks, and the per-chunk ratios are printed beside them. Results equal `clipbridge diff` per model
 (tests/fleet); here the ratios only. The host (CPU model, ISA, load average before and after) is printed with them.
-Run: python bench/fleet.py [--models 200] [--rounds 2] [--one-runs 3] [--skip-ray]
+Run: python bench/fleet.py [--models 200] [--rounds 2] [--one-runs 5] [--skip-ray]
 """
 
 from __future__ import annotations
@@ -140,21 +142,35 @@ def one_run(one: float, two: float, start: float, rounds: list[tuple[float, ...]
             "scaling_one_run": round(one / two, 3), "worker_start_s": round(start, 3),
             "overhead_one_run": round(one / inproc, 3), "overhead_one_run_vs_same_threads": round(one / same, 3),
             "overhead_excluding_start": round(start_out / inproc, 3),
-            "per_model_overhead": round(start_out / same, 3)}
+            "per_model_overhead_chunks": round(start_out / same, 3)}
 
 
-def one_runs(work: Path, k: int) -> tuple[float, float, dict[str, Any]]:
+def one_runs(work: Path, paths: list[Path], k: int) -> tuple[float, float, dict[str, Any], list[tuple[float, float]]]:
     """`k` pairs of one run over the whole registry with 1 and with 2 workers, the order alternating (1-2, 2-1,
-    ...) so that a drift in the machine's speed weighs on both; (the pair with the median ratio's two times, every
-    ratio). Single runs move by +-4-5% on a shared VM: the median of the pairs is the headline."""
-    runs = []
+    ...) so that a drift in the machine's speed weighs on both, each 1-worker run next to the in-process diff of
+    the same models with fleet's engine settings; (the pair with the median ratio's two times, every ratio, the
+    (1-worker run, anchor) pairs). Single runs move by +-4-5% on a shared VM: medians are the headlines."""
+    runs, overheads = [], []
     for i in range(k):
         order = (1, 2) if i % 2 == 0 else (2, 1)
-        t = {w: fleet([work / "registry"], work, f"one-run-{i}-w{w}", w) for w in order}
+        t: dict[int, float] = {}
+        for w in order:
+            if w == 1:
+                anchor = in_process(paths, threads=1)
+            t[w] = fleet([work / "registry"], work, f"one-run-{i}-w{w}", w)
         runs.append((t[1], t[2]))
+        overheads.append((t[1], anchor))
     ratios_ = [a / b for a, b in runs]
     mid = sorted(range(k), key=lambda i: ratios_[i])[k // 2]
-    return runs[mid][0], runs[mid][1], {"scaling_one_run_each": [round(r, 3) for r in ratios_]}
+    return runs[mid][0], runs[mid][1], {"scaling_one_run_each": [round(r, 3) for r in ratios_]}, overheads
+
+
+def per_model(overheads: list[tuple[float, float]], start: float) -> dict[str, Any]:
+    """The headline per-model overhead: the median over the 1-worker one-runs of (run less one measured worker
+    start) / the in-process diff with fleet's engine settings, measured next to it (the module docstring)."""
+    each = [(one - start) / anchor for one, anchor in overheads]
+    return {"per_model_overhead": round(statistics.median(each), 3),
+            "per_model_overhead_each": [round(v, 3) for v in each]}
 
 
 def targets(out: dict[str, Any]) -> dict[str, Any]:
@@ -187,7 +203,7 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--skip-ray", action="store_true")
-    ap.add_argument("--one-runs", type=int, default=3, help="pairs of one run over the registry (1 and 2 workers)")
+    ap.add_argument("--one-runs", type=int, default=5, help="pairs of one run over the registry (1 and 2 workers)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="clipbridge-fleet-bench-") as tmp:
         work = Path(tmp)
@@ -195,9 +211,11 @@ def main() -> None:
         out: dict[str, Any] = {"models": len(paths), "rounds": max(1, args.rounds), "host": host()}
         rounds = chunked(paths, work, max(1, args.rounds))
         out.update(ratios(rounds))
-        one, two, pairs = one_runs(work, max(1, args.one_runs))
-        out.update(one_run(one, two, worker_start(), rounds))
+        one, two, pairs, overheads = one_runs(work, paths, max(1, args.one_runs))
+        start = worker_start()
+        out.update(one_run(one, two, start, rounds))
         out.update(pairs)
+        out.update(per_model(overheads, start))
         cached = fleet([work / "registry"], work, "again", 2, cache=work / "cache-w2")  # every model a hit
         out.update({"cached_rerun_s": round(cached, 3), "cached_fraction": round(cached / out["fleet_2_workers_s"], 4)})
         if not args.skip_ray:
