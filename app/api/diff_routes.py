@@ -17,13 +17,12 @@ from fastapi.concurrency import run_in_threadpool
 
 from app.api.diff_models import DiffResponse
 from app.api.execute_routes import PROBLEMS, slots
-from app.api.model_form import read_model_form
+from app.api.model_form import read_model_form, readable, release
 from app.api.model_guard import embedded_only, logged_engine_text
 from app.diff import isolated as in_child
 from app.diff import run
 from app.diff.inputs import SEED
 from app.engines.sandbox import run_isolated
-from app.engines.sandbox_wire import MemoryFile
 from app.diff.engines import require as require_engines
 
 router = APIRouter()
@@ -63,19 +62,12 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.
     model, npz = await read_model_form(request, "the .onnx", files=True)
     try:
-        embedded_only(_readable(model))
+        embedded_only(readable(model))
 
         def work() -> str:
             body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
             return json.dumps(body, allow_nan=False, separators=(",", ":"))
         text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     finally:
-        for f in (model, npz):
-            if isinstance(f, MemoryFile):
-                f.close()
+        release(model, npz)
     return Response(text, media_type="application/json")
-
-
-def _readable(data: Any) -> Any:
-    """The upload as a bytes-like object for the checks run in this process (a MemoryFile's read-only view)."""
-    return data.sealed() if isinstance(data, MemoryFile) else data

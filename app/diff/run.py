@@ -106,6 +106,7 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
     go into `walked` (the model with its bodies made visible, app.diff.subgraphs) where there is one."""
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
+    marked_runs: dict[str, dict[str, Any]] = {}
     marked_model = execute("diff:prepare", engines.with_outputs, walked or model, marks(plan),
                            plan.dtypes)  # once for every engine, typed from the plan
     replays: dict[str, dict[str, Any]] = {}
@@ -117,10 +118,10 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
             marked = plains.after(engine, functools.partial(execute, f"diff:{engine}", engines.run, engine,
                                                             marked_model, feeds, [], opts.precision))
             _take_replays(marked, copies, engine, replays)
-            values[engine], info[engine] = marked["values"], marked
+            values[engine], marked_runs[engine] = marked["values"], marked
         # The observer check waits for the plain runs only now: the marked runs went on beside them.
         for engine in opts.engines:
-            plain, marked = plains.result(engine), info[engine]
+            plain, marked = plains.result(engine), marked_runs[engine]
             info[engine] = _info(marked, _observed(plain, marked, plan))
             for name in plan.outputs:  # the final outputs reported are always the unmarked run's
                 values[engine][name] = plain["values"][name]

@@ -41,16 +41,13 @@ class Shared:
 
 def _memory_file(data: bytes) -> int:
     """A sealed anonymous memory file holding `data` (its descriptor: the caller closes it)."""
-    fd = os.memfd_create("clipbridge-call", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    f = MemoryFile("clipbridge-call")
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if SEALS and hasattr(fcntl, "F_ADD_SEALS"):
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)  # the worker reads what was sent, never a later change
-        return fd
+        f.write(data)
+        f.seal()  # the worker reads what was sent, never a later change
+        return f.detach()
     except BaseException:
-        os.close(fd)
+        f.close()
         raise
 
 
@@ -62,8 +59,8 @@ class MemoryFile:
     call was three passes over a 21 MB model, each faulting in fresh pages (~15-20 ms a diff, docs/isolation.md).
     Only where memfd_create exists (available()); never pickled."""
 
-    def __init__(self) -> None:
-        self.fd = os.memfd_create("clipbridge-upload", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    def __init__(self, name: str = "clipbridge-upload") -> None:
+        self.fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         self.size = 0
         self._map: mmap.mmap | None = None
         self._sealed = False
@@ -84,12 +81,21 @@ class MemoryFile:
             n = os.write(self.fd, view)
             self.size, view = self.size + n, view[n:]
 
-    def sealed(self) -> memoryview:
-        """Seal the file (nothing more can change it) and map it read-only: the bytes, without a copy."""
+    def seal(self) -> None:
+        """Nothing more can change the file (its size or its bytes), here or in a worker."""
         if not self._sealed:
             if SEALS and hasattr(fcntl, "F_ADD_SEALS"):
                 fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, SEALS)
             self._sealed = True
+
+    def detach(self) -> int:
+        """The descriptor, now the caller's to close (this object no longer owns it)."""
+        fd, self.fd = self.fd, -1
+        return fd
+
+    def sealed(self) -> memoryview:
+        """Seal the file and map it read-only: the bytes, without a copy."""
+        self.seal()
         if self.size == 0:
             return memoryview(b"")
         if self._map is None:
@@ -120,7 +126,7 @@ def split(args: tuple) -> tuple[tuple, list[int]]:
     try:
         for a in args:
             if isinstance(a, MemoryFile) and len(fds) < MAX_FDS:
-                a.sealed()
+                a.seal()
                 fds.append(os.dup(a.fd))
                 out.append(Shared(len(fds) - 1, a.size))
             elif type(a) is bytes and len(a) >= MIN_SHARED and len(fds) < MAX_FDS:

@@ -16,7 +16,6 @@ are in each line's `engines[].settings`."""
 from __future__ import annotations
 
 import hashlib
-import importlib
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import onnx
 from app.core.errors import ClipBridgeError
 from app.diff import engines as diff_engines
 from app.diff import report, run
-from app.diff.engines import ENGINE_MODULES, installed
+from app.diff.engines import installed
 from app.engines.threads import set_engine_threads
 from app.fleet import envs
 from app.fleet.store import dumps
@@ -122,15 +121,11 @@ def run_one(task: Task) -> dict[str, Any]:
 
 
 def warm(w: Warm) -> float:
-    """Import what a model will need (unpickling this function imported the diff and the scan; the run's engines
-    here), so that a worker started ahead of its first model has done it meanwhile; its seconds, for the caller.
-    Engines are imported, not run: a first compile on a tiny model costs ~35 ms more than the first model's own
-    (measured: start to three models done, 0.59 s importing only, 0.63 s running a tiny diff)."""
+    """Prepare what a model will need (unpickling this function imported the diff and the scan; the run's engines
+    are imported and primed here), so that a worker started ahead of its first model has done it meanwhile; its
+    seconds, for the caller."""
     start = time.perf_counter()
     set_engine_threads(w.threads)
-    for engine in w.engines:
-        if installed(engine):  # a missing engine is the first model's error to report, not the warm-up's
-            importlib.import_module(ENGINE_MODULES[engine])
     _prime(w.engines)
     return time.perf_counter() - start
 
@@ -148,7 +143,7 @@ def _prime(engines: tuple[str, ...]) -> None:
         pass
     feeds = {"x": np.zeros((1, 4), dtype=np.float32)}
     for engine in engines:
-        if installed(engine):
+        if installed(engine):  # a missing engine is the first model's error to report, not the warm-up's
             try:
                 diff_engines.run(engine, tiny, feeds, [], "model", False)
             except Exception:  # noqa: BLE001 - see the docstring

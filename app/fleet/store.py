@@ -11,7 +11,7 @@ model made the kernel commit its journal for every 30 ms model; two workers on t
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import json
 import os
 import tempfile
@@ -76,11 +76,16 @@ class Cache:
         self._synced = time.monotonic()
 
 
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    """The C library this process already has loaded (once: the writer flushes every second)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def sync_filesystem(path: Path) -> None:
     """Flush the file system holding `path` to its disk: Linux's syncfs, one call for every entry written; where
     the C library has none, os.sync."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    syncfs = getattr(libc, "syncfs", None)
+    syncfs = getattr(_libc(), "syncfs", None)
     if syncfs is None:
         os.sync()
         return
