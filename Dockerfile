@@ -20,6 +20,6 @@ USER clipbridge
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD python -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)" || exit 1
-# clipbridge serve: uvicorn with app/server/serving.py's protocol (request-head timeout, minimum body rate); every
+# clipbridge serve: uvicorn with app/clipbridge/server/serving.py's protocol (request-head timeout, minimum body rate); every
 # CLIPBRIDGE_* setting is checked at start-up and a malformed one stops the container (exit 2).
 CMD ["clipbridge", "serve"]

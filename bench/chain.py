@@ -6,7 +6,7 @@ In one process, alternating, --repeat times each (the median is reported), on a 
 - anchor: what a user's own script costs: torch.export.load + eager run; torch.onnx.export(dynamo=True) +
   an onnxruntime session + run; openvino.convert_model of that ONNX + compile (f32 pinned) + run; coremltools.convert
   (static on Linux). Converters and engines called directly, nothing captured.
-- chain: app.chain.report.chain in process (generated hostile inputs, the lowering tables, every stage run with its
+- chain: clipbridge.chain.report.chain in process (generated hostile inputs, the lowering tables, every stage run with its
   clip-like ops captured, both comparisons per hop).
 Prints both and the ratio chain / anchor (target <= 1.5x), of the medians and of the minima.
 Run: python bench/chain.py [--repeat 3] [--channels 256] [--expand 2048] [--size 32]
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from app.chain import report  # noqa: E402
-from app.diff.run import direct  # noqa: E402
+from clipbridge.chain import report  # noqa: E402
+from clipbridge.diff.run import direct  # noqa: E402
 from tests.chain.models import mobilenet  # noqa: E402
 
 CHAIN = "torch,onnx,openvino,coreml"

@@ -4,7 +4,7 @@ In one process, alternating, --repeat times each (the median is reported):
 - anchor: a plain run on each engine, compile included (onnxruntime: session + run; OpenVINO: read, compile
   with the same precision pinning, run), summed over the engines; the engines' default threads, and again on
   the thread count a threaded diff gives each of its two sides (half the cores: `ratio_same_threads`);
-- diff: app.diff.report.diff in process (inputs generated, mark-all run per engine, observer check, walk,
+- diff: clipbridge.diff.report.diff in process (inputs generated, mark-all run per engine, observer check, walk,
   replays of each differing clip-like node).
 Prints both and the ratio diff / sum of plain runs (target <= 2.5x): of the medians, and of the minima (the
 least disturbed on a shared machine). Two input sets: generated boundary values
@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from app.diff import child, engines, report, run  # noqa: E402
-from app.diff import plain as plain_runs  # noqa: E402
-from app.engines import threads  # noqa: E402
+from clipbridge.diff import child, engines, report, run  # noqa: E402
+from clipbridge.diff import plain as plain_runs  # noqa: E402
+from clipbridge.engines import threads  # noqa: E402
 from httpserver import free_port, started  # noqa: E402  # bench/httpserver.py (this script's directory)
 from tests.diff.models import mobilenet_v2  # noqa: E402
 
@@ -69,7 +69,7 @@ def host() -> dict:
 
 def plain(model: bytes, feeds: dict, precision: str, split: bool = False) -> float:
     """The anchor: each engine's plain run, compile included, summed; with the engines' default threads, or
-    (`split`) on the thread count each side of a threaded diff uses (app.diff.plain.side_threads)."""
+    (`split`) on the thread count each side of a threaded diff uses (clipbridge.diff.plain.side_threads)."""
     n = plain_runs.side_threads(run.direct) if split else None
     t = time.perf_counter()
     with threads.scoped(n):
@@ -163,7 +163,7 @@ def server(wanted: bool) -> Iterator[int | None]:
         yield None
         return
     port = free_port()
-    with started([sys.executable, "-c", "from app.cli.main import main; main()", "serve", "--port", str(port),
+    with started([sys.executable, "-c", "from clipbridge.cli.main import main; main()", "serve", "--port", str(port),
                   "--log-level", "warning"], port):
         yield port
 

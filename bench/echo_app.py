@@ -2,7 +2,7 @@
 
 from fastapi import Request, Response
 
-from app.main import create_app
+from clipbridge.main import create_app
 
 app = create_app()
 

@@ -46,7 +46,7 @@ def main() -> None:
     payload = buf.getvalue()
     port = free_port()
     # The protocol `clipbridge serve` runs (head timeout, minimum body rate), as in production.
-    serve = ("import uvicorn; from app.server.serving import PROTOCOL; "
+    serve = ("import uvicorn; from clipbridge.server.serving import PROTOCOL; "
              f"uvicorn.run('bench.echo_app:app', port={port}, log_level='warning', http=PROTOCOL)")
     with started([sys.executable, "-c", serve], port) as proc:
         spec = {"spec": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}}

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.diff.run import direct  # noqa: E402
-from app.fix import apply, engines, proof  # noqa: E402
+from clipbridge.diff.run import direct  # noqa: E402
+from clipbridge.fix import apply, engines, proof  # noqa: E402
 from tests.diff.models import mobilenet_v2  # noqa: E402
 from diff import mlp20  # noqa: E402  # bench/diff.py (this script's directory): the 21 MB model of the diff bench
 

@@ -7,10 +7,10 @@ min > max, float16, subgraphs), every ratio against an anchor measured in the sa
   median of --one-runs pairs in alternating order, every pair's ratio printed in `scaling_one_run_each`);
 - ray: the Ray backend's rate / the local backend's, 2 workers each (target >= 0.85x; Ray's start is outside the
   timing, as a cluster is up before a nightly run);
-- overhead: fleet with 1 worker / app.diff.report.diff in process (warm), over the same models (target <= 1.10:
+- overhead: fleet with 1 worker / clipbridge.diff.report.diff in process (warm), over the same models (target <= 1.10:
   fleet adds the scan, the sandbox round-trip, the cache and the reports). Two anchors: the diff as
   `clipbridge diff` runs it (run.direct: its plain runs on a second thread, the engines' default threads), and the
-  same diff with fleet's engine settings (run.serial, one unpinned thread per engine: app/engines/threads.py), so
+  same diff with fleet's engine settings (run.serial, one unpinned thread per engine: app/clipbridge/engines/threads.py), so
   that no difference in engine settings hides in a ratio. Each ratio is printed against both (`..._vs_same_threads`
   against the second). Also the marginal cost per model between a small and a large chunk, which the fixed cost of
   starting a worker process does not enter; that fixed cost is measured on its own (`worker_start_s`: a worker
@@ -49,14 +49,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.diff import report, run  # noqa: E402
-from app.engines import config as engine_config  # noqa: E402
-from app.engines.threads import set_engine_threads  # noqa: E402
-from app.fleet import job, runner, slots  # noqa: E402
-from app.fleet.backends import Limits  # noqa: E402
-from app.fleet.job import Warm  # noqa: E402
-from app.fleet.keys import parse_engine  # noqa: E402
-from app.fleet.progress import Progress  # noqa: E402
+from clipbridge.diff import report, run  # noqa: E402
+from clipbridge.engines import config as engine_config  # noqa: E402
+from clipbridge.engines.threads import set_engine_threads  # noqa: E402
+from clipbridge.fleet import job, runner, slots  # noqa: E402
+from clipbridge.fleet.backends import Limits  # noqa: E402
+from clipbridge.fleet.job import Warm  # noqa: E402
+from clipbridge.fleet.keys import parse_engine  # noqa: E402
+from clipbridge.fleet.progress import Progress  # noqa: E402
 from tests.fleet.registry import write  # noqa: E402
 
 ENGINES = ("onnxruntime", "openvino")
@@ -72,7 +72,7 @@ def fleet(sources: list[Path], work: Path, name: str, workers: int, backend: str
 
 
 def in_process(paths: list[Path], threads: int | None = None) -> float:
-    """The anchor: app.diff.report.diff in this process, warm, with the engines' threads as given; with a count,
+    """The anchor: clipbridge.diff.report.diff in this process, warm, with the engines' threads as given; with a count,
     each diff on one thread as fleet's workers run it (run.serial), else as `clipbridge diff` does (run.direct:
     its plain runs on a second thread)."""
     set_engine_threads(threads)

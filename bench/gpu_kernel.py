@@ -1,11 +1,11 @@
 """GPU kernel benchmark and exactness check (CuPy, CUDA device): clip against a device-to-device copy.
 
-The one command that prints every GPU ratio. float32 runs app.kernels.array_api.clip_xp, which on CuPy takes the
-one-pass elementwise kernel of app.kernels.cupy (one per order, NaN rule and ScaleBias; it was CuPy's maximum then
+The one command that prints every GPU ratio. float32 runs clipbridge.kernels.array_api.clip_xp, which on CuPy takes the
+one-pass elementwise kernel of clipbridge.kernels.cupy (one per order, NaN rule and ScaleBias; it was CuPy's maximum then
 minimum, two passes, 0.28x of a device copy on an H100); float16 and bfloat16 run the one-pass uint16-pattern kernel
-of app.kernels.half in app.kernels.cupy. Goal (issue 28): >= 0.8x a device copy for every dtype. Each figure is a ratio to cp.copyto of the same array in the same
+of clipbridge.kernels.half in clipbridge.kernels.cupy. Goal (issue 28): >= 0.8x a device copy for every dtype. Each figure is a ratio to cp.copyto of the same array in the same
 run (best of N, synchronized). Then every one of the 65,536 patterns of each 16-bit type is clipped on the
-device under a grid of bounds, orders and NaN rules and compared bit for bit with app.core.evaluate.evaluate().
+device under a grid of bounds, orders and NaN rules and compared bit for bit with clipbridge.core.evaluate.evaluate().
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ def main() -> None:
         print(f"GPU ratios: not measured (no CuPy/CUDA device here: {exc})")
         return
 
-    from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32
-    from app.kernels.array_api import clip_xp
-    from app.kernels.cupy import clip_cupy_half
-    from app.core.evaluate import evaluate
-    from app.core.meaning import Bound, Meaning, NanBound, Order, ScaleBias
+    from clipbridge.core.dtypes import BFLOAT16, FLOAT16, FLOAT32
+    from clipbridge.kernels.array_api import clip_xp
+    from clipbridge.kernels.cupy import clip_cupy_half
+    from clipbridge.core.evaluate import evaluate
+    from clipbridge.core.meaning import Bound, Meaning, NanBound, Order, ScaleBias
 
     def timed(fn) -> float:
         fn()

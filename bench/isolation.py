@@ -22,9 +22,9 @@ import time
 from fastapi.testclient import TestClient
 from onnx import TensorProto, helper
 
-from app.engines import native
-from app.main import create_app
-from app.core.settings import Settings
+from clipbridge.engines import native
+from clipbridge.main import create_app
+from clipbridge.core.settings import Settings
 
 OCTET = {"content-type": "application/octet-stream"}
 

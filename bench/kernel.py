@@ -67,9 +67,9 @@ def main() -> None:
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
-    from app.core.dtypes import FLOAT32
-    from app.kernels.numpy import clip_numpy
-    from app.core.meaning import Bound, Meaning, ScaleBias
+    from clipbridge.core.dtypes import FLOAT32
+    from clipbridge.kernels.numpy import clip_numpy
+    from clipbridge.core.meaning import Bound, Meaning, ScaleBias
 
     n = args.elements
     x = np.random.default_rng(0).normal(0, 5, n).astype(np.float32)
@@ -107,8 +107,8 @@ def main() -> None:
     t_ort_run, t_ours_alloc, t_fused_alloc = interleaved([
         lambda: sess.run(None, {"x": x}), lambda: clip_numpy(plain, x), lambda: clip_numpy(fused, x)], args.repeat)
     assert np.array_equal(ort_out, clip_numpy(plain, x))
-    from app.kernels.numba import fused_kernel_numba
-    from app.core.evaluate import evaluate
+    from clipbridge.kernels.numba import fused_kernel_numba
+    from clipbridge.core.evaluate import evaluate
     probe = x[: 1 << 20]
     assert np.array_equal(clip_numpy(fused, probe), evaluate(fused, probe), equal_nan=True)
     fused_path = "numba, one pass" if fused_kernel_numba() is not None else "numpy, three passes per chunk"
@@ -137,7 +137,7 @@ def main() -> None:
     except Exception:
         print("  GPU: no CuPy/CUDA device here: unmeasured")
         return
-    from app.kernels.array_api import clip_xp
+    from clipbridge.kernels.array_api import clip_xp
     xd = cp.asarray(x)
     yd = cp.empty_like(xd)
 
@@ -181,11 +181,11 @@ def half_rows(n: int, repeat: int) -> None:
     """float16 and bfloat16: clip and ScaleBias + clip against np.copyto of the same array and onnxruntime's Clip."""
     import onnxruntime as ort
 
-    from app.core.dtypes import BFLOAT16, FLOAT16
-    from app.kernels.numpy import clip_numpy, half_kernel_numba
-    from app.kernels.scale_bias16 import hardware_half
-    from app.core.evaluate import evaluate
-    from app.core.meaning import Bound, Meaning, ScaleBias
+    from clipbridge.core.dtypes import BFLOAT16, FLOAT16
+    from clipbridge.kernels.numpy import clip_numpy, half_kernel_numba
+    from clipbridge.kernels.scale_bias16 import hardware_half
+    from clipbridge.core.evaluate import evaluate
+    from clipbridge.core.meaning import Bound, Meaning, ScaleBias
 
     src = np.random.default_rng(0).normal(0, 5, n).astype(np.float32)
     path = "NumPy table gather"
@@ -233,10 +233,10 @@ def variant_rows(n: int, repeat: int) -> None:
 
     import onnxruntime as ort
 
-    from app.core.dtypes import FLOAT32, INT32
-    from app.kernels.numpy import clip_numpy, variant_kernel
-    from app.core.evaluate import evaluate
-    from app.core.meaning import Bound, Meaning, NanBound, NanInput, TensorBound
+    from clipbridge.core.dtypes import FLOAT32, INT32
+    from clipbridge.kernels.numpy import clip_numpy, variant_kernel
+    from clipbridge.core.evaluate import evaluate
+    from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, TensorBound
 
     rng = np.random.default_rng(0)
     x = rng.normal(0, 5, n).astype(np.float32)

@@ -36,7 +36,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MEMO = 4096  # app/service/translate.py: lru_cache(maxsize=4096) on normalized translate requests
+MEMO = 4096  # app/clipbridge/service/translate.py: lru_cache(maxsize=4096) on normalized translate requests
 RELU6 = {"source": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT16", "shape": [1, 3, 224, 224],
                     "min": 0, "max": 6}}
 EXECUTE = {"spec": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6},
@@ -147,7 +147,7 @@ def rss_mib(pid: int) -> float:
 def start(port: int, workers: int, log_path: str) -> subprocess.Popen:
     env = {**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "1"}
     log = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli.main", "serve", "--port", str(port), "--workers",
+    proc = subprocess.Popen([sys.executable, "-m", "clipbridge.cli.main", "serve", "--port", str(port), "--workers",
                              str(workers), "--log-level", "info"], stdout=log, stderr=subprocess.STDOUT, env=env,
                             cwd=ROOT)
     deadline = time.time() + 120

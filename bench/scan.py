@@ -3,7 +3,7 @@
 Generates a ~200 MB ONNX model (large float32 initializers, a few hundred Clip nodes of several opset forms
 and Min/Max pairs), then, each in a fresh subprocess so peaks do not mix:
 - anchor: `onnx.load(path)` (weights included, as tools load models);
-- scan: `clipbridge scan` in process (mmap + app.scan.report.scan, three targets).
+- scan: `clipbridge scan` in process (mmap + clipbridge.scan.report.scan, three targets).
 Prints seconds, the ratio scan/load (target <= 1.2x), and the peak RSS growth of each over its process's
 baseline, as a multiple of the file size (target <= 1.5x). Run: python bench/scan.py [--mb 200] [--repeat 3]
 """
@@ -25,7 +25,7 @@ def rss(field):
         if line.startswith(field):
             return int(line.split()[1]) * 1024
 import onnx
-from app.scan.report import scan
+from clipbridge.scan.report import scan
 base, anon = rss("VmRSS"), rss("RssAnon")
 t = time.perf_counter()
 if sys.argv[1] == "load":

@@ -5,7 +5,7 @@ entry or an effective bound), with the default targets and with all nine other d
 today (artifacts included) and with "include": [] (no artifacts built). The loads run in interleaved rounds
 (healthz, then each translate load, then healthz again, ...) and each ratio is the median over rounds of translate
 req/s / healthz req/s measured in the same round: on a shared machine the load swings between rounds more than
-within one. Then the in-process time per target: the core (app.service.translate.translate, artifacts left unbuilt) and
+within one. Then the in-process time per target: the core (clipbridge.service.translate.translate, artifacts left unbuilt) and
 the core with the response's JSON (artifacts built), no HTTP.
 
 Goals (issue 28): >= 0.8x healthz with the default targets, >= 0.5x with all nine, core < 0.1 ms per target.
@@ -35,7 +35,7 @@ import threading
 import time
 import urllib.request
 
-from app.engines.config import cpu_isa
+from clipbridge.engines.config import cpu_isa
 
 SOURCE = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "shape": [1, 3, 224, 224], "min": 0}
 ALL_NINE = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
@@ -74,7 +74,7 @@ def free_port() -> int:
 
 
 def start(port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli.main", "serve", "--port", str(port), "--workers", "1",
+    proc = subprocess.Popen([sys.executable, "-m", "clipbridge.cli.main", "serve", "--port", str(port), "--workers", "1",
                              "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(300):
         try:
@@ -211,8 +211,8 @@ def core_per_target(repeat: int) -> dict[str, float]:
     translate() with the response JSON as served (artifacts built), default targets and all nine."""
     from pydantic import TypeAdapter
 
-    from app.service.specs import Spec
-    from app.service.translate import _dumps, default_targets, translate
+    from clipbridge.service.specs import Spec
+    from clipbridge.service.translate import _dumps, default_targets, translate
 
     ta = TypeAdapter(Spec)
     n_default = len(default_targets("onnx"))

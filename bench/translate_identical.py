@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from app.dialects import registry
-from app.main import create_app
+from clipbridge.dialects import registry
+from clipbridge.main import create_app
 from tests.api.test_all_pairs import HAND
 from tests.dialects.test_registry import EXAMPLES
 

@@ -42,6 +42,6 @@ def _no_clipbridge_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 def client():
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
+    from clipbridge.main import create_app
     with TestClient(create_app()) as c:
         yield c

@@ -1,6 +1,6 @@
-"""An independent oracle for the clip, written from the spec texts in /work/shared/reference/, not from app code.
+"""An independent oracle for the clip, written from the spec texts in /work/shared/reference/, not from clipbridge code.
 
-It shares no code with `app.core.evaluate.evaluate()` or the kernels: rounding is exact `Fraction` arithmetic (ties to
+It shares no code with `clipbridge.core.evaluate.evaluate()` or the kernels: rounding is exact `Fraction` arithmetic (ties to
 even, overflow to infinity as IEEE 754 defines it), values are compared in float64 (every float16, bfloat16 and
 float32 value is exact there) or as the integers themselves, and the clip is written as the spec's comparisons
 (`np.where(x < lo, lo, ...)`), not as `np.maximum/np.minimum`.

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from app.core.errors import ArtifactError
+from clipbridge.core.errors import ArtifactError
 
 
 def echo(*args: object, **kwargs: object) -> tuple:

@@ -10,26 +10,26 @@ from pathlib import Path
 
 import pytest
 
-APP = Path(__file__).resolve().parents[1] / "app"
+APP = Path(__file__).resolve().parents[1] / "app" / "clipbridge"
 
 # The layers, each a package (docs/architecture.md). core: the foundation, importing only itself.
-CORE = ("app.core",)
+CORE = ("clipbridge.core",)
 # The kernels, the engine plumbing and the dialect kit: each imports only core and itself.
-KERNELS = ("app.kernels",)
-ENGINES = ("app.engines",)
-KIT = ("app.dialects.kit",)
+KERNELS = ("clipbridge.kernels",)
+ENGINES = ("clipbridge.engines",)
+KIT = ("clipbridge.dialects.kit",)
 # The service: the use cases over the registry. They never import scan, lint, diff, fix or the top.
-SERVICE = ("app.service",)
+SERVICE = ("clipbridge.service",)
 # The top: the transports and entry points. They may import each other; nothing below them imports them.
-TOP = ("app.api", "app.cli", "app.main", "app.server", "app.client", "app.__main__")
+TOP = ("clipbridge.api", "clipbridge.cli", "clipbridge.main", "clipbridge.server", "clipbridge.client", "clipbridge.__main__")
 # Fleet mode: above diff and scan, beside the CLI; only the CLI imports it, and it never imports the top.
-FLEET = ("app.fleet",)
+FLEET = ("clipbridge.fleet",)
 # The converter chain (docs/chain.md): it uses diff's engine runs, it is not inside diff; only the top imports it.
-CHAIN = ("app.chain",)
-BELOW_CHAIN = ("app.core", "app.engines", "app.diff", "app.scan", "app.dialects")  # and `app` itself: __version__
+CHAIN = ("clipbridge.chain",)
+BELOW_CHAIN = ("clipbridge.core", "clipbridge.engines", "clipbridge.diff", "clipbridge.scan", "clipbridge.dialects")  # and `app` itself: __version__
 # What a dialect module may never import: the layers above the dialects.
-ABOVE_DIALECTS = ("app.service", "app.scan", "app.lint", "app.diff", "app.fix", *FLEET, *CHAIN, *TOP)
-# The modules of app/dialects that are no dialect: the kit, the registry and the package itself.
+ABOVE_DIALECTS = ("clipbridge.service", "clipbridge.scan", "clipbridge.lint", "clipbridge.diff", "clipbridge.fix", *FLEET, *CHAIN, *TOP)
+# The modules of app/clipbridge/dialects that are no dialect: the kit, the registry and the package itself.
 NOT_A_DIALECT = ("kit", "registry")
 
 # (importer, imported) pairs allowed past a rule below, each with its reason. Keep this short: a new entry is a
@@ -39,19 +39,19 @@ TOP_IMPORT_EXCEPTIONS: dict[tuple[str, str], str] = {}
 _SERVE_ONLY = ("`clipbridge serve` only: the server's modules import uvicorn and the ASGI stack, which every other "
                "command would pay for at start")
 FUNCTION_IMPORT_EXCEPTIONS = {
-    ("app.cli.main", "app.server.observability"): _SERVE_ONLY,
-    ("app.cli.main", "app.server.serving"): _SERVE_ONLY,
+    ("clipbridge.cli.main", "clipbridge.server.observability"): _SERVE_ONLY,
+    ("clipbridge.cli.main", "clipbridge.server.serving"): _SERVE_ONLY,
 }
 
 
 # (module, dialect) pairs allowed past "core and the service never name a dialect in code", each with its reason.
 NAMING_EXCEPTIONS: dict[tuple[str, str], str] = {
-    **{("app.core.findings", d): "each code's one-line explanation cites the dialects as examples: removed when the "
+    **{("clipbridge.core.findings", d): "each code's one-line explanation cites the dialects as examples: removed when the "
        "rule texts move into each dialect's catalogue (issue 26)"
        for d in ("onnx", "openvino", "directml", "pytorch", "stablehlo")},
-    ("app.core.drift", "directml"): "two finding messages (the ambiguous min > max, ScaleBias precision) name "
+    ("clipbridge.core.drift", "directml"): "two finding messages (the ambiguous min > max, ScaleBias precision) name "
                                     "DirectML: removed when the drift/translate path takes them from the dialect",
-    **{("app.service.translate", d): "two finding messages (bounds computed at run time, a strided DirectML tensor) "
+    **{("clipbridge.service.translate", d): "two finding messages (bounds computed at run time, a strided DirectML tensor) "
        "name the dialects: removed when the drift/translate path takes them from the dialect"
        for d in ("onnx", "openvino", "directml")},
 }
@@ -66,11 +66,11 @@ MODULES = {_name(p): p for p in sorted(APP.rglob("*.py"))}
 
 
 def _dialect(module: str) -> str | None:
-    """The dialect an app/dialects module belongs to: its package (app.dialects.onnx.spec -> onnx) or, for the flat
-    modules of today, its name up to the first underscore (app.dialects.onnx_port -> onnx); None for the kit, the
-    registry and app.dialects itself."""
+    """The dialect an app/clipbridge/dialects module belongs to: its package (clipbridge.dialects.onnx.spec -> onnx) or, for the flat
+    modules of today, its name up to the first underscore (clipbridge.dialects.onnx_port -> onnx); None for the kit, the
+    registry and clipbridge.dialects itself."""
     parts = module.split(".")
-    if len(parts) < 3 or parts[:2] != ["app", "dialects"] or parts[2] in NOT_A_DIALECT:
+    if len(parts) < 3 or parts[:2] != ["clipbridge", "dialects"] or parts[2] in NOT_A_DIALECT:
         return None
     return parts[2].split("_")[0]
 
@@ -89,7 +89,7 @@ def _target(module: str, node: ast.ImportFrom | ast.Import, alias: ast.alias, is
             here = here[:len(here) - node.level + 1]
             base = ".".join(here + ([base] if base else []))
         full = f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
-    if full != "app" and not full.startswith("app."):
+    if full != "clipbridge" and not full.startswith("clipbridge."):
         return None
     while full not in MODULES:
         full = full.rpartition(".")[0]
@@ -227,17 +227,17 @@ def violations(g: dict[str, set[str]]) -> list[str]:
                 out.append(f"{m} -> {t}: the dialect kit imports only core and itself")
             if _dialect(m) and not (_under(t, (*CORE, *ENGINES, *KIT)) or _dialect(t) == _dialect(m)):
                 out.append(f"{m} -> {t}: a dialect imports only core, the engines, the kit and itself")
-            if _under(m, SERVICE) and _under(t, ("app.scan", "app.lint", "app.diff", "app.fix", *TOP)):
+            if _under(m, SERVICE) and _under(t, ("clipbridge.scan", "clipbridge.lint", "clipbridge.diff", "clipbridge.fix", *TOP)):
                 out.append(f"{m} -> {t}: the service never imports scan, lint, diff, fix or the top")
-            if _under(m, ("app.dialects",)) and _under(t, ABOVE_DIALECTS):
+            if _under(m, ("clipbridge.dialects",)) and _under(t, ABOVE_DIALECTS):
                 out.append(f"{m} -> {t}: a dialect never imports the layers above it")
-            if _under(m, ("app.scan", "app.lint")) and _under(t, TOP):
+            if _under(m, ("clipbridge.scan", "clipbridge.lint")) and _under(t, TOP):
                 out.append(f"{m} -> {t}: scan and lint never import the API, CLI or server")
-            if _under(m, ("app.scan",)) and _under(t, ("app.diff", "app.fix")):
+            if _under(m, ("clipbridge.scan",)) and _under(t, ("clipbridge.diff", "clipbridge.fix")):
                 out.append(f"{m} -> {t}: scan sits below diff and fix")
-            if _under(t, FLEET) and not _under(m, (*FLEET, "app.cli")):
+            if _under(t, FLEET) and not _under(m, (*FLEET, "clipbridge.cli")):
                 out.append(f"{m} -> {t}: fleet sits above diff and scan; only the CLI imports it")
-            if _under(m, CHAIN) and t != "app" and not _under(t, (*BELOW_CHAIN, *CHAIN)):
+            if _under(m, CHAIN) and t != "clipbridge" and not _under(t, (*BELOW_CHAIN, *CHAIN)):
                 out.append(f"{m} -> {t}: the chain imports only core, the engines, diff, scan, the dialects and itself")
             if _under(t, CHAIN) and not _under(m, (*CHAIN, *TOP)):
                 out.append(f"{m} -> {t}: only the API and the CLI import the chain")
@@ -255,9 +255,9 @@ def function_imports(sources: dict[str, str] | None = None) -> list[str]:
 def test_the_scan_sees_app():
     """The test reads the real tree: the modules and edges it must see are there."""
     g = graph()
-    assert {"app.cli.main", "app.service.specs", "app.dialects.registry", "app.dialects.onnx", "app.cli.lint"} <= g.keys()
-    assert "app.dialects.registry" in g["app.service.specs"] and "app.dialects.onnx" in g["app.dialects.registry"]
-    assert "app.cli.lint" in g["app.cli.main"]
+    assert {"clipbridge.cli.main", "clipbridge.service.specs", "clipbridge.dialects.registry", "clipbridge.dialects.onnx", "clipbridge.cli.lint"} <= g.keys()
+    assert "clipbridge.dialects.registry" in g["clipbridge.service.specs"] and "clipbridge.dialects.onnx" in g["clipbridge.dialects.registry"]
+    assert "clipbridge.cli.lint" in g["clipbridge.cli.main"]
     assert {"onnx", "openvino", "directml", "tosa", "webnn", "pytorch"} <= DIALECTS
     assert {"kit", "registry", "onnx_port"}.isdisjoint(DIALECTS)
 
@@ -296,57 +296,57 @@ def _with(module: str, extra: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("module,extra", [
-    pytest.param("app.dialects.registry", "import app.service.specs", id="registry-specs-back-edge"),
-    pytest.param("app.cli.lint", "from app.cli.main import main", id="lint-cli-back-edge"),
-    pytest.param("app.core.exact", "from app.core.meaning import Meaning", id="core-pair"),
+    pytest.param("clipbridge.dialects.registry", "import clipbridge.service.specs", id="registry-specs-back-edge"),
+    pytest.param("clipbridge.cli.lint", "from clipbridge.cli.main import main", id="lint-cli-back-edge"),
+    pytest.param("clipbridge.core.exact", "from clipbridge.core.meaning import Meaning", id="core-pair"),
 ])
 def test_a_circle_is_caught(module, extra):
     assert circles(graph(_with(module, extra))) != []
 
 
 @pytest.mark.parametrize("module,extra", [
-    pytest.param("app.service.translate", "def f():\n    from app.service.specs import Spec", id="from-import"),
-    pytest.param("app.scan.report", "def f():\n    import app.core.numbers", id="plain-import"),
-    pytest.param("app.lint.rules", "def f():\n    from . import report", id="relative-import"),
-    pytest.param("app.core.numbers", "async def f():\n    from app import exact", id="async-function"),
+    pytest.param("clipbridge.service.translate", "def f():\n    from clipbridge.service.specs import Spec", id="from-import"),
+    pytest.param("clipbridge.scan.report", "def f():\n    import clipbridge.core.numbers", id="plain-import"),
+    pytest.param("clipbridge.lint.rules", "def f():\n    from . import report", id="relative-import"),
+    pytest.param("clipbridge.core.numbers", "async def f():\n    from clipbridge import exact", id="async-function"),
 ])
 def test_an_import_inside_a_function_is_caught(module, extra):
     assert function_imports(_with(module, extra)) != []
 
 
 def test_a_third_party_import_inside_a_function_is_allowed():
-    assert function_imports(_with("app.service.translate", "def f():\n    import onnxruntime")) == []
+    assert function_imports(_with("clipbridge.service.translate", "def f():\n    import onnxruntime")) == []
 
 
 @pytest.mark.parametrize("module,extra,rule", [
-    pytest.param("app.core.exact", "from app.dialects import common", "core imports only core", id="core-up"),
-    pytest.param("app.kernels.half", "from app.dialects import common", "kernels import only", id="kernels-up"),
-    pytest.param("app.service.translate", "from app.scan import report", "the service never", id="service-scan"),
-    pytest.param("app.service.capabilities", "from app.lint import rules", "the service never", id="service-lint"),
-    pytest.param("app.dialects.tosa", "from app.service.translate import translate_one", "a dialect never", id="dialect-up"),
-    pytest.param("app.dialects.kit.common", "from app.lint import rules", "a dialect never", id="dialect-lint"),
-    pytest.param("app.scan.report", "from app.api import models", "scan and lint never", id="scan-api"),
-    pytest.param("app.lint.report", "import app.cli.main", "scan and lint never", id="lint-cli"),
-    pytest.param("app.service.translate", "from app.main import app", "nothing imports them", id="service-main"),
-    pytest.param("app.diff.report", "from app.server import serving", "nothing imports them", id="diff-server"),
-    pytest.param("app.engines.sandbox", "from app.dialects import tosa", "engine plumbing imports only", id="engines-up"),
-    pytest.param("app.kernels.plan", "from app.engines import config", "kernels import only", id="kernels-engines"),
-    pytest.param("app.dialects.kit.common", "from app.engines import config", "the dialect kit imports only",
+    pytest.param("clipbridge.core.exact", "from clipbridge.dialects import common", "core imports only core", id="core-up"),
+    pytest.param("clipbridge.kernels.half", "from clipbridge.dialects import common", "kernels import only", id="kernels-up"),
+    pytest.param("clipbridge.service.translate", "from clipbridge.scan import report", "the service never", id="service-scan"),
+    pytest.param("clipbridge.service.capabilities", "from clipbridge.lint import rules", "the service never", id="service-lint"),
+    pytest.param("clipbridge.dialects.tosa", "from clipbridge.service.translate import translate_one", "a dialect never", id="dialect-up"),
+    pytest.param("clipbridge.dialects.kit.common", "from clipbridge.lint import rules", "a dialect never", id="dialect-lint"),
+    pytest.param("clipbridge.scan.report", "from clipbridge.api import models", "scan and lint never", id="scan-api"),
+    pytest.param("clipbridge.lint.report", "import clipbridge.cli.main", "scan and lint never", id="lint-cli"),
+    pytest.param("clipbridge.service.translate", "from clipbridge.main import app", "nothing imports them", id="service-main"),
+    pytest.param("clipbridge.diff.report", "from clipbridge.server import serving", "nothing imports them", id="diff-server"),
+    pytest.param("clipbridge.engines.sandbox", "from clipbridge.dialects import tosa", "engine plumbing imports only", id="engines-up"),
+    pytest.param("clipbridge.kernels.plan", "from clipbridge.engines import config", "kernels import only", id="kernels-engines"),
+    pytest.param("clipbridge.dialects.kit.common", "from clipbridge.engines import config", "the dialect kit imports only",
                  id="kit-engines"),
-    pytest.param("app.dialects.kit.base", "from app.dialects import onnx", "the dialect kit imports only",
+    pytest.param("clipbridge.dialects.kit.base", "from clipbridge.dialects import onnx", "the dialect kit imports only",
                  id="kit-dialect"),
-    pytest.param("app.dialects.tosa", "from app.dialects import webnn", "a dialect imports only", id="dialect-dialect"),
-    pytest.param("app.dialects.onnx.emit", "from app.dialects.openvino import minmax",
+    pytest.param("clipbridge.dialects.tosa", "from clipbridge.dialects import webnn", "a dialect imports only", id="dialect-dialect"),
+    pytest.param("clipbridge.dialects.onnx.emit", "from clipbridge.dialects.openvino import minmax",
                  "a dialect imports only", id="dialect-module-of-another"),
-    pytest.param("app.dialects.tflite", "from app.dialects import registry", "a dialect imports only",
+    pytest.param("clipbridge.dialects.tflite", "from clipbridge.dialects import registry", "a dialect imports only",
                  id="dialect-registry"),
-    pytest.param("app.scan.report", "from app.diff import report", "scan sits below diff", id="scan-diff"),
-    pytest.param("app.diff.report", "from app.fleet import runner", "fleet sits above", id="diff-fleet"),
-    pytest.param("app.api.diff_routes", "from app.fleet import job", "only the CLI imports it", id="api-fleet"),
-    pytest.param("app.fleet.runner", "from app.cli import main", "nothing imports them", id="fleet-cli"),
-    pytest.param("app.diff.report", "from app.chain import report", "only the API and the CLI import the chain",
+    pytest.param("clipbridge.scan.report", "from clipbridge.diff import report", "scan sits below diff", id="scan-diff"),
+    pytest.param("clipbridge.diff.report", "from clipbridge.fleet import runner", "fleet sits above", id="diff-fleet"),
+    pytest.param("clipbridge.api.diff_routes", "from clipbridge.fleet import job", "only the CLI imports it", id="api-fleet"),
+    pytest.param("clipbridge.fleet.runner", "from clipbridge.cli import main", "nothing imports them", id="fleet-cli"),
+    pytest.param("clipbridge.diff.report", "from clipbridge.chain import report", "only the API and the CLI import the chain",
                  id="diff-chain"),
-    pytest.param("app.chain.report", "from app.fix import run", "the chain imports only", id="chain-fix"),
+    pytest.param("clipbridge.chain.report", "from clipbridge.fix import run", "the chain imports only", id="chain-fix"),
 ])
 def test_a_layering_break_is_caught(module, extra, rule):
     assert any(rule in line for line in violations(graph(_with(module, extra))))
@@ -354,27 +354,27 @@ def test_a_layering_break_is_caught(module, extra, rule):
 
 def test_a_dialect_module_belongs_to_its_dialect():
     """Flat modules of today and the packages to come map to the same dialect; the kit and the registry to none."""
-    assert [_dialect(m) for m in ("app.dialects.onnx", "app.dialects.onnx_port", "app.dialects.onnx.spec",
-                                  "app.dialects.tflite_engine", "app.dialects.kit.base", "app.dialects.registry",
-                                  "app.dialects")] == ["onnx", "onnx", "onnx", "tflite", None, None, None]
+    assert [_dialect(m) for m in ("clipbridge.dialects.onnx", "clipbridge.dialects.onnx_port", "clipbridge.dialects.onnx.spec",
+                                  "clipbridge.dialects.tflite_engine", "clipbridge.dialects.kit.base", "clipbridge.dialects.registry",
+                                  "clipbridge.dialects")] == ["onnx", "onnx", "onnx", "tflite", None, None, None]
 
 
 @pytest.mark.parametrize("module,extra", [
-    pytest.param("app.service.execute", 'BACKEND = "tosa"', id="service-string"),
-    pytest.param("app.service.execute", "from app.dialects import webnn", id="service-import"),
-    pytest.param("app.service.capabilities", "def stablehlo_notes() -> None: ...", id="service-function-name"),
-    pytest.param("app.service.field_errors", "class TFLiteError(Exception): ...", id="service-camel-case"),
-    pytest.param("app.core.numbers", 'MESSAGE = "The DirectML tensor is strided"', id="core-prose-in-code"),
-    pytest.param("app.core.dtypes", "TOSA_NAMES = {}", id="core-dtypes-other-dialect"),
+    pytest.param("clipbridge.service.execute", 'BACKEND = "tosa"', id="service-string"),
+    pytest.param("clipbridge.service.execute", "from clipbridge.dialects import webnn", id="service-import"),
+    pytest.param("clipbridge.service.capabilities", "def stablehlo_notes() -> None: ...", id="service-function-name"),
+    pytest.param("clipbridge.service.field_errors", "class TFLiteError(Exception): ...", id="service-camel-case"),
+    pytest.param("clipbridge.core.numbers", 'MESSAGE = "The DirectML tensor is strided"', id="core-prose-in-code"),
+    pytest.param("clipbridge.core.dtypes", "TOSA_NAMES = {}", id="core-dtypes-other-dialect"),
 ])
 def test_naming_a_dialect_is_caught(module, extra):
     assert naming(_with(module, extra)) != []
 
 
 @pytest.mark.parametrize("module,extra", [
-    pytest.param("app.service.execute", 'def f() -> None:\n    """TOSA and WebNN say so."""', id="docstring"),
-    pytest.param("app.service.execute", "# onnx in a comment", id="comment"),
-    pytest.param("app.service.execute", 'ENGINE = "onnxruntime"', id="engine-name"),
+    pytest.param("clipbridge.service.execute", 'def f() -> None:\n    """TOSA and WebNN say so."""', id="docstring"),
+    pytest.param("clipbridge.service.execute", "# onnx in a comment", id="comment"),
+    pytest.param("clipbridge.service.execute", 'ENGINE = "onnxruntime"', id="engine-name"),
 ])
 def test_prose_and_engine_names_are_not_dialect_names(module, extra):
     assert naming(_with(module, extra)) == []

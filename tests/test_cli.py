@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from app.cli.main import main
+from clipbridge.cli.main import main
 
 
 def run(argv, stdin_text, monkeypatch, capsys):
@@ -61,7 +61,7 @@ def test_dialects_and_schemas(tmp_path, capsys):
 
 
 def test_dialects_table_lists_every_registered_dialect(capsys):
-    from app.dialects import registry
+    from clipbridge.dialects import registry
     assert main(["dialects"]) == 0
     out = capsys.readouterr().out
     rows = {line.split()[0] for line in out.splitlines()[1:] if line and not line.startswith(("Defaults", "Used",
@@ -78,7 +78,7 @@ def test_dialects_table_lists_every_registered_dialect(capsys):
     pytest.param(["onnx:11,all"], None, id="all-without-the-source"),
 ])
 def test_translate_to_takes_lists_and_groups(monkeypatch, capsys, to, expected):
-    from app.dialects import registry
+    from clipbridge.dialects import registry
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'))
     assert main(["translate", *[a for t in to for a in ("--to", t)], "--format", "table"]) in (0, 1)
     # a row per finding, wrapped: a target's first row starts at the margin, the rest are indented

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.main import build_parser, main
+from clipbridge.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
@@ -72,7 +72,7 @@ def _env():
 
 
 def test_python_dash_m_app_works():
-    r = subprocess.run([sys.executable, "-m", "app", "translate", "--to", "openvino"], input=GOOD, text=True,
+    r = subprocess.run([sys.executable, "-m", "clipbridge", "translate", "--to", "openvino"], input=GOOD, text=True,
                        capture_output=True, cwd=ROOT, env=_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert '"status": "exact"' in r.stdout
@@ -80,7 +80,7 @@ def test_python_dash_m_app_works():
 
 def test_a_closed_pipe_is_not_a_traceback():
     """`clipbridge dialects --format json | head -1`: the reader leaves early; no BrokenPipeError noise."""
-    p = subprocess.Popen([sys.executable, "-m", "app", "dialects", "--format", "json"], stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "clipbridge", "dialects", "--format", "json"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, cwd=ROOT, env=_env())
     assert p.stdout is not None and p.stderr is not None
     p.stdout.readline()

@@ -12,7 +12,7 @@ import openvino as ov
 import openvino.opset13 as ops
 import pytest
 
-from app.cli.main import main
+from clipbridge.cli.main import main
 from tests.scan.models import (BF16, F32, I32, clip_model, cyclic_model, external_bound_model, minmax_model,
                                relu6_f32, write)
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from app.api.model_base import OLD_NAMES_UNTIL
-from app.cli.main import build_parser, main
-from app.cli.output import FORMATS
-from app.dialects import registry
-from app.service.capabilities import default_version
+from clipbridge.api.model_base import OLD_NAMES_UNTIL
+from clipbridge.cli.main import build_parser, main
+from clipbridge.cli.output import FORMATS
+from clipbridge.dialects import registry
+from clipbridge.service.capabilities import default_version
 from tests.sockets import listening_socket, port_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +146,7 @@ def test_serve_prints_a_start_line_with_the_url():
     sock = listening_socket()
     port = port_of(sock)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--fd", str(sock.fileno()), "--log-level",
+    proc = subprocess.Popen([sys.executable, "-m", "clipbridge", "serve", "--fd", str(sock.fileno()), "--log-level",
                              "warning"], pass_fds=(sock.fileno(),), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             env=env, cwd=ROOT)
     try:
@@ -169,13 +169,13 @@ class Block(importlib.abc.MetaPathFinder):
         if name.split(".")[0] in BLOCKED:
             raise ModuleNotFoundError(name)
 sys.meta_path.insert(0, Block())
-from app.client import Client
+from clipbridge.client import Client
 print(Client.__name__)
 '''
 
 
 def test_the_client_imports_on_the_core_install():
-    """httpx is a core dependency (pyproject), so the README's start command is enough for app.client."""
+    """httpx is a core dependency (pyproject), so the README's start command is enough for clipbridge.client."""
     import tomllib
     from packaging.requirements import Requirement
     core = {Requirement(r).name for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -187,7 +187,7 @@ def test_the_client_imports_on_the_core_install():
 
 
 def test_the_client_without_httpx_says_what_to_install():
-    r = subprocess.run([sys.executable, "-c", "import sys; sys.modules['httpx'] = None\nimport app.client"],
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.modules['httpx'] = None\nimport clipbridge.client"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and 'pip install -e .' in r.stderr and "httpx" in r.stderr, r.stderr[-2000:]
 

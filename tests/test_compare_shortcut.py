@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
-from app.core import critical, drift
-from app.core.dtypes import ALL
-from app.dialects import registry
-from app.dialects.kit.common import Mode
-from app.core.errors import ClipBridgeError
-from app.core.evaluate import evaluate
-from app.core.meaning import Bound, Meaning, NanInput, Order, State
-from app.service.translate import emit_to, resolve_spec
+from clipbridge.core import critical, drift
+from clipbridge.core.dtypes import ALL
+from clipbridge.dialects import registry
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Bound, Meaning, NanInput, Order, State
+from clipbridge.service.translate import emit_to, resolve_spec
 from tests.api.test_all_pairs import HAND
 from tests.dialects.test_registry import EXAMPLES
 

@@ -1,4 +1,4 @@
-"""deploy/: the Kubernetes manifests parse, agree with each other, with the Dockerfile and with app.core.settings."""
+"""deploy/: the Kubernetes manifests parse, agree with each other, with the Dockerfile and with clipbridge.core.settings."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_probes_resources_and_security_match_the_image():
 
 
 def test_every_env_var_is_a_real_setting_and_the_key_comes_from_a_secret():
-    known = set(re.findall(r'"(CLIPBRIDGE_[A-Z_]+)"', (ROOT / "app" / "core" / "settings.py").read_text()))
+    known = set(re.findall(r'"(CLIPBRIDGE_[A-Z_]+)"', (ROOT / "app" / "clipbridge" / "core" / "settings.py").read_text()))
     env = container()["env"]
     names = {e["name"] for e in env}
     assert names <= known, names - known

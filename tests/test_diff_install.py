@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from app.cli.main import main
-from app.diff import engines
-from app.engines.extras import DIFF_INSTALL
+from clipbridge.cli.main import main
+from clipbridge.diff import engines
+from clipbridge.engines.extras import DIFF_INSTALL
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -100,7 +100,7 @@ def test_an_engine_found_but_not_importable_is_the_install_not_the_model(monkeyp
 BLOCKED_CHILD = r'''
 import sys
 sys.modules["openvino"] = None  # as on the core install
-from app.diff import engines
+from clipbridge.diff import engines
 print(engines.installed("onnxruntime"), engines.installed("openvino"), engines.installed("onnx-reference"))
 '''
 

@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from app.dialects.kit.common import Mode
-from app.core.drift import critical_points, status_of
-from app.core.findings import Code, Severity
-from app.core.evaluate import evaluate
-from app.core.meaning import Order, same_outputs
-from app.dialects.pytorch.spec import PyTorchSpec
-from app.dialects.stablehlo.spec import StableHloSpec
-from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget
-from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
-from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
-from app.service.translate import translate
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.drift import critical_points, status_of
+from clipbridge.core.findings import Code, Severity
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Order, same_outputs
+from clipbridge.dialects.pytorch.spec import PyTorchSpec
+from clipbridge.dialects.stablehlo.spec import StableHloSpec
+from clipbridge.dialects.directml.spec import DirectMLSpec, DirectMLTarget
+from clipbridge.dialects.onnx.spec import OnnxSpec, OnnxTarget
+from clipbridge.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
+from clipbridge.service.translate import translate
 
 P, L = Mode.PRESERVE, Mode.LITERAL
 EXACT, DRIFT, UNSUPPORTED = "exact", "drift", "unsupported"
@@ -395,8 +395,8 @@ def test_tensor_witness_names_its_position():
     r = translate(shlo("f64", [0.1, 0.1], [2.0, 3.0], [2]), [O(13)], P)
     assert r.translations[0].status == EXACT
     from dataclasses import replace as dc_replace
-    from app.core.drift import compare
-    from app.core.meaning import Bound, TensorBound
+    from clipbridge.core.drift import compare
+    from clipbridge.core.meaning import Bound, TensorBound
     src = r.meaning
     tgt = dc_replace(src, lower=Bound(0.0, 0.0), lower_tensor=None,
                      upper_tensor=TensorBound((2,), (2.0, 2.5)))
@@ -413,9 +413,9 @@ def test_tensor_witness_names_its_position():
 
 
 def test_tensor_compare_is_capped():
-    from app.core.drift import MAX_TENSOR_BOUND, compare
-    from app.core.errors import SpecError
-    from app.core.meaning import TensorBound
+    from clipbridge.core.drift import MAX_TENSOR_BOUND, compare
+    from clipbridge.core.errors import SpecError
+    from clipbridge.core.meaning import TensorBound
     from dataclasses import replace as dc_replace
     m = translate(shlo("i32", [1, 2], 9, [2]), [O(13)], P).meaning
     big = dc_replace(m, lower_tensor=TensorBound((MAX_TENSOR_BOUND + 1,), (0,) * (MAX_TENSOR_BOUND + 1)))
@@ -426,8 +426,8 @@ def test_tensor_compare_is_capped():
 
 def test_tensor_compare_visits_each_distinct_pair_once():
     """4096 positions with three distinct bound pairs: three scalar comparisons, one finding per code."""
-    from app.core.drift import compare
-    from app.core.meaning import TensorBound
+    from clipbridge.core.drift import compare
+    from clipbridge.core.meaning import TensorBound
     from dataclasses import replace as dc_replace
     m = translate(shlo("i8", [1, 2], 9, [2]), [O(13)], P).meaning
     lo = TensorBound((64, 64), tuple(i % 3 for i in range(4096)))
@@ -441,8 +441,8 @@ def test_tensor_compare_visits_each_distinct_pair_once():
 def test_tensor_compare_caps_the_scalar_comparisons():
     """Positions with the same function on both sides cost nothing; differing ones are compared up to a cap, and
     the rest are reported (a warning: no exact claim without comparing them)."""
-    from app.core.drift import MAX_PAIR_COMPARES, compare
-    from app.core.meaning import TensorBound
+    from clipbridge.core.drift import MAX_PAIR_COMPARES, compare
+    from clipbridge.core.meaning import TensorBound
     from dataclasses import replace as dc_replace
     n = MAX_PAIR_COMPARES + 44
     m = translate(shlo("i16", [1, 2], 9000, [2]), [O(13)], P).meaning

@@ -1,13 +1,13 @@
 """Differential tests: clipbridge's meanings against the real engines (onnxruntime and openvino, CPU).
 
-For every named case a source spec is translated (app.service.translate.translate) and
+For every named case a source spec is translated (clipbridge.service.translate.translate) and
 
 * the source artifact runs on its own engine (ONNX: onnxruntime on dialects.onnx.model.build_model; OpenVINO:
   Core().read_model(xml, weights) + compile_model(..., "CPU")); DirectML has no engine here;
 * every emitted target artifact (onnx_model / ir_xml + ir_bin) runs on its engine;
-* the probe is app.core.drift.critical_points(dtype, [all meanings of the case]) (NaN included for floats).
+* the probe is clipbridge.core.drift.critical_points(dtype, [all meanings of the case]) (NaN included for floats).
 
-Each engine output must equal app.core.evaluate.evaluate(meaning, probe) for that side's meaning, except where an
+Each engine output must equal clipbridge.core.evaluate.evaluate(meaning, probe) for that side's meaning, except where an
 engine is known to deviate from its own spec. Those deviations are modelled below (ENGINE DEVIATIONS), each with
 the evidence that established it, so that the grid keeps checking the rest of the semantics; where a deviation is
 value-dependent and not modelled, the (case, check) is a strict xfail (GAPS). Deviations that clipbridge itself
@@ -43,24 +43,24 @@ ov = pytest.importorskip("openvino")
 import ml_dtypes  # noqa: E402
 import onnx  # noqa: E402
 
-from app.dialects.onnx.dtypes import onnx_name  # noqa: E402
-from app.dialects.onnx.meaning import resolve  # noqa: E402
-from app.dialects.onnx.model import build_model  # noqa: E402
-from app.dialects.onnx.versions import schema_for_opset  # noqa: E402
-from app.dialects.openvino import ir as ov_ir, meaning as d_ov, notes as ov_notes  # noqa: E402
-from app.dialects.openvino.dtypes import element_type_name as ov_element_type  # noqa: E402
-from app.dialects.kit.common import Mode, same_value  # noqa: E402
-from app.core.drift import critical_points  # noqa: E402
-from app.dialects.directml.dtypes import dml_name  # noqa: E402
-from app.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
+from clipbridge.dialects.onnx.dtypes import onnx_name  # noqa: E402
+from clipbridge.dialects.onnx.meaning import resolve  # noqa: E402
+from clipbridge.dialects.onnx.model import build_model  # noqa: E402
+from clipbridge.dialects.onnx.versions import schema_for_opset  # noqa: E402
+from clipbridge.dialects.openvino import ir as ov_ir, meaning as d_ov, notes as ov_notes  # noqa: E402
+from clipbridge.dialects.openvino.dtypes import element_type_name as ov_element_type  # noqa: E402
+from clipbridge.dialects.kit.common import Mode, same_value  # noqa: E402
+from clipbridge.core.drift import critical_points  # noqa: E402
+from clipbridge.dialects.directml.dtypes import dml_name  # noqa: E402
+from clipbridge.core.dtypes import (BFLOAT16, BY_NAME, FLOAT16, FLOAT64, INT16, INT64, UINT16, UINT32, UINT64,  # noqa: E402
                         DType)
-from app.core.errors import ClipBridgeError, RejectedSpec  # noqa: E402
-from app.core.evaluate import evaluate  # noqa: E402
-from app.core.meaning import Meaning, NanBound, ScaleBias, State, same_outputs  # noqa: E402
-from app.dialects.directml.spec import DirectMLSpec  # noqa: E402
-from app.dialects.onnx.spec import OnnxSpec, OnnxTarget  # noqa: E402
-from app.dialects.openvino.spec import OpenVinoSpec  # noqa: E402
-from app.service.translate import translate  # noqa: E402
+from clipbridge.core.errors import ClipBridgeError, RejectedSpec  # noqa: E402
+from clipbridge.core.evaluate import evaluate  # noqa: E402
+from clipbridge.core.meaning import Meaning, NanBound, ScaleBias, State, same_outputs  # noqa: E402
+from clipbridge.dialects.directml.spec import DirectMLSpec  # noqa: E402
+from clipbridge.dialects.onnx.spec import OnnxSpec, OnnxTarget  # noqa: E402
+from clipbridge.dialects.openvino.spec import OpenVinoSpec  # noqa: E402
+from clipbridge.service.translate import translate  # noqa: E402
 from tests import oracle  # noqa: E402
 
 pytestmark = pytest.mark.engines

@@ -7,7 +7,7 @@ both modes to ONNX opsets 6/11/12/13, OpenVINO and DirectML FL 2.1/3.0/5.0/6.4; 
 further random cases. NaN inputs are compared too, unless a side's text documents no NaN behaviour (DirectML).
 
 Every output is computed by the independent oracle (tests/oracle.py) from the wire specs themselves: the source
-spec and the emitted target spec. No output comes from app.core.evaluate.evaluate(), except in
+spec and the emitted target spec. No output comes from clipbridge.core.evaluate.evaluate(), except in
 test_resolved_meaning_is_what_the_spec_says, which checks evaluate() on clipbridge's resolved meaning against
 the oracle on the spec it was resolved from.
 """
@@ -26,19 +26,19 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.dialects.directml.dtypes import dml_name
-from app.dialects.kit.common import Mode
-from app.dialects.onnx.dtypes import onnx_name
-from app.core.dtypes import BFLOAT16, BY_NAME, FLOAT16, INT8, INT16, UINT8, UINT16, DType
-from app.core.errors import RejectedSpec, SpecError
-from app.core.evaluate import evaluate
-from app.core.meaning import Meaning, State
-from app.dialects.openvino.dtypes import element_type_name
-from app.service.specs import spec_json
-from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget
-from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
-from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
-from app.service.translate import translate
+from clipbridge.dialects.directml.dtypes import dml_name
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.dialects.onnx.dtypes import onnx_name
+from clipbridge.core.dtypes import BFLOAT16, BY_NAME, FLOAT16, INT8, INT16, UINT8, UINT16, DType
+from clipbridge.core.errors import RejectedSpec, SpecError
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Meaning, State
+from clipbridge.dialects.openvino.dtypes import element_type_name
+from clipbridge.service.specs import spec_json
+from clipbridge.dialects.directml.spec import DirectMLSpec, DirectMLTarget
+from clipbridge.dialects.onnx.spec import OnnxSpec, OnnxTarget
+from clipbridge.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
+from clipbridge.service.translate import translate
 from tests import oracle
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -131,8 +131,8 @@ def test_scan_and_lint_take_it_as_a_column(tmp_path):
 
 
 def test_it_is_a_full_dialect_and_app_never_names_it():
-    from app.dialects.kit.base import missing_interface
+    from clipbridge.dialects.kit.base import missing_interface
     from tests.fake_dialect import DIALECT
     assert missing_interface(DIALECT) == [] and DIALECT.name == "fake"
-    named = [p for p in (ROOT / "app").rglob("*.py") if "fake_dialect" in p.read_text()]
+    named = [p for p in (ROOT / "app" / "clipbridge").rglob("*.py") if "fake_dialect" in p.read_text()]
     assert named == []

@@ -1,4 +1,4 @@
-"""app/service/json_text.dumps writes json.dumps' compact text byte for byte (and refuses NaN as it does), and
+"""app/clipbridge/service/json_text.dumps writes json.dumps' compact text byte for byte (and refuses NaN as it does), and
 takes its fast path for real translate responses."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from pydantic import TypeAdapter
 from pydantic_core import to_json
 
-from app.service import json_text
-from app.service.specs import Spec
-from app.service.translate import translate
+from clipbridge.service import json_text
+from clipbridge.service.specs import Spec
+from clipbridge.service.translate import translate
 
 ALL = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
 

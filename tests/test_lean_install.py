@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from app.engines import extras as engines
-from app.dialects import registry
+from clipbridge.engines import extras as engines
+from clipbridge.dialects import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -127,7 +127,7 @@ class Block(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, Block())
 from fastapi.testclient import TestClient
-from app.main import app
+from clipbridge.main import app
 c = TestClient(app)
 caps = c.get("/v1/dialects").json()
 names = [d["dialect"] for d in caps["dialects"]]

@@ -1,13 +1,13 @@
-"""translate_text's memo key (app/service/translate.py _memo_key): equal requests give one key, different ones
+"""translate_text's memo key (app/clipbridge/service/translate.py _memo_key): equal requests give one key, different ones
 different keys, whatever their numbers or strings."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, TypeAdapter
 
-from app.dialects.kit.common import Mode
-from app.service.specs import Spec
-from app.service.translate import _memo_key
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.service.specs import Spec
+from clipbridge.service.translate import _memo_key
 
 SPEC = TypeAdapter(Spec)
 

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from fastapi.testclient import TestClient
 from onnx import TensorProto, helper, numpy_helper
 
-from app.main import create_app
-from app.core.memo import MEMO_MAX_KEY_BYTES, Memo
-from app.core.settings import Settings
+from clipbridge.main import create_app
+from clipbridge.core.memo import MEMO_MAX_KEY_BYTES, Memo
+from clipbridge.core.settings import Settings
 
 MiB = 1 << 20
 
@@ -148,7 +148,7 @@ def test_execute_npy_holds_about_one_payload_and_keeps_nothing():
 
 GROWTH = """
 import sys
-from app.server.serving import tune_allocator
+from clipbridge.server.serving import tune_allocator
 tuned = tune_allocator() if sys.argv[1] == "tuned" else None
 def kib(key):
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(key)) // 1024
@@ -321,7 +321,7 @@ def _mib(quantity: str) -> int:
 
 def test_the_deployment_holds_the_whole_process_tree():
     """Workers x (idle + per-call memory) + the server's peak fit deploy/deployment.yaml's memory limit."""
-    from app.engines.budget import budget
+    from clipbridge.engines.budget import budget
     env = deployment_env()
     keys = {k: v for k, v in env.items() if k.startswith("CLIPBRIDGE_")}
     with pytest.MonkeyPatch.context() as mp:
@@ -336,6 +336,6 @@ def test_the_deployment_holds_the_whole_process_tree():
 
 
 def test_serve_states_its_limits():
-    from app.engines.config import limits_text
+    from clipbridge.engines.config import limits_text
     text = limits_text(Settings(sandbox_workers=2, sandbox_memory_mb=1024))
     assert "2 sandbox workers x 1024 MiB per call" in text and "MiB" in text and "external data" in text

@@ -11,7 +11,7 @@ import importlib.util
 
 import pytest
 
-from app.dialects import registry
+from clipbridge.dialects import registry
 
 NAN = "nan"
 ONNX = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 2, "max": 6}

@@ -18,10 +18,10 @@ import urllib.request
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core.errors import Busy, TimedOut
-from app.service.execute import Slots
-from app.main import create_app
-from app.core.settings import Settings
+from clipbridge.core.errors import Busy, TimedOut
+from clipbridge.service.execute import Slots
+from clipbridge.main import create_app
+from clipbridge.core.settings import Settings
 from tests.sockets import listening_socket, port_of
 
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
@@ -93,7 +93,7 @@ def test_access_log_can_be_switched_off(caplog):
 
 
 def test_serve_log_config_writes_json_lines():
-    from app.server.observability import JsonLineFormatter, log_config
+    from clipbridge.server.observability import JsonLineFormatter, log_config
     cfg = log_config("info")
     assert cfg["loggers"]["uvicorn.access"]["handlers"] == [] and cfg["loggers"]["clipbridge.access"]["level"] == "INFO"
     assert log_config("warning")["loggers"]["clipbridge.access"]["level"] == "WARNING"
@@ -143,7 +143,7 @@ def test_each_app_has_its_own_registry():
 
 
 def test_an_unhandled_error_is_counted_as_500(monkeypatch):
-    import app.api.routes as routes
+    import clipbridge.api.routes as routes
 
     def boom(*a, **k):
         raise RuntimeError("boom")
@@ -186,7 +186,7 @@ def test_slots_run_bounds_time_and_keeps_the_slot_until_the_work_ends():
 
 
 def test_an_execution_past_the_limit_is_503_and_its_slot_stays_taken(monkeypatch):
-    import app.api.execute_routes as routes
+    import clipbridge.api.execute_routes as routes
     release = threading.Event()
     real_run = routes.run_reported  # what /v1/execute calls (it reports the engine settings that ran)
 
@@ -218,7 +218,7 @@ def test_sigterm_finishes_the_request_in_flight_and_exits_0():
     sock = listening_socket()
     port = port_of(sock)
     exe = shutil.which("clipbridge")
-    cmd = [exe] if exe else [sys.executable, "-m", "app.cli.main"]
+    cmd = [exe] if exe else [sys.executable, "-m", "clipbridge.cli.main"]
     proc = subprocess.Popen([*cmd, "serve", "--fd", str(sock.fileno()), "--log-level", "info"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(sock.fileno(),),
                             env={**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1",

@@ -18,14 +18,14 @@ import numpy as np
 import onnx
 import pytest
 
-from app.dialects.onnx.dtypes import BY_ONNX_NAME
-from app.dialects.onnx.meaning import resolve
-from app.dialects.onnx.model import parse_model
-from app.dialects.onnx.versions import CLIP_VERSIONS
-from app.core.errors import ArtifactError
-from app.core.evaluate import evaluate
-from app.core.meaning import same_outputs
-from app.dialects.onnx.spec import OnnxSpec
+from clipbridge.dialects.onnx.dtypes import BY_ONNX_NAME
+from clipbridge.dialects.onnx.meaning import resolve
+from clipbridge.dialects.onnx.model import parse_model
+from clipbridge.dialects.onnx.versions import CLIP_VERSIONS
+from clipbridge.core.errors import ArtifactError
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import same_outputs
+from clipbridge.dialects.onnx.spec import OnnxSpec
 
 
 @functools.lru_cache(maxsize=1)

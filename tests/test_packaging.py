@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -29,7 +30,25 @@ def test_wheel_builds_without_setuptools_warnings_and_carries_the_static_files(t
         [line for line in log.splitlines() if "warn" in line.lower()]
     wheel = next((tmp_path / "dist").glob("clipbridge-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {f"app/static/{p.name}" for p in (ROOT / "app" / "static").iterdir() if p.is_file()}
+    shipped = {f"clipbridge/static/{p.name}" for p in (ROOT / "app" / "clipbridge" / "static").iterdir() if p.is_file()}
     assert shipped and shipped <= names, shipped - names
-    assert "app/data/runtime_support.json" in names  # the runtime support table translations and /v1/dialects read
+    assert "clipbridge/data/runtime_support.json" in names  # the runtime support table translations and /v1/dialects read
+    # The one import package is clipbridge: nothing named `app` (a name a user's FastAPI project owns) is installed.
+    assert not [n for n in names if n.split("/")[0] in ("app", "app.py")], sorted(names)[:5]
+    top_level = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
+    assert zipfile.ZipFile(wheel).read(top_level).decode().split() == ["clipbridge"]
 
+
+
+def test_a_users_own_app_package_does_not_shadow_clipbridge(tmp_path):
+    """A FastAPI project has its own `app/`: there clipbridge's client still imports, and `app` stays the user's."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("MINE = True\n")
+    (tmp_path / "app" / "client.py").write_text("raise ImportError('the user app.client was imported')\n")
+    code = ("import app, clipbridge, clipbridge.client, clipbridge.main\n"
+            "assert app.MINE and clipbridge.client.Client\n"
+            "print(clipbridge.__name__, clipbridge.client.__name__)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["clipbridge", "clipbridge.client"]

@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from app.cli.main import main
-from app.dialects import registry
+from clipbridge.cli.main import main
+from clipbridge.dialects import registry
 
 NAN = "nan"
 PREFIX = re.compile(r"under the (\S+) reading: ")
@@ -96,6 +96,6 @@ def test_junit_testcases_carry_the_reading_as_a_property(tmp_path, capsys):
 
 @pytest.mark.parametrize("schema", ["TranslateResponse", "ScanResponse"])
 def test_the_schemas_declare_the_reading(schema):
-    from app.api.schemas_export import schemas
+    from clipbridge.api.schemas_export import schemas
     defs = schemas()[schema]["$defs"]
     assert "reading" in defs["FindingOut"]["properties"] and "reading" in defs["WitnessOut"]["properties"]

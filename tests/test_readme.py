@@ -131,10 +131,10 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def live_server() -> Iterator[int]:
-    """`clipbridge serve` (as `python -m app serve`) on a port the kernel chose, until the module's tests are done."""
+    """`clipbridge serve` (as `python -m clipbridge serve`) on a port the kernel chose, until the module's tests are done."""
     sock = listening_socket()
     port = port_of(sock)
-    proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--fd", str(sock.fileno())],
+    proc = subprocess.Popen([sys.executable, "-m", "clipbridge", "serve", "--fd", str(sock.fileno())],
                             cwd=ROOT, env={**_env(), "CLIPBRIDGE_ACCESS_LOG": "0"}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, pass_fds=(sock.fileno(),))
     sock.close()
@@ -201,7 +201,7 @@ def test_readme_commands_run_and_print_what_the_readme_shows(live_server, tmp_pa
 def test_install_hints_in_errors_are_the_readmes_commands(monkeypatch, client):
     """The 422 for a missing GPU (or engine) backend gives the install command the README (or, for one engine's
     extra, docs/install.md) gives."""
-    import app.service.execute as execute
+    import clipbridge.service.execute as execute
     text = README.read_text()
     for extra in ("gpu", "engines"):
         assert f"`{execute.INSTALL_HINT[extra]}`" in text, extra

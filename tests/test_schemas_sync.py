@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.api.schemas_export import render, schemas
+from clipbridge.api.schemas_export import render, schemas
 
 ROOT = Path(__file__).resolve().parent.parent / "schemas"
 

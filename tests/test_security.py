@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core.errors import ClipBridgeError
-from app.main import create_app
-from app.core.settings import Settings
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.main import create_app
+from clipbridge.core.settings import Settings
 
 KEY = "k3y-for-tests-0123456789"
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
@@ -71,11 +71,11 @@ def test_open_paths_stay_open(keyed, path):
 
 
 def test_static_files_stay_open(keyed):
-    """app/static/main.js ships with the package: served without a key, as the file itself."""
+    """app/clipbridge/static/main.js ships with the package: served without a key, as the file itself."""
     r = keyed.get("/static/main.js")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith(("text/javascript", "application/javascript"))
-    assert r.content == (Path(__file__).parent.parent / "app" / "static" / "main.js").read_bytes()
+    assert r.content == (Path(__file__).parent.parent / "app" / "clipbridge" / "static" / "main.js").read_bytes()
     missing = keyed.get("/static/no-such-file.js")  # an absent file is 404, not 401
     assert missing.status_code == 404
 

@@ -22,7 +22,7 @@ def server():
     sock = listening_socket()
     port = port_of(sock)
     exe = shutil.which("clipbridge") or ""
-    cmd = [exe] if exe else [sys.executable, "-m", "app.cli.main"]
+    cmd = [exe] if exe else [sys.executable, "-m", "clipbridge.cli.main"]
     proc = subprocess.Popen([*cmd, "serve", "--fd", str(sock.fileno()), "--log-level", "warning"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env={**os.environ, "CLIPBRIDGE_HOST": "127.0.0.1"}, pass_fds=(sock.fileno(),))

@@ -15,7 +15,7 @@ import math
 
 import pytest
 
-from app.dialects import registry
+from clipbridge.dialects import registry
 from tests.dialects.test_registry import EXAMPLES
 
 HAND = {

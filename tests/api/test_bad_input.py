@@ -110,8 +110,8 @@ def test_no_5xx_anywhere_in_the_table(client):
 def test_body_limit_413_before_reading():
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
-    from app.core.settings import Settings
+    from clipbridge.main import create_app
+    from clipbridge.core.settings import Settings
     small = TestClient(create_app(Settings(max_body_bytes=1000)))
     r = small.post("/v1/translate", content=b"{" + b" " * 5000 + b"}", headers={"content-type": "application/json"})
     assert r.status_code == 413 and r.headers["content-type"].startswith("application/problem+json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.dialects import registry
+from clipbridge.dialects import registry
 
 NAMES = ", ".join(registry.DIALECTS)  # every registered dialect, in registry order
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.api.models import CompareResponse, ExecuteResponse
+from clipbridge.api.models import CompareResponse, ExecuteResponse
 
 F32_RELU6 = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
 I8_CROSSED = {"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 5, "max": 2}
@@ -79,7 +79,7 @@ def test_backend_for_another_dialect_is_a_clear_4xx(client):
 
 
 def test_cupy_backend_without_gpu_is_a_clear_4xx(client):
-    from app.service.execute import cupy_available
+    from clipbridge.service.execute import cupy_available
     if cupy_available():
         pytest.skip("a CUDA device is present: the GPU tests cover it")
     r = execute(client, spec=F32_RELU6, input={"dtype": "float32", "shape": [1], "data": [1]}, backend="cupy")
@@ -119,8 +119,8 @@ def test_binary_and_json_transports_agree(client, dtype, spec, order):
     r = post_npy(client, {"spec": spec}, npy_bytes(x))
     assert r.status_code == 200, r.text
     y_bin = np.load(io.BytesIO(r.content), allow_pickle=False)
-    from app.core.tensors import json_values
-    from app.core.dtypes import BY_NAME
+    from clipbridge.core.tensors import json_values
+    from clipbridge.core.dtypes import BY_NAME
     inp = {"dtype": dtype, "shape": list(x.shape), "data": json_values(x, BY_NAME[dtype])}
     y_json = execute(client, spec=spec, input=inp).json()["output"]
     assert y_json["data"] == json_values(y_bin, BY_NAME[dtype])
@@ -152,8 +152,8 @@ def test_pickled_npy_is_refused_without_unpickling(client, tmp_path):
 def test_limits_413_422_503():
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
-    from app.core.settings import Settings
+    from clipbridge.main import create_app
+    from clipbridge.core.settings import Settings
     c = TestClient(create_app(Settings(max_json_elements=10, max_npy_bytes=1000, max_concurrent_executions=1)))
     r = c.post("/v1/execute", json={"spec": F32_RELU6, "input": {"dtype": "float32", "shape": [11],
                                                                   "data": [0] * 11}})
@@ -213,8 +213,8 @@ def test_onnx_backend_clip_node_tests_through_execute(client):
                 if len(clip.input) > pos and clip.input[pos]:
                     v = bounds[clip.input[pos]].item()
                     spec[side] = v
-            from app.core.dtypes import BY_NUMPY
-            from app.core.tensors import json_values
+            from clipbridge.core.dtypes import BY_NUMPY
+            from clipbridge.core.tensors import json_values
             dt = BY_NUMPY[x.dtype]
             r = execute(client, spec=spec, input={"dtype": dt.name, "shape": list(x.shape),
                                                   "data": json_values(x, dt)})

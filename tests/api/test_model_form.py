@@ -1,4 +1,4 @@
-"""app/api/model_form.py: the model routes' multipart reader. Each refusal is a 4xx problem+json naming the field
+"""app/clipbridge/api/model_form.py: the model routes' multipart reader. Each refusal is a 4xx problem+json naming the field
 (or `body`) and saying what is accepted; generated and mutated forms (fixed seed, bounded budget) never get a 5xx,
 on every route that reads the form."""
 
@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 
-from app.main import create_app
+from clipbridge.main import create_app
 from tests.diff import models as M
 from tests.hostile.strategies import multipart_bodies
 
@@ -96,7 +96,7 @@ def test_generated_forms_never_get_a_5xx(client, mp):
 
 
 def test_the_diff_routes_memory_files_are_closed(client):
-    """The diff route reads the form into memory files (app.engines.sandbox_wire.MemoryFile): none stays open,
+    """The diff route reads the form into memory files (clipbridge.engines.sandbox_wire.MemoryFile): none stays open,
     whether the diff answers or the form is refused after it was read."""
     def fds() -> int:
         return len(os.listdir("/proc/self/fd"))
@@ -120,8 +120,8 @@ FAILING = {
 def test_the_diff_route_reads_the_form_without_memory_files(client, monkeypatch, where):
     """The copy-free path is an optimisation: where memory files fail, the form is read into memory instead and the
     answer is the same (never a 4xx/5xx of the server's own making)."""
-    from app.api import model_form
-    from app.engines import sandbox_wire
+    from clipbridge.api import model_form
+    from clipbridge.engines import sandbox_wire
     model = M.relu_chain()
     expected = client.post(ROUTES[0], content=form(("model", "m.onnx", model)), headers=MP).json()
     if where == "create":

@@ -13,7 +13,7 @@ import urllib.parse
 import numpy as np
 import pytest
 
-from app.api.models import CompareResponse, ExecuteResponse
+from clipbridge.api.models import CompareResponse, ExecuteResponse
 
 TRT = {"dialect": "tensorrt", "dtype": "float32", "alpha": 0, "beta": 6}
 TRT_HEADER = {**TRT, "reading": "header"}  # the spec names the default, header, as its meaning's own reading

@@ -19,9 +19,9 @@ import openvino as ov
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.models import ScanResponse
-from app.main import create_app
-from app.core.settings import Settings
+from clipbridge.api.models import ScanResponse
+from clipbridge.main import create_app
+from clipbridge.core.settings import Settings
 from tests.scan.models import (F16, F32, clip_model, cyclic_model, external_bound_model, field, minmax_model,
                                nested_if_model, relu6_f32, varint)
 

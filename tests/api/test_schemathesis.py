@@ -29,8 +29,8 @@ from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
                                                status_code_conformance)
 
-from app.main import create_app
-from app.core.settings import Settings
+from clipbridge.main import create_app
+from clipbridge.core.settings import Settings
 
 SEED = 20261122
 load_all_checks()
@@ -139,7 +139,7 @@ REPAIRED = ("POST /v1/translate", "POST /v1/execute", "POST /v1/compare", "POST 
 
 
 def npy_of(tensor: dict[str, Any]) -> bytes:
-    from app.core.tensors import parse_json_tensor
+    from clipbridge.core.tensors import parse_json_tensor
     _, x = parse_json_tensor(tensor["dtype"], tensor["shape"], tensor["data"], 10**6)
     if tensor["dtype"] == "bfloat16":
         x = x.view("V2")  # ml_dtypes' bfloat16 travels as raw 2-byte voids

@@ -8,8 +8,8 @@ import json
 import onnx
 import pytest
 
-from app.api.models import DialectsResponse, TranslateResponse
-from app.dialects import registry
+from clipbridge.api.models import DialectsResponse, TranslateResponse
+from clipbridge.dialects import registry
 
 RELU6_F16 = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT16", "shape": [1, 3, 224, 224], "min": 0, "max": 6}
 DML_F16 = {"dialect": "directml", "feature_level": "5_0", "operator": "ELEMENT_WISE_CLIP",

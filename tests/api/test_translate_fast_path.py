@@ -1,4 +1,4 @@
-"""POST /v1/translate's fast path (app/api/translate_route.py) answers exactly what the generic path answers.
+"""POST /v1/translate's fast path (app/clipbridge/api/translate_route.py) answers exactly what the generic path answers.
 
 A body sent chunked (no Content-Length) always takes FastAPI's generic path; the same bytes with a
 Content-Length take the fast path when they are small, JSON and valid, and are replayed to the generic path
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.api import translate_route
+from clipbridge.api import translate_route
 
 OK = {"source": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6.125}}
 BODIES = {

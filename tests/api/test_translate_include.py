@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter
 
-from app.core.errors import RejectedSpec
-from app.dialects import registry
-from app.dialects.kit.common import Mode
-from app.dialects.openvino import emit as openvino_emit
-from app.server.observability import finding_codes
-from app.service.specs import Spec
-from app.service.translate import translate_text
+from clipbridge.core.errors import RejectedSpec
+from clipbridge.dialects import registry
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.dialects.openvino import emit as openvino_emit
+from clipbridge.server.observability import finding_codes
+from clipbridge.service.specs import Spec
+from clipbridge.service.translate import translate_text
 
 ALL = ["openvino", "directml", "stablehlo", "webnn", "tosa", "tensorrt", "tflite", "coreml", "pytorch"]
 SOURCE = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "shape": [1, 3, 8, 8], "min": 0, "max": 6.25}
@@ -81,7 +81,7 @@ def test_answers_carry_the_codes_a_scan_finds() -> None:
 
 def test_client_sends_include_only_when_asked(client) -> None:
     """Client.translate(artifacts=False) sends include=[]; by default the request has no `include` at all."""
-    from app.client import Client
+    from clipbridge.client import Client
 
     sent: list[dict] = []
 

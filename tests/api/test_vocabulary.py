@@ -11,8 +11,8 @@ import urllib.parse
 import numpy as np
 import pytest
 
-from app.api.lint_models import ProbeRequest
-from app.api.models import OLD_NAMES_UNTIL, CompareRequest, ExecuteOptions, TranslateRequest
+from clipbridge.api.lint_models import ProbeRequest
+from clipbridge.api.models import OLD_NAMES_UNTIL, CompareRequest, ExecuteOptions, TranslateRequest
 
 SPEC = {"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 5, "max": 2}
 INPUT = {"dtype": "int8", "shape": [3], "data": [-128, 3, 127]}
@@ -78,5 +78,5 @@ def test_execute_npy_request_reads_old_and_new_names(client):
 
 
 def test_the_deadline_is_a_release_after_this_one():
-    from app import __version__
+    from clipbridge import __version__
     assert tuple(map(int, OLD_NAMES_UNTIL.split("."))) > tuple(map(int, __version__.split(".")))

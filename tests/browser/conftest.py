@@ -26,12 +26,12 @@ OUTPUT = ROOT / "test-output" / "browser"
 
 
 def start_server(extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """uvicorn serving app.main:app on a port the kernel chose; returns (process, base URL) once /healthz answers."""
+    """uvicorn serving clipbridge.main:app on a port the kernel chose; returns (process, base URL) once /healthz answers."""
     sock = listening_socket()
     port = port_of(sock)
     env = {k: v for k, v in os.environ.items() if k != "CLIPBRIDGE_API_KEY"}
     env.update(extra_env or {})
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:app", "--fd", str(sock.fileno()),
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "clipbridge.main:app", "--fd", str(sock.fileno()),
                              "--log-level", "warning"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                             pass_fds=(sock.fileno(),))

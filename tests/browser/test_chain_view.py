@@ -1,4 +1,4 @@
-"""The model view's "Follow across converters" panel (issue 36, app/static/chain.js), at a laptop's 1366x768 and a
+"""The model view's "Follow across converters" panel (issue 36, app/clipbridge/static/chain.js), at a laptop's 1366x768 and a
 phone's 390x844: an ONNX model with a Clip whose min is omitted goes to /v1/models/chain with the chain
 `onnx,openvino` (an ONNX source: no torch conversion, seconds), the table shows the chain as columns with the Clip's
 row and the openvino column, a click on a cell shows its witness, badges are readable, nothing scrolls sideways

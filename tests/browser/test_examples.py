@@ -12,7 +12,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from app.dialects import registry
+from clipbridge.dialects import registry
 from tests.browser.test_inspector import dialect_label, open_inspector
 
 INVALID = {"dialect": "onnx", "opset": 13, "elem_type": "INT8", "min": 1, "max": 1000}  # 1000 is no int8

@@ -16,9 +16,9 @@ from defusedxml import ElementTree
 from onnx import TensorProto, helper, numpy_helper
 from playwright.sync_api import expect
 
-from app.dialects import registry
+from clipbridge.dialects import registry
 
-STATIC = Path(__file__).resolve().parents[2] / "app" / "static"
+STATIC = Path(__file__).resolve().parents[2] / "app" / "clipbridge" / "static"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
 

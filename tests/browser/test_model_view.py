@@ -235,15 +235,15 @@ def test_every_engine_output_names_its_reading(page, server):
 
 
 def test_the_bundled_example_is_the_docs_example_and_package_data():
-    """app/static/example.onnx is docs/example.onnx (copy it again when that changes) and ships in the wheel."""
-    bundled = ROOT / "app" / "static" / "example.onnx"
+    """app/clipbridge/static/example.onnx is docs/example.onnx (copy it again when that changes) and ships in the wheel."""
+    bundled = ROOT / "app" / "clipbridge" / "static" / "example.onnx"
     assert bundled.read_bytes() == (ROOT / "docs" / "example.onnx").read_bytes()
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["app.static"]
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["clipbridge.static"]
     assert "*.onnx" in patterns and "*.js" in patterns and "*.LICENSE" in patterns
 
 
 def test_the_vendored_layout_library_carries_its_license():
-    static = ROOT / "app" / "static"
+    static = ROOT / "app" / "clipbridge" / "static"
     assert "Permission is hereby granted" in (static / "dagre.LICENSE").read_text()
     assert "For license information please see dagre.esm.js.LEGAL.txt" in (static / "dagre.js").read_text()
 

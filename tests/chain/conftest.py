@@ -7,8 +7,8 @@ import io
 import numpy as np
 import pytest
 
-from app.chain import report
-from app.diff.run import direct
+from clipbridge.chain import report
+from clipbridge.diff.run import direct
 from tests.chain import models
 
 LINUX_CHAIN = "torch,onnx,openvino,tflite,tflite:builtin,coreml"

@@ -15,9 +15,9 @@ import openvino as ov
 import pytest
 import torch
 
-from app.chain import child_torch, report
-from app.diff import compare
-from app.diff.run import direct
+from clipbridge.chain import child_torch, report
+from clipbridge.diff import compare
+from clipbridge.diff.run import direct
 from tests.chain import models
 from tests.chain.conftest import HOSTILE, npz
 
@@ -156,8 +156,8 @@ def test_a_static_chain_needs_no_inputs_for_a_bool_input():
     """--static runs nothing, so a model whose bool input is never generated still gets its lowering table."""
     from pathlib import Path
 
-    from app.chain import report
-    from app.diff.run import direct
+    from clipbridge.chain import report
+    from clipbridge.diff.run import direct
     body = report.chain(direct, (Path(__file__).parents[2] / "docs" / "example.onnx").read_bytes(), None,
                         "onnx,openvino", static=True)
     assert body["verdict"] == "static" and body["inputs"]["source"] == "none", body["inputs"]

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.chain import formats
-from app.cli.main import main
+from clipbridge.chain import formats
+from clipbridge.cli.main import main
 from tests.chain import models
 from tests.lint.test_formats import validate_sarif
 

@@ -1,4 +1,4 @@
-"""The LiteRT converter's environment of its own (app/chain/converter_env.py, app/engines/venvs.py), without
+"""The LiteRT converter's environment of its own (app/clipbridge/chain/converter_env.py, app/clipbridge/engines/venvs.py), without
 building it: where it lives, what a missing or half-built one answers, and the converter process's plumbing
 (isolation, reduced errors, the time limit) run with this interpreter standing in for the environment's."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.chain import child_torch, converter_env, litert_convert, stages
-from app.cli.main import main as cli
-from app.core.errors import ClipBridgeError
-from app.engines import venvs
+from clipbridge.chain import child_torch, converter_env, litert_convert, stages
+from clipbridge.cli.main import main as cli
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.engines import venvs
 from tests.chain import models
 
 
@@ -92,7 +92,7 @@ def test_reduced_errors(code: int, stderr: str, want: str) -> None:
 def test_the_script_imports_no_clipbridge_module() -> None:
     """It runs in an environment without clipbridge's dependencies: the standard library, torch, litert_torch."""
     text = Path(litert_convert.__file__).read_text()
-    assert "import app" not in text and "from app" not in text
+    assert "import clipbridge" not in text and "from clipbridge" not in text
     assert litert_convert.main(["only-one"]) == 2
 
 

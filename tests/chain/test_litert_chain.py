@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 import torch
 
-from app.chain import converter_env, report
-from app.diff import compare
-from app.diff.run import direct
+from clipbridge.chain import converter_env, report
+from clipbridge.diff import compare
+from clipbridge.diff.run import direct
 from tests.chain import models
 from tests.chain.conftest import HOSTILE, npz
 

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from app.chain import child_engines, rules
-from app.dialects.tflite.flatbuffer import Graph, build_model
+from clipbridge.chain import child_engines, rules
+from clipbridge.dialects.tflite.flatbuffer import Graph, build_model
 
 pytest.importorskip("ai_edge_litert")
 CLAMP = {"node": "t", "op": "clamp", "lo": -2.0, "hi": 2.0}

@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.chain import rules
+from clipbridge.chain import rules
 
 FLT_MAX = rules.FLT_MAX
 FORMS = {  # source op row (as child_torch.describe lists it) -> torch eager

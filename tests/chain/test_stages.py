@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.chain import stages
-from app.core.errors import ClipBridgeError
+from clipbridge.chain import stages
+from clipbridge.core.errors import ClipBridgeError
 
 
 @pytest.mark.parametrize(("spec", "source", "want"), [

@@ -1,7 +1,7 @@
-"""Critical points on integer keys (app/core/critical.py) against stepping the bit pattern one ulp at a time.
+"""Critical points on integer keys (app/clipbridge/core/critical.py) against stepping the bit pattern one ulp at a time.
 
 DType.next_up/next_down walk the pattern itself (dtypes._step: +-1 on the bits, both zeros to the smallest
-subnormal of the direction, the infinities fixed); app.core.critical computes the same neighbours from signed keys,
+subnormal of the direction, the infinities fixed); clipbridge.core.critical computes the same neighbours from signed keys,
 vectorized and cached. Every float type's neighbours of a grid of values (zeros, subnormals, the smallest normal,
 the extremes, the infinities, values that do not fit the type), in the order _around always listed them.
 """
@@ -14,11 +14,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from app.core import critical
-from app.core.dtypes import ALL, DType
-from app.core.meaning import Bound, Meaning, ScaleBias
-from app.core import drift
-from app.dialects.kit.common import carrier_neighbours
+from clipbridge.core import critical
+from clipbridge.core.dtypes import ALL, DType
+from clipbridge.core.meaning import Bound, Meaning, ScaleBias
+from clipbridge.core import drift
+from clipbridge.dialects.kit.common import carrier_neighbours
 
 FLOATS = [d for d in ALL if d.is_float]
 INTS = [d for d in ALL if not d.is_float]

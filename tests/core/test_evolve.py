@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.dtypes import FLOAT16, FLOAT32, INT8
-from app.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evolve
+from clipbridge.core.dtypes import FLOAT16, FLOAT32, INT8
+from clipbridge.core.meaning import Bound, EngineNote, Meaning, NanBound, NanInput, Order, State, evolve
 
 BASE = Meaning("onnx", "13", FLOAT32, Bound(0.0, 0), Bound(6.0, 6), rules=("r",))
 

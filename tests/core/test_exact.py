@@ -1,6 +1,6 @@
-"""app.core.exact: every conversion is one correctly rounded step from the exact value (issue 13).
+"""clipbridge.core.exact: every conversion is one correctly rounded step from the exact value (issue 13).
 
-The oracle here is independent of app.core.exact: it brackets the exact value between two neighbouring values of
+The oracle here is independent of clipbridge.core.exact: it brackets the exact value between two neighbouring values of
 the type (found by walking bit patterns from a NumPy guess, compared as Fractions) and picks the nearer, ties
 to the even bit pattern, with IEEE's overflow midpoint. Budgets: CLIPBRIDGE_HYPOTHESIS_EXAMPLES (default 60).
 """
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import exact
-from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT64, DType
-from app.core.numbers import parse_number, wire_number
+from clipbridge.core import exact
+from clipbridge.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT64, DType
+from clipbridge.core.numbers import parse_number, wire_number
 
 EXAMPLES = int(os.environ.get("CLIPBRIDGE_HYPOTHESIS_EXAMPLES", "60"))
 FLOAT_TYPES = (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)
@@ -216,9 +216,9 @@ def test_round_table(dt, x, want):
 
 def test_issue13_onnx_clip1_int_bound_rounds_once_to_float32():
     """-1152921573326323713 as a Clip-1 FLOAT attribute: the float32 nearest it, not the one of its double."""
-    from app.dialects.onnx.meaning import resolve
-    from app.dialects.onnx.model import build_model
-    from app.dialects.onnx.spec import OnnxSpec
+    from clipbridge.dialects.onnx.meaning import resolve
+    from clipbridge.dialects.onnx.model import build_model
+    from clipbridge.dialects.onnx.spec import OnnxSpec
     m = resolve(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
     assert m.lo == -1.1529216420458004e18
     model = build_model(OnnxSpec(dialect="onnx", opset=1, elem_type="FLOAT", min=-1152921573326323713, max=0))
@@ -227,9 +227,9 @@ def test_issue13_onnx_clip1_int_bound_rounds_once_to_float32():
 
 def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
     """1152921573326323713 in DirectML CLIP's FLOAT Min on INT64: float32 nearest (2^60 + 2^37), not 2^60."""
-    from app.dialects.directml import meaning as D
-    from app.dialects.directml.cpp import cpp_snippet
-    from app.dialects.directml.spec import DirectMLSpec
+    from clipbridge.dialects.directml import meaning as D
+    from clipbridge.dialects.directml.cpp import cpp_snippet
+    from clipbridge.dialects.directml.spec import DirectMLSpec
     t = {"DataType": "INT64", "Sizes": [1, 1, 1, 1]}
     spec = DirectMLSpec(dialect="directml", feature_level="5_0",
                         desc={"InputTensor": t, "OutputTensor": t, "Min": 1152921573326323713, "Max": 2**62})
@@ -240,14 +240,14 @@ def test_issue13_directml_float_min_of_an_int64_bound_rounds_once():
 
 
 def test_issue13_bfloat16_bound_below_the_overflow_midpoint_is_max_not_inf():
-    from app.dialects.onnx.meaning import resolve
-    from app.dialects.onnx.spec import OnnxSpec
+    from clipbridge.dialects.onnx.meaning import resolve
+    from clipbridge.dialects.onnx.spec import OnnxSpec
     m = resolve(OnnxSpec(dialect="onnx", opset=13, elem_type="BFLOAT16", min=0, max=3.3961775292304597e38))
     assert m.hi == BF16_MAX and not m.upper.overflow
 
 
 def test_issue13_json_double_input_as_bfloat16_rounds_once():
-    from app.core.tensors import parse_json_tensor
+    from clipbridge.core.tensors import parse_json_tensor
     dt, arr = parse_json_tensor("bfloat16", [2], [1.0039062500000002, "1.00390625000000000000000000001"], 10)
     assert arr.astype(np.float64).tolist() == [1.0078125, 1.0078125]
 
@@ -289,7 +289,7 @@ def test_wire_writes_fractions_exactly(value, text):
 def client():
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
+    from clipbridge.main import create_app
     return TestClient(create_app())
 
 
@@ -340,11 +340,11 @@ def test_wire_writes_a_huge_integral_literal_back_within_the_string_limit():
 ])
 def test_scale_bias_float_to_64bit_int_saturates_exactly(dt_name, scale, want):
     """x*Scale+Bias then the float->int cast (truncate, saturate): float(2^63-1) is 2^63, which must not wrap."""
-    from app.core.dtypes import BY_NAME
-    from app.kernels.array_api import clip_xp
-    from app.kernels.numpy import clip_numpy
-    from app.core.evaluate import apply_scale_bias
-    from app.core.meaning import Bound, Meaning, ScaleBias
+    from clipbridge.core.dtypes import BY_NAME
+    from clipbridge.kernels.array_api import clip_xp
+    from clipbridge.kernels.numpy import clip_numpy
+    from clipbridge.core.evaluate import apply_scale_bias
+    from clipbridge.core.meaning import Bound, Meaning, ScaleBias
     dt = BY_NAME[dt_name]
     x = dt.array([dt.highest(), dt.lowest(), 5])
     assert apply_scale_bias(ScaleBias(scale, 0.0), x, dt).tolist() == want

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from app.core.dtypes import FLOAT16, FLOAT32, INT32
-from app.core.errors import RejectedSpec
-from app.kernels.array_api import clip_xp
-from app.kernels.numpy import clip_numpy
-from app.core.evaluate import evaluate
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, TensorBound, same_outputs
+from clipbridge.core.dtypes import FLOAT16, FLOAT32, INT32
+from clipbridge.core.errors import RejectedSpec
+from clipbridge.kernels.array_api import clip_xp
+from clipbridge.kernels.numpy import clip_numpy
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, TensorBound, same_outputs
 
 NAN, INF = math.nan, math.inf
 

@@ -1,4 +1,4 @@
-"""app.core.numbers (wire numbers) and app.core.dtypes (exact value arithmetic of every element type)."""
+"""clipbridge.core.numbers (wire numbers) and clipbridge.core.dtypes (exact value arithmetic of every element type)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from app.core import dtypes as D
-from app.core.errors import SpecError
-from app.core.numbers import JSON_SAFE_INT, MAX_NUMBER_STRING, format_number, parse_number, wire_number
+from clipbridge.core import dtypes as D
+from clipbridge.core.errors import SpecError
+from clipbridge.core.numbers import JSON_SAFE_INT, MAX_NUMBER_STRING, format_number, parse_number, wire_number
 
 FLT_MAX = float(np.finfo(np.float32).max)
 DBL_MAX = sys.float_info.max
@@ -107,14 +107,14 @@ def test_parse_number_rejects(value, fragment):
 def test_spec_models_reject_bad_wire_numbers(value):
     from pydantic import ValidationError
 
-    from app.dialects.onnx.spec import OnnxSpec
+    from clipbridge.dialects.onnx.spec import OnnxSpec
     with pytest.raises(ValidationError):
         OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", min=value)
 
 
 def test_spec_models_read_wire_strings_exactly():
-    from app.dialects.onnx.spec import OnnxSpec
-    from app.dialects.openvino.spec import OpenVinoSpec
+    from clipbridge.dialects.onnx.spec import OnnxSpec
+    from clipbridge.dialects.openvino.spec import OpenVinoSpec
     s = OnnxSpec(dialect="onnx", opset=13, elem_type="UINT64", min="0", max="18446744073709551615")
     assert s.max == 2**64 - 1 and type(s.max) is int
     v = OpenVinoSpec(dialect="openvino", element_type="f32", min="-inf", max="0x1.8p+1")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import ClipBridgeError
-from app.main import create_app
-from app.core.settings import ENV, Settings
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.main import create_app
+from clipbridge.core.settings import ENV, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,7 +116,7 @@ def test_well_formed_settings_are_read(clean_env, name, value, attr, expected):
 def test_serve_exits_non_zero_naming_the_variable(name, value):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLIPBRIDGE_")}
     env.update({"PYTHONPATH": str(ROOT), name: value, "CLIPBRIDGE_PORT": "1"})  # never bound: it stops first
-    done = subprocess.run([sys.executable, "-m", "app.cli.main", "serve"], cwd=ROOT, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "clipbridge.cli.main", "serve"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2, (done.returncode, done.stderr[-1000:])
     assert f"error: {name}" in done.stderr and "Traceback" not in done.stderr

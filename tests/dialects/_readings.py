@@ -1,11 +1,11 @@
 """A translation's findings split by reading: the default readings' own, and those "under the X reading: ..."
-(app/service/translate.py _reading_findings, from Meaning.alternates)."""
+(app/clipbridge/service/translate.py _reading_findings, from Meaning.alternates)."""
 
 from __future__ import annotations
 
-from app.core.drift import status_of
-from app.core.findings import Finding
-from app.service.translate import Translation
+from clipbridge.core.drift import status_of
+from clipbridge.core.findings import Finding
+from clipbridge.service.translate import Translation
 
 
 def default_status(tr: Translation) -> str:

@@ -12,18 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.dialects import coreml as cml
-from app.dialects.coreml import meaning as cml_meaning, mil as cml_mil, spec as cml_spec
-from app.dialects import registry
-from app.dialects.kit.common import Mode
-from app.core.drift import critical_points
-from app.core.dtypes import FLOAT16, FLOAT32
-from app.core.errors import RejectedSpec, SpecError
-from app.core.findings import Code
-from app.core.evaluate import evaluate
-from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
-from app.dialects.onnx.spec import OnnxSpec
-from app.service.translate import translate
+from clipbridge.dialects import coreml as cml
+from clipbridge.dialects.coreml import meaning as cml_meaning, mil as cml_mil, spec as cml_spec
+from clipbridge.dialects import registry
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.drift import critical_points
+from clipbridge.core.dtypes import FLOAT16, FLOAT32
+from clipbridge.core.errors import RejectedSpec, SpecError
+from clipbridge.core.findings import Code
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanBound, NanInput, Order, State, same_outputs
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.service.translate import translate
 from tests import oracle
 
 
@@ -113,7 +113,7 @@ def test_translate_into_coreml(source, version, mode, status, code):
 
 def test_tflite_crossed_to_coreml_ios15():
     """TFLite's min-wins crossed clip: iOS15 clip gives beta, so preserve writes alpha = beta = min."""
-    from app.dialects.tflite.spec import TfliteSpec
+    from clipbridge.dialects.tflite.spec import TfliteSpec
     src = TfliteSpec(dialect="tflite", op="MINIMUM_MAXIMUM", min=6, max=4)
     tr = translate(src, [cml_spec.target("iOS15")]).translations[0]
     assert tr.target["alpha"] == tr.target["beta"] == 6.0

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from app.dialects.coreml import mil as cml_mil
-from app.dialects.coreml.spec import DTYPES, OPSETS, CoreMLSpec
+from clipbridge.dialects.coreml import mil as cml_mil
+from clipbridge.dialects.coreml.spec import DTYPES, OPSETS, CoreMLSpec
 
 VALUES = [0, -0.0, 6, 1, -1, 0.1, 1e-45, 1e-40, 6e-8, 65504, 65520, 1e30, -3.4e38, 3.5e38, "nan", "inf", "-inf",
           6 + 3 / 1048576, 2**-24, -1e-7, 123456789, 2**63 - 1]

@@ -1,4 +1,4 @@
-"""app.dialects.kit.crossed: min > max written as the one value the source gives, the same for every emitter."""
+"""clipbridge.dialects.kit.crossed: min > max written as the one value the source gives, the same for every emitter."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.dtypes import FLOAT32, INT32, DType
-from app.core.evaluate import evaluate
-from app.core.findings import Code, Notes, Severity
-from app.core.meaning import Bound, Meaning, NanBound, Order, same_outputs
-from app.dialects.kit.crossed import collapse_crossed, values_cross
+from clipbridge.core.dtypes import FLOAT32, INT32, DType
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.findings import Code, Notes, Severity
+from clipbridge.core.meaning import Bound, Meaning, NanBound, Order, same_outputs
+from clipbridge.dialects.kit.crossed import collapse_crossed, values_cross
 
 MIN, MAX, REJ = Order.MIN_WINS, Order.MAX_WINS, Order.REJECTED
 

@@ -8,22 +8,22 @@ import re
 import numpy as np
 import pytest
 
-from app.core.dtypes import ALL as ALL_DTYPES
-from app.dialects.directml import DIALECT
-from app.dialects.directml import emit as dm_emit
-from app.dialects.directml import meaning as dm
-from app.dialects.directml.dtypes import by_dml_name, dml_name
-from app.dialects.directml.meaning import DOC_2022, READING_LINES
-from app.dialects.directml.tensor import NEWEST_LEVEL
-from app.dialects.kit.common import Mode
-from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
-from app.core.errors import SpecError
-from app.core.findings import Code, Severity
-from app.core.evaluate import evaluate
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app.core.numbers import parse_number
-from app.dialects.directml.spec import DirectMLSpec, DirectMLTarget
-from app.service.translate import translate
+from clipbridge.core.dtypes import ALL as ALL_DTYPES
+from clipbridge.dialects.directml import DIALECT
+from clipbridge.dialects.directml import emit as dm_emit
+from clipbridge.dialects.directml import meaning as dm
+from clipbridge.dialects.directml.dtypes import by_dml_name, dml_name
+from clipbridge.dialects.directml.meaning import DOC_2022, READING_LINES
+from clipbridge.dialects.directml.tensor import NEWEST_LEVEL
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT64
+from clipbridge.core.errors import SpecError
+from clipbridge.core.findings import Code, Severity
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
+from clipbridge.core.numbers import parse_number
+from clipbridge.dialects.directml.spec import DirectMLSpec, DirectMLTarget
+from clipbridge.service.translate import translate
 
 CLIP, CLIP1 = "ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1"
 

@@ -11,22 +11,22 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from app.dialects.onnx import DIALECT, dtypes as onnx_dtypes
-from app.dialects.onnx.dtypes import BY_ONNX_NAME, onnx_name
-from app.dialects.onnx.emit import emit
-from app.dialects.onnx.meaning import normalize, resolve
-from app.dialects.onnx.model import ir_version_for, parse_model
-from app.dialects.onnx.versions import NEWEST_OPSET, schema_for_opset
-from app.dialects.kit.common import Mode
-from app.core.dtypes import ALL, BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
-from app.core.errors import ArtifactError, ClipBridgeError, SpecError
-from app.core.findings import Code, Severity
-from app.core.evaluate import evaluate
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, same_outputs
-from app.core.numbers import parse_number
-from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
-from app.lint.rules import RULES
-from app.service.translate import translate
+from clipbridge.dialects.onnx import DIALECT, dtypes as onnx_dtypes
+from clipbridge.dialects.onnx.dtypes import BY_ONNX_NAME, onnx_name
+from clipbridge.dialects.onnx.emit import emit
+from clipbridge.dialects.onnx.meaning import normalize, resolve
+from clipbridge.dialects.onnx.model import ir_version_for, parse_model
+from clipbridge.dialects.onnx.versions import NEWEST_OPSET, schema_for_opset
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.dtypes import ALL, BFLOAT16, FLOAT16, FLOAT32, FLOAT64, INT8, INT64, UINT8, UINT64
+from clipbridge.core.errors import ArtifactError, ClipBridgeError, SpecError
+from clipbridge.core.findings import Code, Severity
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State, same_outputs
+from clipbridge.core.numbers import parse_number
+from clipbridge.dialects.onnx.spec import OnnxSpec, OnnxTarget
+from clipbridge.lint.rules import RULES
+from clipbridge.service.translate import translate
 
 FLT_MAX = float(np.finfo(np.float32).max)
 DBL_MAX = float(np.finfo(np.float64).max)
@@ -573,7 +573,7 @@ def test_model_form_through_translate():
 
 
 
-# --- ONNX's type names and elem_type codes (app/dialects/onnx/dtypes.py) ----------------------------------------
+# --- ONNX's type names and elem_type codes (app/clipbridge/dialects/onnx/dtypes.py) ----------------------------------------
 
 @pytest.mark.parametrize("dt", [pytest.param(d, id=d.name) for d in ALL])
 def test_onnx_names_and_elem_types_round_trip(dt):
@@ -599,10 +599,10 @@ def test_onnx_names_keep_the_order_of_the_dtype_table():
     assert onnx_dtypes.by_onnx_name("STRING") is None
 
 
-# --- the catalogue: examples and rule texts (app/dialects/onnx/catalogue.py) ------------------------------------
+# --- the catalogue: examples and rule texts (app/clipbridge/dialects/onnx/catalogue.py) ------------------------------------
 
 def test_examples_are_the_inspector_s_with_the_starting_spec_first():
-    """The specs of app/static/examples.js (TEMPLATES.onnx first, as "start"); each resolves."""
+    """The specs of app/clipbridge/static/examples.js (TEMPLATES.onnx first, as "start"); each resolves."""
     assert list(DIALECT.examples) == ["start", "relu6-f16", "min-gt-max", "int64-big", "clip6-defaults"]
     assert DIALECT.examples["start"] == {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
     for ex in DIALECT.examples.values():
@@ -610,7 +610,7 @@ def test_examples_are_the_inspector_s_with_the_starting_spec_first():
 
 
 def test_rule_texts_cover_every_code_and_the_unresolved_clip():
-    """ONNX's catalogue rows (once the `builtin` table of app/lint/rules.py): one per finding code, plus the
+    """ONNX's catalogue rows (once the `builtin` table of app/clipbridge/lint/rules.py): one per finding code, plus the
     scan's unresolved-clip, each citing its source."""
     assert set(DIALECT.rule_texts) == {c.value for c in Code} | {"unresolved-clip"}
     assert all(rule and src for rule, src in DIALECT.rule_texts.values())

@@ -9,19 +9,19 @@ import struct
 import numpy as np
 import pytest
 
-from app.dialects.kit.common import Mode
-from app.dialects.openvino.dtypes import BY_ELEMENT_TYPE, FROM_PRECISION, PRECISION, by_element_type, element_type_name
-from app.dialects.openvino.emit import emit
-from app.dialects.openvino.ir import ir_double, parse_ir
-from app.dialects.openvino.meaning import LATEST_OPSET, normalize, resolve
-from app.core.dtypes import ALL, FLOAT16, FLOAT32, INT8, INT64, UINT8
-from app.core.errors import ArtifactError, RejectedSpec, SpecError
-from app.core.findings import Code, Severity
-from app.core.evaluate import evaluate
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
-from app.core.numbers import parse_number
-from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
-from app.service.translate import translate
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.dialects.openvino.dtypes import BY_ELEMENT_TYPE, FROM_PRECISION, PRECISION, by_element_type, element_type_name
+from clipbridge.dialects.openvino.emit import emit
+from clipbridge.dialects.openvino.ir import ir_double, parse_ir
+from clipbridge.dialects.openvino.meaning import LATEST_OPSET, normalize, resolve
+from clipbridge.core.dtypes import ALL, FLOAT16, FLOAT32, INT8, INT64, UINT8
+from clipbridge.core.errors import ArtifactError, RejectedSpec, SpecError
+from clipbridge.core.findings import Code, Severity
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, State
+from clipbridge.core.numbers import parse_number
+from clipbridge.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget
+from clipbridge.service.translate import translate
 
 FLT_MAX = float(np.finfo(np.float32).max)
 

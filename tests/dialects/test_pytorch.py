@@ -12,23 +12,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.dialects import pytorch, registry
-from app.dialects.kit.common import Mode
-from app.dialects.pytorch import meaning as pt
-from app.dialects.pytorch import spec as pt_spec
-from app.dialects.pytorch.emit import python_line
-from app.dialects.pytorch.engine import export_onnx, run_torch, torch_call
-from app.dialects.pytorch.export import onnx_summary, predict_export
-from app.dialects.pytorch.spec import PyTorchSpec
-from app.core.drift import critical_points
-from app.core.dtypes import BY_NAME, FLOAT32
-from app.core.errors import SpecError
-from app.service.execute import Semantics
-from app.core.findings import Code
-from app.core.evaluate import evaluate
-from app.core.meaning import NanBound, State, same_outputs
-from app.dialects.onnx.spec import OnnxSpec
-from app.service.translate import translate
+from clipbridge.dialects import pytorch, registry
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.dialects.pytorch import meaning as pt
+from clipbridge.dialects.pytorch import spec as pt_spec
+from clipbridge.dialects.pytorch.emit import python_line
+from clipbridge.dialects.pytorch.engine import export_onnx, run_torch, torch_call
+from clipbridge.dialects.pytorch.export import onnx_summary, predict_export
+from clipbridge.dialects.pytorch.spec import PyTorchSpec
+from clipbridge.core.drift import critical_points
+from clipbridge.core.dtypes import BY_NAME, FLOAT32
+from clipbridge.core.errors import SpecError
+from clipbridge.service.execute import Semantics
+from clipbridge.core.findings import Code
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanBound, State, same_outputs
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.service.translate import translate
 
 
 def S(dtype: str, mn=None, mx=None, op: str = "clamp", shape=None, version=None) -> PyTorchSpec:
@@ -178,7 +178,7 @@ def test_translate_into_pytorch(source, status):
 
 def test_literal_float_bound_on_int_promotes():
     """OpenVINO ceils 1.5 on i8; torch.clamp given the literal 1.5 promotes to float32."""
-    from app.dialects.openvino.spec import OpenVinoSpec
+    from clipbridge.dialects.openvino.spec import OpenVinoSpec
     t = translate(OpenVinoSpec(dialect="openvino", element_type="i8", min=1.5, max=100), ["pytorch"],
                   Mode.LITERAL).translations[0]
     assert t.meaning.result_dtype is FLOAT32 and Code.DTYPE_PROMOTION in {f.code for f in t.findings}
@@ -402,7 +402,7 @@ _NUMBERS = st.one_of(st.none(), st.integers(-2**70, 2**70), st.floats(allow_nan=
 def test_any_spec_resolves_or_is_a_clear_error(dtype, op, mn, mx):
     """Every spec: a meaning (defined or rejected with torch's message) or a located SpecError; translations of a
     defined one into every dialect finish, and its own dialect round-trips exactly."""
-    from app.core.errors import ClipBridgeError
+    from clipbridge.core.errors import ClipBridgeError
     try:
         spec = S(dtype, mn, mx, op=op)
         m = pt.resolve(spec)

@@ -10,11 +10,11 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from app.dialects import registry
-from app.dialects.kit.base import Dialect, Resolved, missing_interface
-from app.dialects.kit.common import Emitted, Mode
-from app.core.errors import ClipBridgeError, UnsupportedTarget
-from app.core.meaning import Meaning
+from clipbridge.dialects import registry
+from clipbridge.dialects.kit.base import Dialect, Resolved, missing_interface
+from clipbridge.dialects.kit.common import Emitted, Mode
+from clipbridge.core.errors import ClipBridgeError, UnsupportedTarget
+from clipbridge.core.meaning import Meaning
 
 # One compact spec per registered dialect, and a version its targets accept.
 EXAMPLES = {
@@ -63,14 +63,14 @@ def test_registered_dialect_provides_the_interface(name):
 
 
 def test_engines_are_backends():
-    from app.service.execute import BACKENDS
+    from clipbridge.service.execute import BACKENDS
     for d in registry.DIALECTS.values():
         for engine in d.engines:
             assert engine in BACKENDS and registry.engine_owner(engine) is d
 
 
 def test_unions_follow_the_registry():
-    from app.service.specs import DialectName, Spec, TargetSpec
+    from clipbridge.service.specs import DialectName, Spec, TargetSpec
     assert TypeAdapter(DialectName).validate_python("openvino") == "openvino"
     assert TypeAdapter(TargetSpec).validate_python({"dialect": "onnx", "opset": 11}).opset == 11
     assert type(TypeAdapter(Spec).validate_python(EXAMPLES["onnx"][0])).__name__ == "OnnxSpec"
@@ -113,8 +113,8 @@ FAKE = Dialect(
 def _unions_built_without_fakes():
     """Build the registry-derived unions and the API models before a fake dialect is registered: they are built
     once, on first use, so a first use while `fake` is registered would keep it for the rest of the session."""
-    import app.api.models  # noqa: F401
-    import app.service.specs as specs
+    import clipbridge.api.models  # noqa: F401
+    import clipbridge.service.specs as specs
     for name in specs._UNIONS:
         getattr(specs, name)
 
@@ -130,8 +130,8 @@ def test_fake_dialect_is_a_full_dialect(fake):
 
 
 def test_translate_target_parsing_picks_it_up(fake):
-    from app.dialects.onnx.spec import OnnxSpec
-    from app.service.translate import default_targets, target_from, translate
+    from clipbridge.dialects.onnx.spec import OnnxSpec
+    from clipbridge.service.translate import default_targets, target_from, translate
     assert target_from("Fake") == FakeTarget(dialect="fake")
     assert [t.dialect for t in default_targets("onnx")] == [n for n in registry.default_names() if n != "onnx"]
     assert registry.default_names()[-1] == "fake"
@@ -143,21 +143,21 @@ def test_translate_target_parsing_picks_it_up(fake):
 def test_a_dialect_out_of_the_defaults_is_still_a_target(monkeypatch):
     from dataclasses import replace
 
-    from app.service.translate import default_targets, target_from
+    from clipbridge.service.translate import default_targets, target_from
     monkeypatch.setitem(registry.DIALECTS, "fake", replace(FAKE, in_defaults=False))
     assert "fake" not in [t.dialect for t in default_targets("onnx")] and "fake" not in registry.default_names()
     assert target_from("fake") == FakeTarget(dialect="fake")
 
 
 def test_unknown_name_still_refused(fake):
-    from app.service.translate import target_from
+    from clipbridge.service.translate import target_from
     with pytest.raises(UnsupportedTarget, match="fake"):  # did-you-mean lists the registered names
         target_from("faek")
 
 
 def test_dialects_route_and_command_pick_it_up(fake, monkeypatch, capsys):
-    from app.api.routes import dialects
-    from app.cli.main import main
+    from clipbridge.api.routes import dialects
+    from clipbridge.cli.main import main
     assert [d["dialect"] for d in dialects()["dialects"]] == [*NAMES, "fake"]
     assert main(["dialects"]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
@@ -165,7 +165,7 @@ def test_dialects_route_and_command_pick_it_up(fake, monkeypatch, capsys):
 
 
 def test_cli_to_parser_picks_it_up(fake, monkeypatch, capsys):
-    from app.cli.main import _target, main
+    from clipbridge.cli.main import _target, main
     assert _target("fake:v1") == FakeTarget(dialect="fake", version="v1")
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(EXAMPLES["onnx"][0])))
     assert main(["translate", "--to", "fake:v1", "--to", "openvino"]) == 0
@@ -175,7 +175,7 @@ def test_cli_to_parser_picks_it_up(fake, monkeypatch, capsys):
 
 
 def test_scan_target_text_checks_its_version(fake):
-    from app.scan.report import target_from_text
+    from clipbridge.scan.report import target_from_text
     assert target_from_text("fake:v1") == FakeTarget(dialect="fake", version="v1")
     with pytest.raises(UnsupportedTarget, match="fake versions are v1, v2"):
         target_from_text("fake:v9")

@@ -12,18 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.dialects.stablehlo import emit as shlo_emit, engine as shlo_engine, meaning as shlo_meaning, spec as shlo_spec
-from app.dialects.kit.common import Mode
-from app.core.drift import critical_points
-from app.core.dtypes import FLOAT16, FLOAT32, INT8, UINT8
-from app.core.errors import SpecError
-from app.core.findings import Code
-from app.core.evaluate import evaluate
-from app.core.meaning import NanBound, NanInput, Order, same_outputs
-from app.dialects.directml.spec import DirectMLSpec
-from app.dialects.onnx.spec import OnnxSpec
-from app.dialects.openvino.spec import OpenVinoSpec
-from app.service.translate import translate
+from clipbridge.dialects.stablehlo import emit as shlo_emit, engine as shlo_engine, meaning as shlo_meaning, spec as shlo_spec
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.drift import critical_points
+from clipbridge.core.dtypes import FLOAT16, FLOAT32, INT8, UINT8
+from clipbridge.core.errors import SpecError
+from clipbridge.core.findings import Code
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanBound, NanInput, Order, same_outputs
+from clipbridge.dialects.directml.spec import DirectMLSpec
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.dialects.openvino.spec import OpenVinoSpec
+from clipbridge.service.translate import translate
 
 
 def spec(et: str, mn, mx, shape=None) -> shlo_spec.StableHloSpec:
@@ -181,7 +181,7 @@ def _smallest_normal(dt) -> float:
 
 
 def _jax_run(m, x):
-    from app.service.execute import Semantics, run
+    from clipbridge.service.execute import Semantics, run
     return run(Semantics("stablehlo", m, {}), x, "jax", None)
 
 
@@ -235,8 +235,8 @@ def test_jax_orders_signed_zeros(et, x, mn, mx, want_bits):
 
 def test_unknown_backend_for_other_semantics():
     pytest.importorskip("jax")
-    from app.core.errors import BackendUnavailable
-    from app.service.execute import Semantics, run
+    from clipbridge.core.errors import BackendUnavailable
+    from clipbridge.service.execute import Semantics, run
     m = shlo_meaning.resolve(spec("f32", 0, 6))
     with pytest.raises(BackendUnavailable, match="runs stablehlo semantics"):
         run(Semantics("onnx", m, {}), np.zeros(2, np.float32), "jax", None)

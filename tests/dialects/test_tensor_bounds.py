@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from app.dialects.stablehlo import meaning as shlo_meaning, spec as shlo_spec
-from app.dialects.kit.tensor_bounds import as_scalar, check_bounds_fit, uniform_value
-from app.core.errors import SpecError
-from app.core.findings import Code
-from app.core.evaluate import evaluate
-from app.core.meaning import NanInput, Order, TensorBound, same_outputs
-from app.service.translate import translate
+from clipbridge.dialects.stablehlo import meaning as shlo_meaning, spec as shlo_spec
+from clipbridge.dialects.kit.tensor_bounds import as_scalar, check_bounds_fit, uniform_value
+from clipbridge.core.errors import SpecError
+from clipbridge.core.findings import Code
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanInput, Order, TensorBound, same_outputs
+from clipbridge.service.translate import translate
 
 
 def spec(et, mn, mx, shape=None):
@@ -48,10 +48,10 @@ def _run(target, r, x):
     sem = type("Sem", (), {"meaning": t.meaning, "spec": t.target, "dialect": target})()
     if target == "openvino":
         pytest.importorskip("openvino")
-        from app.dialects.openvino.engine import run_openvino
+        from clipbridge.dialects.openvino.engine import run_openvino
         return run_openvino(sem, x)
     pytest.importorskip("onnxruntime")
-    from app.dialects.onnx.engine import run_onnxruntime
+    from clipbridge.dialects.onnx.engine import run_onnxruntime
     return run_onnxruntime(sem, x)
 
 
@@ -102,7 +102,7 @@ def test_onnx_max_min_propagates_nan_input_and_bound():
     pytest.param("openvino:opset1", "exact", id="openvino-opset1"),
 ])
 def test_targets_and_versions(target, status):
-    from app.scan.report import target_from_text
+    from clipbridge.scan.report import target_from_text
     src = spec("i32", [1, 2, 3], 9, [3]) if target != "onnx:8" else spec("f32", [1, 2, 3], 9, [3])
     t = translate(src, [target_from_text(target)]).translations[0]
     assert t.status == status, [(f.code.value, f.message) for f in t.findings]
@@ -113,9 +113,9 @@ def test_min_wins_source_is_written_min_then_max():
     from dataclasses import replace
     r = translate(spec("f32", [0, 5, 2], [1, 2, 3], [3]), ["onnx"])
     src = replace(r.meaning, order=Order.MIN_WINS)
-    from app.dialects.onnx.minmax import emit_minmax
-    from app.dialects.kit.common import Mode
-    from app.dialects.onnx.spec import OnnxTarget
+    from clipbridge.dialects.onnx.minmax import emit_minmax
+    from clipbridge.dialects.kit.common import Mode
+    from clipbridge.dialects.onnx.spec import OnnxTarget
     e = emit_minmax(src, OnnxTarget(dialect="onnx"), Mode.PRESERVE, [3])
     assert e.meaning.order is Order.MIN_WINS and "min wins" in e.notes[-1].message
     x = np.full(3, 3.0, np.float32)
@@ -161,7 +161,7 @@ def test_bounds_must_broadcast_to_the_input(bound, shape, ok):
 def test_nan_input_rule_is_compared():
     """A per-element source whose NaN input goes to the lower bound: ONNX Max/Min propagates, a witness says so."""
     from dataclasses import replace
-    from app.core.drift import compare
+    from clipbridge.core.drift import compare
     r = translate(spec("f32", [0, 1, 2], [1, 2, 3], [3]), ["onnx"])
     src = replace(r.meaning, nan_input=NanInput.TO_LOWER)
     found = compare(src, r.translations[0].meaning)

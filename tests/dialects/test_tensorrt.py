@@ -15,19 +15,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.dialects import tensorrt
-from app.dialects.tensorrt import catalogue as trt_cat
-from app.dialects.tensorrt import emit as trt_emit
-from app.dialects.tensorrt import meaning as trt
-from app.dialects.tensorrt import spec as trt_spec
-from app.dialects import tosa
-from app.dialects.kit.common import Mode
-from app.core.errors import SpecError
-from app.core.findings import Code, Severity
-from app.core.evaluate import evaluate
-from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
-from app.dialects.onnx.spec import OnnxSpec
-from app.service.translate import translate
+from clipbridge.dialects import tensorrt
+from clipbridge.dialects.tensorrt import catalogue as trt_cat
+from clipbridge.dialects.tensorrt import emit as trt_emit
+from clipbridge.dialects.tensorrt import meaning as trt
+from clipbridge.dialects.tensorrt import spec as trt_spec
+from clipbridge.dialects import tosa
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.errors import SpecError
+from clipbridge.core.findings import Code, Severity
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanBound, NanInput, Order, State, same_outputs
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.service.translate import translate
 from tests.dialects._readings import default_status, under
 
 
@@ -113,8 +113,8 @@ def test_readings(reading, nan_input, note, shows):
 ])
 def test_both_readings_on_one_meaning(pinned, own, other):
     """The resolved meaning is the spec's reading's (header unless pinned); the other is in `alternates`, so a
-    request's `reading` picks either (app.service.execute.with_reading), and the reported label is the meaning's own."""
-    from app.service.execute import Semantics, with_reading
+    request's `reading` picks either (clipbridge.service.execute.with_reading), and the reported label is the meaning's own."""
+    from clipbridge.service.execute import Semantics, with_reading
     m = trt.resolve(spec("float32", 0, 6, pinned))
     assert m.nan_input is own and [n for n, _ in m.alternates] == [other[0]]
     assert m.under(other[0]).nan_input is other[1] and m.under(pinned) is m

@@ -14,20 +14,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.dialects import registry
-from app.dialects import tflite as tfl
-from app.dialects.tflite import (catalogue as tfl_catalogue, engine as tfl_engine, meaning as tfl_meaning,
+from clipbridge.dialects import registry
+from clipbridge.dialects import tflite as tfl
+from clipbridge.dialects.tflite import (catalogue as tfl_catalogue, engine as tfl_engine, meaning as tfl_meaning,
                                  quant as tfl_quant, spec as tfl_spec)
-from app.dialects.kit.common import Mode
-from app.core.drift import critical_points
-from app.core.dtypes import INT8
-from app.core.errors import RejectedSpec, SpecError
-from app.core.findings import Code
-from app.core.evaluate import evaluate
-from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
-from app.dialects.onnx.spec import OnnxSpec
-from app.dialects.openvino.spec import OpenVinoSpec
-from app.service.translate import translate
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.drift import critical_points
+from clipbridge.core.dtypes import INT8
+from clipbridge.core.errors import RejectedSpec, SpecError
+from clipbridge.core.findings import Code
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanBound, NanInput, Order, State, same_outputs
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.dialects.openvino.spec import OpenVinoSpec
+from clipbridge.service.translate import translate
 from tests import oracle
 from tests.dialects._readings import default_status, under
 
@@ -217,7 +217,7 @@ def test_converter_matching(mn, mx, version, op):
         assert math.isnan(w.input) and math.isnan(w.source_output) and w.target_output == tr.target["max"]
     else:
         assert tr.status == "exact" and builtin == []
-    from app.dialects.tflite.flatbuffer import OPCODES, read_back
+    from clipbridge.dialects.tflite.flatbuffer import OPCODES, read_back
     data = base64.b64decode(tr.artifacts["tflite_model"])
     assert data[4:8] == b"TFL3"
     want = [OPCODES["MINIMUM"], OPCODES["MAXIMUM"]] if op == "MINIMUM_MAXIMUM" else [OPCODES[op]]
@@ -292,7 +292,7 @@ def _engine():
 
 
 def _run(s, x, resolver="default"):
-    from app.service.execute import Semantics
+    from clipbridge.service.execute import Semantics
     _engine()  # skips without ai-edge-litert
     m = tfl_meaning.resolve(s)
     return tfl_engine.run_litert(Semantics("tflite", m, tfl_meaning.normalize(s)), x, resolver)
@@ -355,7 +355,7 @@ BUILTIN_SWEEP = [pytest.param(*p.values, id=p.id) for p in SWEEP] + [
 def test_litert_builtin_agrees_with_the_builtin_reading(op, dt, mn, mx, q):
     """Semantics.reading = "builtin" makes the engine run the builtin kernels, and they compute the builtin
     reading's meaning on every input (NaN inputs, NaN constants, crossed bounds and subnormals included)."""
-    from app.service.execute import Semantics
+    from clipbridge.service.execute import Semantics
     _engine()  # skips without ai-edge-litert
     s = spec(op, dt, mn, mx, q)
     m = tfl_meaning.resolve(s).under(tfl_catalogue.READING_BUILTIN)
@@ -443,7 +443,7 @@ def test_xnnpack_nan_min_matches_the_meaning():
 ])
 def test_engine_refuses_what_the_meaning_rejects(s, text):
     eng = _engine()
-    from app.dialects.tflite.flatbuffer import Graph, build_model
+    from clipbridge.dialects.tflite.flatbuffer import Graph, build_model
     data = build_model(Graph(s.op, s.dtype, (2,), quantization=(tfl_quant.scale_tflite(s.quantization),
                                                                   s.quantization.zero_point)))
     with pytest.raises(RejectedSpec, match=text.split(" (")[0].replace(".", r"\.")):
@@ -527,7 +527,7 @@ def test_execute_api_rejected_and_compare(client):
                                    pytest.param([2**31], id="beyond-int32"), pytest.param([1] * 64, id="rank-64"),
                                    pytest.param(["N", None], id="unknown")])
 def test_emit_any_shape(shape):
-    from app.dialects.tflite.flatbuffer import read_back
+    from clipbridge.dialects.tflite.flatbuffer import read_back
     tr = translate(OnnxSpec(dialect="onnx", opset=13, elem_type="FLOAT", min=0, max=5, shape=shape),
                    ["tflite", "coreml"]).translations
     assert read_back(base64.b64decode(tr[0].artifacts["tflite_model"]))["opcodes"]

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from app.dialects.tflite import patch
-from app.dialects.tflite.flatbuffer import OPCODES, Graph, build_model
+from clipbridge.dialects.tflite import patch
+from clipbridge.dialects.tflite.flatbuffer import OPCODES, Graph, build_model
 
 SIZES = [1, 0, 3, 224, 2**31 - 1, -1, 7]
 TYPES = ["float32", "int32", "uint8", "int64", "int16", "int8"]

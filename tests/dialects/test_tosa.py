@@ -17,17 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.dialects import tosa
-from app.dialects.tosa import (catalogue as tosa_catalogue, engine as tosa_engine, flatbuffer as tosa_flatbuffer,
+from clipbridge.dialects import tosa
+from clipbridge.dialects.tosa import (catalogue as tosa_catalogue, engine as tosa_engine, flatbuffer as tosa_flatbuffer,
                                meaning as tosa_meaning, mlir as tosa_mlir, spec as tosa_spec)
-from app.dialects.kit.common import Mode
-from app.core.drift import critical_points
-from app.core.errors import SpecError
-from app.core.findings import Code
-from app.core.evaluate import evaluate
-from app.core.meaning import NanBound, NanInput, Order, State, same_outputs
-from app.dialects.onnx.spec import OnnxSpec
-from app.service.translate import translate
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.drift import critical_points
+from clipbridge.core.errors import SpecError
+from clipbridge.core.findings import Code
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanBound, NanInput, Order, State, same_outputs
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.service.translate import translate
 from tests.dialects._readings import default_status, under
 
 
@@ -291,7 +291,7 @@ def test_translate_from_tosa_propagate_is_exact(target):
 
 
 def test_rejected_source_is_refused():
-    from app.core.errors import RejectedSpec
+    from clipbridge.core.errors import RejectedSpec
     with pytest.raises(RejectedSpec, match=r"ERROR_IF\(max_val < min_val\)"):
         translate(spec("fp32", 3, 1), ["onnx"])
 
@@ -395,7 +395,7 @@ def test_reference_model_agrees_with_the_meaning(dtype, mn, mx, mode):
     x = critical_points(m.dtype, [m])
     if m.dtype.is_float:
         x = np.concatenate([x, np.asarray([math.nan, -0.0, 0.0], dtype=m.dtype.np_dtype)])
-    from app.service.execute import Semantics, run
+    from clipbridge.service.execute import Semantics, run
     got = run(Semantics("tosa", m, tosa_meaning.normalize(spec(dtype, mn, mx, mode))), x, tosa_engine.ENGINE, None)
     want = evaluate(m, x)
     assert got.dtype == m.dtype.np_dtype

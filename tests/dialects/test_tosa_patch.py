@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.dialects.tosa import patch
-from app.dialects.tosa.flatbuffer import flatbuffer
-from app.dialects.tosa.meaning import resolve
-from app.dialects.tosa.spec import TosaSpec
+from clipbridge.dialects.tosa import patch
+from clipbridge.dialects.tosa.flatbuffer import flatbuffer
+from clipbridge.dialects.tosa.meaning import resolve
+from clipbridge.dialects.tosa.spec import TosaSpec
 
 ts = pytest.importorskip("tosa_serializer")
 ml_dtypes = pytest.importorskip("ml_dtypes")

@@ -1,4 +1,4 @@
-"""app.dialects.kit.versions.VersionTable: versions as data, resolved as the highest at or below the request."""
+"""clipbridge.dialects.kit.versions.VersionTable: versions as data, resolved as the highest at or below the request."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.errors import SpecError
-from app.dialects.kit.versions import VersionTable
-from app.dialects.onnx.versions import CLIP_VERSIONS, schema_for_opset
+from clipbridge.core.errors import SpecError
+from clipbridge.dialects.kit.versions import VersionTable
+from clipbridge.dialects.onnx.versions import CLIP_VERSIONS, schema_for_opset
 
 TABLE: VersionTable[int, str] = VersionTable("opset", ((1, "a"), (6, "b"), (11, "c"), (12, "d"), (13, "e")))
 

@@ -20,20 +20,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import exact
-from app.dialects import webnn
-from app.dialects.webnn import emit as wemit
-from app.dialects.webnn import js as wjs
-from app.dialects.webnn import meaning as wn
-from app.dialects.webnn import spec as wspec
-from app.dialects.kit.common import Mode
-from app.core.dtypes import FLOAT16, INT8, INT32, INT64, UINT8, UINT32, UINT64
-from app.core.errors import RejectedSpec, SpecError
-from app.core.findings import Code, Severity
-from app.core.evaluate import evaluate
-from app.core.meaning import NanBound, NanInput, Order, State
-from app.dialects.onnx.spec import OnnxSpec
-from app.service.translate import translate
+from clipbridge.core import exact
+from clipbridge.dialects import webnn
+from clipbridge.dialects.webnn import emit as wemit
+from clipbridge.dialects.webnn import js as wjs
+from clipbridge.dialects.webnn import meaning as wn
+from clipbridge.dialects.webnn import spec as wspec
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.dtypes import FLOAT16, INT8, INT32, INT64, UINT8, UINT32, UINT64
+from clipbridge.core.errors import RejectedSpec, SpecError
+from clipbridge.core.findings import Code, Severity
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import NanBound, NanInput, Order, State
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.service.translate import translate
 from tests import oracle
 
 
@@ -161,7 +161,7 @@ def test_reference_witnesses(dt, mn, mx, x, want_spec, want_chromium):
 def test_onnx_gives_max_where_webnn_throws():
     """Row 'min > max': ONNX Clip-13 min=3, max=1 on uint8 gives every output 1; WebNN throws a TypeError."""
     src = OnnxSpec(dialect="onnx", opset=13, elem_type="UINT8", min=3, max=1)
-    from app.service.translate import resolve_spec
+    from clipbridge.service.translate import resolve_spec
     assert run(resolve_spec(src).meaning, [0, 2, 9]) == [1, 1, 1]
     tr = translate(src, ["webnn"], Mode.LITERAL).translations[0]
     assert tr.status == "unsupported"
@@ -250,7 +250,7 @@ INT_TYPES = [INT8, UINT8, INT32, UINT32, INT64, UINT64]
 @given(d=st.floats(allow_nan=True, allow_infinity=True) | st.integers(-300, 300).map(lambda i: i / 2),
        dt=st.sampled_from([t for t in INT_TYPES if t is not UINT32]))
 def test_spec_integer_cast_is_round_half_even_then_saturate(d, dt):
-    """ConvertToInt (spec reading) = app.core.exact round-half-even, saturated; NaN -> 0; +-inf -> the extremes."""
+    """ConvertToInt (spec reading) = clipbridge.core.exact round-half-even, saturated; NaN -> 0; +-inf -> the extremes."""
     got = wn.bound_spec_webnn(d, dt, "minValue").value
     if math.isnan(d):
         want = 0
@@ -377,7 +377,7 @@ def test_translation_reports_drift_under_the_chromium_reading(source, target, co
 def test_openvino_fraction_literal_into_webnn_int8_drifts_under_chromium_only():
     """OpenVINO i8 min=1.5 (ceil: 2) copied literally: the spec reading rounds half to even (2: exact), Chromium
     truncates (1): a finding under the chromium reading, with its witness."""
-    from app.dialects.openvino.spec import OpenVinoSpec
+    from clipbridge.dialects.openvino.spec import OpenVinoSpec
     tr = _tr(OpenVinoSpec(dialect="openvino", element_type="i8", min=1.5, max=100), mode=Mode.LITERAL)
     assert tr.target["minValue"] == 1.5
     errors = [f for f in tr.findings if f.severity is Severity.ERROR]
@@ -518,7 +518,7 @@ def test_default_bound_row_onnx_lowest_vs_no_clamp():
 
 
 def test_scale_bias_row_has_no_webnn_equivalent():
-    from app.dialects.directml.spec import DirectMLSpec
+    from clipbridge.dialects.directml.spec import DirectMLSpec
     src = DirectMLSpec.model_validate({"dialect": "directml", "feature_level": "5_0", "desc": {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]},
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}, "Min": 0, "Max": 6,

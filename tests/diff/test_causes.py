@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.diff import causes
-from app.scan.patterns import ClipLike
-from app.diff.report import verdict
+from clipbridge.diff import causes
+from clipbridge.scan.patterns import ClipLike
+from clipbridge.diff.report import verdict
 
 F32 = np.dtype(np.float32)
 LOWEST = float(np.finfo(np.float32).min)

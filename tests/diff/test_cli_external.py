@@ -8,7 +8,7 @@ import json
 import onnx
 import pytest
 
-from app.cli.main import main
+from clipbridge.cli.main import main
 from tests.diff import models as M
 
 

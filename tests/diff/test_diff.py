@@ -9,8 +9,8 @@ import numpy as np
 import onnx
 import pytest
 
-from app.engines import config as engine_config
-from app.diff import child, engines, report, run
+from clipbridge.engines import config as engine_config
+from clipbridge.diff import child, engines, report, run
 from tests.diff import models as M
 from tests.diff.conftest import npz
 
@@ -153,7 +153,7 @@ def test_engine_that_cannot_load_is_quoted():
 
 def test_quantize_saturation_of_inf_is_named():
     """QuantizeLinear saturates inf to 255 on onnxruntime and OpenVINO; onnx.reference gives 0: a non-finite
-    element into QuantizeLinear is `quantize-saturation` (app/diff/quantized.py), with its witness."""
+    element into QuantizeLinear is `quantize-saturation` (app/clipbridge/diff/quantized.py), with its witness."""
     g = onnx.helper.make_graph([onnx.helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")], "g",
                                [onnx.helper.make_tensor_value_info("x", 1, [6])],
                                [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, [6])],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.diff import report, run
+from clipbridge.diff import report, run
 from tests.diff import models_bounds as B
 from tests.diff.conftest import npz
 
@@ -42,9 +42,9 @@ def test_clip6_refusal_is_checked_on_the_float_attributes(lo, hi, refused):
     with no max is refused although both bounds read inf in float16. The meaning's note must match the engine."""
     import onnxruntime as ort
 
-    from app.dialects.onnx.meaning import resolve
-    from app.dialects.onnx.model import build_model
-    from app.dialects.onnx.spec import OnnxSpec
+    from clipbridge.dialects.onnx.meaning import resolve
+    from clipbridge.dialects.onnx.model import build_model
+    from clipbridge.dialects.onnx.spec import OnnxSpec
 
     spec = OnnxSpec(dialect="onnx", opset=6, elem_type="FLOAT16", min=lo, max=hi)
     try:
@@ -60,9 +60,9 @@ def test_clip6_refusal_is_checked_on_the_float_attributes(lo, hi, refused):
 def test_literal_translation_to_clip6_carries_the_refusal():
     """The issue's case: ONNX Clip-6 float16 min = inf, no max, translated literally to onnx:6 is `exact` (the same
     function) and carries onnxruntime's refusal as an engine-behaviour warning."""
-    from app.dialects.kit.common import Mode
-    from app.dialects.onnx.spec import OnnxSpec, OnnxTarget
-    from app.service.translate import translate
+    from clipbridge.dialects.kit.common import Mode
+    from clipbridge.dialects.onnx.spec import OnnxSpec, OnnxTarget
+    from clipbridge.service.translate import translate
 
     spec = OnnxSpec(dialect="onnx", opset=6, elem_type="FLOAT16", min=float("inf"), max=None)
     t = translate(spec, [OnnxTarget(dialect="onnx", opset=6)], Mode.LITERAL).translations[0]

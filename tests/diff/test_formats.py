@@ -13,8 +13,8 @@ import jsonschema
 import onnx
 import pytest
 
-from app.cli.main import main
-from app.diff import bundle, formats, report, run
+from clipbridge.cli.main import main
+from clipbridge.diff import bundle, formats, report, run
 from tests.diff import models as M
 
 pytestmark = pytest.mark.engines

@@ -1,12 +1,12 @@
-"""app/diff/graph_view: which nodes the inspector draws for a diff, and the bound on that answer."""
+"""app/clipbridge/diff/graph_view: which nodes the inspector draws for a diff, and the bound on that answer."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.diff import graph_view
-from app.diff.child import NodeInfo, Plan
+from clipbridge.diff import graph_view
+from clipbridge.diff.child import NodeInfo, Plan
 
 
 def chain(n: int, branch: bool = False) -> Plan:

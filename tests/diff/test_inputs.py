@@ -7,9 +7,9 @@ import numpy as np
 import onnx
 import pytest
 
-from app.diff import inputs
-from app.scan.patterns import find
-from app.core.errors import ClipBridgeError
+from clipbridge.diff import inputs
+from clipbridge.scan.patterns import find
+from clipbridge.core.errors import ClipBridgeError
 from tests.diff import models as M
 from tests.diff.conftest import npz
 

@@ -1,4 +1,4 @@
-"""app/diff/child.py for_inference: shape inference on the model with its large initializers as typed graph
+"""app/clipbridge/diff/child.py for_inference: shape inference on the model with its large initializers as typed graph
 inputs gives every graph tensor the same type and shape as inference on the whole model (the oracle: onnx's own
 inference on the model as given)."""
 
@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from app.diff import child
+from clipbridge.diff import child
 from tests.diff import models as M
 
 

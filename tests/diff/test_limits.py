@@ -10,8 +10,8 @@ import numpy as np
 import onnx
 import pytest
 
-from app.core.errors import ClipBridgeError
-from app.diff import child, engines, inputs, isolated, run
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff import child, engines, inputs, isolated, run
 from tests.diff import models as M
 from tests.diff.conftest import npz
 from tests.hostile.places import amplifying_model

@@ -9,8 +9,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from app.diff import engines
-from app.scan.patterns import ENGINES, PATTERNS, find, nan_value
+from clipbridge.diff import engines
+from clipbridge.scan.patterns import ENGINES, PATTERNS, find, nan_value
 from tests.diff import models as M
 
 F32_MIN, F32_MAX = float(np.finfo(np.float32).min), float(np.finfo(np.float32).max)
@@ -91,7 +91,7 @@ def test_scan_lists_clip_like_ops(client):
 
 
 def test_scan_table_names_the_clip_like_ops(tmp_path, capsys):
-    from app.cli.main import main
+    from clipbridge.cli.main import main
     path = tmp_path / "m.onnx"
     path.write_bytes(M.hardsigmoid_chain())
     main(["scan", str(path)])

@@ -1,4 +1,4 @@
-"""app/diff/plain.py: the plain runs beside the marked ones give the same diff as every run one after the other (the oracle: the same diff through an executor that may not
+"""app/clipbridge/diff/plain.py: the plain runs beside the marked ones give the same diff as every run one after the other (the oracle: the same diff through an executor that may not
 be called from two threads), and a failure is raised as it was when the runs were serial."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from app.core.errors import ClipBridgeError
-from app.diff import engines, plain, report, run
-from app.engines import threads
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff import engines, plain, report, run
+from clipbridge.engines import threads
 from tests.diff import models as M
 from tests.diff import models_subgraphs as S
 

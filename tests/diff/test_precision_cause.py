@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from app.diff import engines, report, run
+from clipbridge.diff import engines, report, run
 from tests.diff.conftest import npz
 
 pytestmark = pytest.mark.engines

@@ -12,10 +12,10 @@ import numpy as np
 import onnx
 import pytest
 
-from app.diff import engines, report, run
-from app.diff.quantized import quantize_rounding, quantize_saturation
-from app.fix import service
-from app.scan.patterns import ClipLike
+from clipbridge.diff import engines, report, run
+from clipbridge.diff.quantized import quantize_rounding, quantize_saturation
+from clipbridge.fix import service
+from clipbridge.scan.patterns import ClipLike
 from tests.diff import models_qdq as Q
 from tests.diff.conftest import npz
 

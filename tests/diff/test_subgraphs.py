@@ -1,4 +1,4 @@
-"""The diff and the fix walk If branches and Loop/Scan bodies (app/diff/subgraphs.py, app/fix/scopes.py): body
+"""The diff and the fix walk If branches and Loop/Scan bodies (app/clipbridge/diff/subgraphs.py, app/clipbridge/fix/scopes.py): body
 nodes named by their full path, captured through extra outputs on the real engines, causes attributed inside,
 fixes written inside and proven by the re-diff; a body with no view says so instead of blaming its node."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import onnx
 import pytest
 
-from app.diff import report, run
-from app.fix import service
+from clipbridge.diff import report, run
+from clipbridge.fix import service
 from tests.diff import models_subgraphs as S
 from tests.diff.conftest import npz
 
@@ -98,7 +98,7 @@ def test_fix_rewrites_inside_bodies_and_proves_equal(build, feeds):
 
 def test_over_http_the_sandboxed_diff_walks_the_branch(client):
     """The server runs every step in the sandbox: the body is exposed, walked and named there too."""
-    from app.api.diff_models import DiffResponse
+    from clipbridge.api.diff_models import DiffResponse
     from tests.diff.test_api_diff import post
 
     r = post(client, (ROOT / "docs" / "example.onnx").read_bytes())
@@ -123,7 +123,7 @@ def test_a_local_function_is_inlined_and_its_clip_named():
 
 def test_an_engine_that_refuses_the_exposed_bodies_leaves_them_unwalked(monkeypatch):
     """Exposing a body must never cost the answer: the diff walks the main graph, and says why not the body."""
-    from app.diff import engines
+    from clipbridge.diff import engines
 
     real = engines.run
 

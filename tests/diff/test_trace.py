@@ -1,5 +1,5 @@
-"""The precision trace (`engine@f16` against the float32 run, app/diff/trace.py) and its fix
-(app/fix/overflow.py) on a T5-style block (MatMul -> residual Add -> RMSNorm) whose weights push two elements of
+"""The precision trace (`engine@f16` against the float32 run, app/clipbridge/diff/trace.py) and its fix
+(app/clipbridge/fix/overflow.py) on a T5-style block (MatMul -> residual Add -> RMSNorm) whose weights push two elements of
 the MatMul past 65504. Every engine's float16 run is real; what each engine computes internally differs
 (onnxruntime's CPU provider runs some float16 ops in float32 between casts), so the assertions hold for each
 engine's own answer: the first tensor that holds inf is the MatMul's, and the fix's re-trace is equal."""
@@ -12,10 +12,10 @@ import numpy as np
 import onnx
 import pytest
 
-from app.api.diff_models import DiffResponse
-from app.core.errors import ClipBridgeError
-from app.diff import report, run
-from app.fix import service
+from clipbridge.api.diff_models import DiffResponse
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff import report, run
+from clipbridge.fix import service
 from tests.diff import models_trace as TM
 from tests.diff.conftest import npz
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.settings import Settings
-from app.engines import sandbox
+from clipbridge.core.settings import Settings
+from clipbridge.engines import sandbox
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,11 @@
 
 Two products, from one sweep over opset x dtype x bounds:
 
-* the **runtime support table** (`app/data/runtime_support.json`, read by app.dialects.kit.runtime_support): which emitted
+* the **runtime support table** (`app/clipbridge/data/runtime_support.json`, read by clipbridge.dialects.kit.runtime_support): which emitted
   artifacts an engine cannot load or run, with the engine's own reason;
 * the **deviation miner**: every artifact that runs is fed the critical inputs (bounds and their neighbours,
   type extremes, zeros, NaN, +-inf, subnormals, integers beyond 2^53) and its outputs are compared with the
-  dialect's spec meaning (app.core.evaluate.evaluate); every difference is a deviation.
+  dialect's spec meaning (clipbridge.core.evaluate.evaluate); every difference is a deviation.
 
     python -m tests.engines.sweep --write      # re-derive the table and write it
     python -m tests.engines.sweep --mine       # list the deviations (tests/engines/test_deviation_miner.py
@@ -27,20 +27,20 @@ from typing import Any
 
 import numpy as np
 
-from app.engines import config as engine_config
-from app.dialects.kit import runtime_support
-from app.dialects.onnx.dtypes import onnx_name
-from app.dialects.onnx.meaning import resolve
-from app.dialects.onnx.model import build_model
-from app.dialects.onnx.versions import CLIP_VERSIONS, newest_known_opset, schema_for_opset
-from app.dialects.openvino import ir as ov_ir, meaning as d_ov
-from app.dialects.openvino.dtypes import element_type_name as ov_element_type
-from app.core.drift import critical_points
-from app.core.dtypes import ALL, DType
-from app.core.evaluate import evaluate
-from app.core.meaning import Meaning, State, same_outputs
-from app.dialects.onnx.spec import OnnxSpec
-from app.dialects.openvino.spec import OpenVinoSpec
+from clipbridge.engines import config as engine_config
+from clipbridge.dialects.kit import runtime_support
+from clipbridge.dialects.onnx.dtypes import onnx_name
+from clipbridge.dialects.onnx.meaning import resolve
+from clipbridge.dialects.onnx.model import build_model
+from clipbridge.dialects.onnx.versions import CLIP_VERSIONS, newest_known_opset, schema_for_opset
+from clipbridge.dialects.openvino import ir as ov_ir, meaning as d_ov
+from clipbridge.dialects.openvino.dtypes import element_type_name as ov_element_type
+from clipbridge.core.drift import critical_points
+from clipbridge.core.dtypes import ALL, DType
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Meaning, State, same_outputs
+from clipbridge.dialects.onnx.spec import OnnxSpec
+from clipbridge.dialects.openvino.spec import OpenVinoSpec
 
 BOUND_SHAPES = ("none", "min", "max", "both")  # which ONNX bounds are given (Clip-11+ inputs, Clip-1/6 attributes)
 

@@ -1,9 +1,9 @@
 """The deviation miner: every difference between an installed engine and a dialect's spec meaning is recorded.
 
 tests.engines.sweep.mine() runs every artifact the engines can run (per the runtime support table) on the critical
-inputs and lists each input where the engine's output differs from app.core.evaluate.evaluate(). A deviation is
+inputs and lists each input where the engine's output differs from clipbridge.core.evaluate.evaluate(). A deviation is
 *recorded* when an engine note of its meaning, on some recorded host variant (OpenVINO's bf16 kernels differ by
-CPU: app/engines/config.openvino_bf16_variant), has a model below that predicts the engine's output at that input
+CPU: app/clipbridge/engines/config.openvino_bf16_variant), has a model below that predicts the engine's output at that input
 from the inputs alone. Anything else fails test_miner_finds_no_unrecorded_deviation; a second test checks that
 the notes attached on this host explain what the engines do here. Each recorded deviation also keeps a strict
 xfail (engine == spec) in RECORDED, strict on the host variants it occurs on, so a fixed engine shows up as an
@@ -22,15 +22,15 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("openvino")
 
-from app.engines import config as engine_config
-from app.core import exact  # noqa: E402
-from app.dialects.onnx.meaning import NOTE_F16_DEFAULT_ORT, NOTE_NAN_BOUND_ORT, resolve  # noqa: E402
-from app.dialects.openvino import meaning as ov_meaning, notes as d_ov  # noqa: E402
-from app.core.dtypes import FLOAT32, DType  # noqa: E402
-from app.core.evaluate import evaluate  # noqa: E402
-from app.core.meaning import EngineNote, Meaning, same_outputs  # noqa: E402
-from app.dialects.onnx.spec import OnnxSpec  # noqa: E402
-from app.dialects.openvino.spec import OpenVinoSpec  # noqa: E402
+from clipbridge.engines import config as engine_config
+from clipbridge.core import exact  # noqa: E402
+from clipbridge.dialects.onnx.meaning import NOTE_F16_DEFAULT_ORT, NOTE_NAN_BOUND_ORT, resolve  # noqa: E402
+from clipbridge.dialects.openvino import meaning as ov_meaning, notes as d_ov  # noqa: E402
+from clipbridge.core.dtypes import FLOAT32, DType  # noqa: E402
+from clipbridge.core.evaluate import evaluate  # noqa: E402
+from clipbridge.core.meaning import EngineNote, Meaning, same_outputs  # noqa: E402
+from clipbridge.dialects.onnx.spec import OnnxSpec  # noqa: E402
+from clipbridge.dialects.openvino.spec import OpenVinoSpec  # noqa: E402
 from tests.engines import sweep  # noqa: E402
 
 pytestmark = pytest.mark.engines

@@ -1,4 +1,4 @@
-"""app/engines/config.py: host detection, pinned engine precision, and every surface that reports them."""
+"""app/clipbridge/engines/config.py: host detection, pinned engine precision, and every surface that reports them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from app.engines import config as ec
+from clipbridge.engines import config as ec
 
 F32_OV = {"dialect": "openvino", "version": "opset16", "element_type": "f32", "min": 0.0, "max": 6.0}
 F32_ONNX = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0.0, "max": 6.0}
@@ -118,8 +118,8 @@ def test_unknown_precision_is_refused():
 
 def test_onnxruntime_knobs_are_pinned_in_model_precision():
     pytest.importorskip("onnxruntime")
-    from app.dialects.onnx.model import build_model
-    from app.dialects.onnx.spec import OnnxSpec
+    from clipbridge.dialects.onnx.model import build_model
+    from clipbridge.dialects.onnx.spec import OnnxSpec
     raw = build_model(OnnxSpec.model_validate({**F32_ONNX, "shape": [3]})).SerializeToString()
     _, model = ec.onnxruntime_session(raw, "model")
     _, deployed = ec.onnxruntime_session(raw, "deployed")
@@ -222,8 +222,8 @@ def test_non_x86_host_is_no_measured_variant(monkeypatch):
     monkeypatch.setattr(ec, "_cpu_flags", lambda: tuple((f, False) for f in ec.CPU_FLAGS))
     monkeypatch.setattr(ec.platform, "machine", lambda: "aarch64")
     assert (ec.cpu_isa(), ec.openvino_bf16_variant()) == (None, ec.BF16_UNKNOWN)
-    from app.dialects.openvino import notes as d_ov
-    from app.core.dtypes import BFLOAT16
+    from clipbridge.dialects.openvino import notes as d_ov
+    from clipbridge.core.dtypes import BFLOAT16
     assert set(d_ov.cpu_notes_openvino(BFLOAT16, -1.25, 2.7)) == {d_ov.NOTE_BF16_FLUSH, d_ov.NOTE_BF16_TRUNC}
 
 

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("openvino")
 pytest.importorskip("onnxruntime")
 
-from app.engines import config as engine_config  # noqa: E402
+from clipbridge.engines import config as engine_config  # noqa: E402
 
 pytestmark = pytest.mark.engines
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def test_engine_tests_pass_on_emulated_variant(cap):
     if own is None or engine_config.ISA_TIERS.index(own) <= engine_config.ISA_TIERS.index(cap):
         pytest.skip(f"this CPU's ISA ({own}) is not above {cap}: the variant is this host itself or unreachable")
     env = _child_env(cap)
-    probe = subprocess.run([sys.executable, "-c", "from app.engines import config as e; "
+    probe = subprocess.run([sys.executable, "-c", "from clipbridge.engines import config as e; "
                             "print(e.openvino_bf16_variant())"], cwd=ROOT, env=env, capture_output=True,
                            text=True, timeout=120)
     assert probe.stdout.strip() == VARIANTS[cap], probe.stdout + probe.stderr

@@ -7,13 +7,13 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("openvino")
 
-from app.dialects.kit import runtime_support  # noqa: E402
-from app.dialects.onnx.meaning import resolve  # noqa: E402
-from app.dialects.openvino import meaning as d_ov  # noqa: E402
-from app.dialects.kit.common import Mode  # noqa: E402
-from app.dialects.onnx.spec import OnnxSpec, OnnxTarget  # noqa: E402
-from app.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget  # noqa: E402
-from app.service.translate import translate  # noqa: E402
+from clipbridge.dialects.kit import runtime_support  # noqa: E402
+from clipbridge.dialects.onnx.meaning import resolve  # noqa: E402
+from clipbridge.dialects.openvino import meaning as d_ov  # noqa: E402
+from clipbridge.dialects.kit.common import Mode  # noqa: E402
+from clipbridge.dialects.onnx.spec import OnnxSpec, OnnxTarget  # noqa: E402
+from clipbridge.dialects.openvino.spec import OpenVinoSpec, OpenVinoTarget  # noqa: E402
+from clipbridge.service.translate import translate  # noqa: E402
 from tests.engines import sweep  # noqa: E402
 
 pytestmark = pytest.mark.engines
@@ -70,7 +70,7 @@ def test_runnable_artifact_has_no_runtime_note():
 def test_dialects_endpoint_lists_the_table():
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
+    from clipbridge.main import create_app
     body = TestClient(create_app()).get("/v1/dialects").json()
     rs = body["runtime_support"]
     assert {r["runtime"] for r in rs["runtimes"]} == {"onnxruntime", "openvino"}

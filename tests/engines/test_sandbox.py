@@ -1,4 +1,4 @@
-"""app/engines/sandbox.py: results and exceptions travel back; a crash, a hang or a limit costs one answer, never the
+"""app/clipbridge/engines/sandbox.py: results and exceptions travel back; a crash, a hang or a limit costs one answer, never the
 parent, and the broken worker is replaced."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import signal
 import numpy as np
 import pytest
 
-from app.engines import sandbox
-from app.core.errors import ArtifactError
-from app.engines.sandbox import SandboxError, run_isolated
-from app.core.settings import Settings
+from clipbridge.engines import sandbox
+from clipbridge.core.errors import ArtifactError
+from clipbridge.engines.sandbox import SandboxError, run_isolated
+from clipbridge.core.settings import Settings
 from tests import sandbox_tasks as tasks
 
 
@@ -92,7 +92,7 @@ def test_sandbox_error_round_trips_through_pickle():
 
 
 def test_settings_defaults_and_fail_closed(monkeypatch):
-    from app.core.errors import ClipBridgeError
+    from clipbridge.core.errors import ClipBridgeError
     s = Settings.from_env()
     assert s.sandbox_workers >= 1 and s.sandbox_timeout_seconds < s.max_execution_seconds
     monkeypatch.setenv("CLIPBRIDGE_SANDBOX_MEMORY_MB", "lots")
@@ -114,7 +114,7 @@ def test_a_result_that_would_run_code_in_the_parent_is_refused():
 def test_safe_loads_takes_arrays_and_exceptions():
     import pickle
     import ml_dtypes
-    from app.engines.sandbox_child import safe_loads
+    from clipbridge.engines.sandbox_child import safe_loads
     for value in (np.arange(3, dtype=np.float16), np.zeros(2, ml_dtypes.bfloat16), np.float32(1.5),
                   {"a": [1, b"x", (2.5, None)]}, ArtifactError):
         back = safe_loads(pickle.dumps(value, protocol=5))

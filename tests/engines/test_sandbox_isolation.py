@@ -1,5 +1,5 @@
 """Issue 34: a sandbox worker finds nothing of the server's files, and an engine's text reaches a client only
-reduced (app/engines/sandbox.py, app/engines/errors.py)."""
+reduced (app/clipbridge/engines/sandbox.py, app/clipbridge/engines/errors.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import stat
 import numpy as np
 import pytest
 
-from app.core.settings import Settings
-from app.diff import engines as diff_engines
-from app.engines import sandbox
-from app.engines.errors import kind_of, reduce
-from app.engines.sandbox import run_isolated
+from clipbridge.core.settings import Settings
+from clipbridge.diff import engines as diff_engines
+from clipbridge.engines import sandbox
+from clipbridge.engines.errors import kind_of, reduce
+from clipbridge.engines.sandbox import run_isolated
 from tests.hostile.places import external_model
 
 CANARY = b"CANARY34" + bytes(range(100, 130))
@@ -89,7 +89,7 @@ def test_the_diff_route_answers_the_reduced_text_and_logs_the_full_one(caplog):
     from fastapi.testclient import TestClient
     from onnx import TensorProto, helper
 
-    from app.main import create_app
+    from clipbridge.main import create_app
     w = [67, 65, 78, 65, 82, 89, 51, 52]  # "CANARY34" as int64 values
     g = helper.make_graph([helper.make_node("Reshape", ["x", "w"], ["y"], name="r")], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],

@@ -1,4 +1,4 @@
-"""app/engines/sandbox_wire.py: a call's large bytes reach the worker through a sealed memory file, byte for byte,
+"""app/clipbridge/engines/sandbox_wire.py: a call's large bytes reach the worker through a sealed memory file, byte for byte,
 with no descriptor left open in the server, whatever happens to the worker."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from app.engines import sandbox_wire
-from app.engines.sandbox import SandboxError, run_isolated
+from clipbridge.engines import sandbox_wire
+from clipbridge.engines.sandbox import SandboxError, run_isolated
 from tests import sandbox_tasks as tasks
 
 MIN = sandbox_wire.MIN_SHARED

@@ -1,16 +1,16 @@
 """A dialect that exists only in the tests: one folder and one registry line make it a dialect like any other.
 
 fake.clamp (the "fake spec" is meaning.py's docstring) has a spec model, a resolver to a Meaning, an emitter, one
-engine (`fake-ref`), rule texts and examples, all behind app.dialects.kit.base.Dialect. It imports only app.core,
-app.dialects.kit and itself, as a dialect package under app/dialects/ must. `registered` adds it to the registry
+engine (`fake-ref`), rule texts and examples, all behind clipbridge.dialects.kit.base.Dialect. It imports only clipbridge.core,
+clipbridge.dialects.kit and itself, as a dialect package under app/clipbridge/dialects/ must. `registered` adds it to the registry
 (the one line) before anything that builds the registry's unions is imported; tests/test_fake_dialect.py runs the
 product in a child process that does so.
 """
 
 from __future__ import annotations
 
-from app.dialects.kit.base import Dialect, source_resolver
-from app.dialects.kit.spec_base import spec_json
+from clipbridge.dialects.kit.base import Dialect, source_resolver
+from clipbridge.dialects.kit.spec_base import spec_json
 
 from tests.fake_dialect import catalogue
 from tests.fake_dialect.emit import emit

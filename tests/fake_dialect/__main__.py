@@ -5,6 +5,6 @@ from __future__ import annotations
 import sys
 
 import tests.fake_dialect.registered  # noqa: F401  (first: the registry line before the CLI is imported)
-from app.cli.main import main
+from clipbridge.cli.main import main
 
 sys.exit(main(sys.argv[1:]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.findings import Code
+from clipbridge.core.findings import Code
 
 from tests.fake_dialect.meaning import DTYPES, SRC
 from tests.fake_dialect.spec import NAME, VERSIONS

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 
-from app.core import exact
-from app.core.findings import Code, Finding, Notes, Severity
-from app.core.meaning import Meaning, NanBound, Order, State
-from app.core.numbers import Number
-from app.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit,
+from clipbridge.core import exact
+from clipbridge.core.findings import Code, Finding, Notes, Severity
+from clipbridge.core.meaning import Meaning, NanBound, Order, State
+from clipbridge.core.numbers import Number
+from clipbridge.dialects.kit.common import (Emitted, LazyArtifacts, Mode, TypeWords, default_made_explicit,
                                      literal_integer_cast)
-from app.dialects.kit.crossed import collapse_crossed
-from app.dialects.kit.spec_base import spec_json
+from clipbridge.dialects.kit.crossed import collapse_crossed
+from clipbridge.dialects.kit.spec_base import spec_json
 
 from tests.fake_dialect.meaning import NAME_OF, resolve, version_fake
 from tests.fake_dialect.spec import NAME, VERSIONS, FakeSpec, FakeTarget

@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-from app.core.dtypes import FLOAT32, INT32, DType
-from app.core.errors import SpecError
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, State
-from app.core.suggest import one_of
-from app.dialects.kit.common import typed_scalar_bound
+from clipbridge.core.dtypes import FLOAT32, INT32, DType
+from clipbridge.core.errors import SpecError
+from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, State
+from clipbridge.core.suggest import one_of
+from clipbridge.dialects.kit.common import typed_scalar_bound
 
 from tests.fake_dialect.spec import NAME, VERSIONS, FakeSpec
 

@@ -1,10 +1,10 @@
-"""Import this first (before app.service, app.api, app.main or app.cli): it adds the fake dialect to the registry
-with one line, exactly as a dialect under app/dialects/ is added, so the unions, the API models and the CLI that
+"""Import this first (before clipbridge.service, clipbridge.api, clipbridge.main or clipbridge.cli): it adds the fake dialect to the registry
+with one line, exactly as a dialect under app/clipbridge/dialects/ is added, so the unions, the API models and the CLI that
 are built from the registry at import include it."""
 
 from __future__ import annotations
 
-from app.dialects import registry
+from clipbridge.dialects import registry
 
 from tests.fake_dialect import DIALECT
 

@@ -1,4 +1,4 @@
-"""`python -m tests.fake_dialect.service < requests.json`: the clipbridge service (app.main's app, in-process through
+"""`python -m tests.fake_dialect.service < requests.json`: the clipbridge service (clipbridge.main's app, in-process through
 Starlette's TestClient) with the fake dialect registered. Reads [[method, path, JSON body or null], ...] and prints
 [[status, body], ...] as JSON (a body that is not JSON comes back as its text)."""
 
@@ -8,7 +8,7 @@ import json
 import sys
 
 import tests.fake_dialect.registered  # noqa: F401  (first: the registry line before the service is imported)
-from app.main import app
+from clipbridge.main import app
 from fastapi.testclient import TestClient
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
-from app.dialects.kit.spec_base import Shape, WireNumber, _Strict
+from clipbridge.dialects.kit.spec_base import Shape, WireNumber, _Strict
 
 NAME = "fake"
 VERSIONS = ("v1", "v2")

@@ -1,4 +1,4 @@
-"""Every engine fact the rules rely on (app/fix/facts.py), measured again on the installed engines: what a NaN
+"""Every engine fact the rules rely on (app/clipbridge/fix/facts.py), measured again on the installed engines: what a NaN
 input becomes at each clip-like node, and which value an omitted Clip bound takes."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import numpy as np
 import onnx
 import pytest
 
-from app.diff import engines as diff_engines
-from app.fix import facts
-from app.fix.apply import find_sites
-from app.engines.sandbox import run_isolated
+from clipbridge.diff import engines as diff_engines
+from clipbridge.fix import facts
+from clipbridge.fix.apply import find_sites
+from clipbridge.engines.sandbox import run_isolated
 from tests.fix import models
 
 pytest.importorskip("onnxruntime")

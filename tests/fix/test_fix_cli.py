@@ -9,8 +9,8 @@ import numpy as np
 import onnx
 import pytest
 
-from app.cli.main import main
-from app.diff.formats import FORMATS
+from clipbridge.cli.main import main
+from clipbridge.diff.formats import FORMATS
 from tests.fix import models
 
 pytest.importorskip("onnxruntime")

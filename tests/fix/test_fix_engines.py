@@ -11,11 +11,11 @@ import numpy as np
 import onnx
 import pytest
 
-from app.diff import engines as diff_engines
-from app.diff import report, run
-from app.fix import proof
-from app.fix.service import fix
-from app.engines.sandbox import run_isolated
+from clipbridge.diff import engines as diff_engines
+from clipbridge.diff import report, run
+from clipbridge.fix import proof
+from clipbridge.fix.service import fix
+from clipbridge.engines.sandbox import run_isolated
 from tests.diff import models as diff_models
 from tests.fix import models
 
@@ -114,7 +114,7 @@ def test_crossed_clip6_runs_on_b_as_on_reference(b):
 @pytest.mark.parametrize("pair", [("onnxruntime", "openvino"), ("openvino", "onnxruntime")],
                          ids=lambda p: f"{p[0]}-to-{p[1]}")
 def test_b_replays_the_written_nodes_inside_its_marked_run(pair, monkeypatch):
-    """The diff folds B's replays of the clip-like nodes into B's marked run (app.diff.run._fold_replays); in a
+    """The diff folds B's replays of the clip-like nodes into B's marked run (clipbridge.diff.run._fold_replays); in a
     proof that run is the written model's, its replay copies the written nodes with their guards: B never runs
     the original, and compiles twice (plain, marked) however many nodes are replayed."""
     a, b = pair
@@ -142,7 +142,7 @@ def test_b_replays_the_written_nodes_inside_its_marked_run(pair, monkeypatch):
     for model in runs:
         names = {n.name for n in onnx.load_from_string(model).graph.node}
         assert guards <= names  # the written model, not the original
-    # the plain and marked runs may start in either order (app.diff.plain): the marked one holds the copies
+    # the plain and marked runs may start in either order (clipbridge.diff.plain): the marked one holds the copies
     marked = [m for m in runs if any(n.name.startswith("clipbridge_replay_") for n in onnx.load_from_string(m).graph.node)]
     assert len(marked) == 1
     copies = {n.name.split("/", 1)[1] for n in onnx.load_from_string(marked[0]).graph.node

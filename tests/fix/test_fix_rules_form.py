@@ -1,4 +1,4 @@
-"""Which form each NaN rule writes, per node and engine pair (app/fix/rules.py): the cheap ThresholdedRelu where A
+"""Which form each NaN rule writes, per node and engine pair (app/clipbridge/fix/rules.py): the cheap ThresholdedRelu where A
 writes 0 at a node whose outputs are >= 0 and B's ThresholdedRelu drops NaN (facts.thresholded_relu_drops_nan),
 Equal/Where everywhere else. Pure graph rewriting: no engine runs here (tests/fix/test_facts.py measures the
 facts, tests/fix/test_fix_engines.py proves the written models)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from app.fix import apply, facts
+from clipbridge.fix import apply, facts
 from tests.fix import models
 
 CASES = {  # name: (model, reference, target, the rule expected at its single clip-like node or None)

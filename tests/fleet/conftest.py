@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from app.fleet import runner
-from app.fleet.backends import Limits
-from app.fleet.keys import parse_engine
-from app.fleet.progress import Progress
+from clipbridge.fleet import runner
+from clipbridge.fleet.backends import Limits
+from clipbridge.fleet.keys import parse_engine
+from clipbridge.fleet.progress import Progress
 from tests.fleet.registry import write
 
 COUNT = 10

@@ -1,4 +1,4 @@
-"""Fleet's workers run every engine on one unpinned thread (app/engines/threads.py). That must not change an answer:
+"""Fleet's workers run every engine on one unpinned thread (app/clipbridge/engines/threads.py). That must not change an answer:
 on every model of the generated registry, for both precisions, the diff with the engines' defaults and with one
 thread capture the same bytes in every tensor and write the same report; only the settings that say so differ."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.diff import report, run
-from app.engines import threads
+from clipbridge.diff import report, run
+from clipbridge.engines import threads
 from tests.fleet.conftest import COUNT
 from tests.fleet.registry import BUILDERS, KINDS
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app.fleet import envs, runner
-from app.fleet.keys import EngineSpec, cache_key, parse_engine
-from app.fleet.store import read_jsonl
+from clipbridge.fleet import envs, runner
+from clipbridge.fleet.keys import EngineSpec, cache_key, parse_engine
+from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import config, quiet
 
 PINNED = "2025.4.0"  # an OpenVINO release other than the one installed (openvino==2026.4.1 in [dev])
@@ -43,7 +43,7 @@ def test_a_pinned_engine_runs_its_own_version(registry, env_cache, tmp_path):
         assert r["engines"][1]["version"].startswith(PINNED) and r["engines"][0]["name"] == "onnxruntime"
         assert (r["engines"][1]["settings"]["inference_num_threads"], r["engines"][1]["settings"]["cpu_pinning"]) == \
             (1, False)  # the pinned engine's interpreter runs it on one thread too
-        done = subprocess.run([python, "-m", "app.cli.main", "diff", r["model"], "--format", "json"], env=env,
+        done = subprocess.run([python, "-m", "clipbridge.cli.main", "diff", r["model"], "--format", "json"], env=env,
                               capture_output=True, text=True, cwd=tmp_path)
         body = json.loads(done.stdout)
         assert body["engines"][1]["version"] == r["engines"][1]["version"]

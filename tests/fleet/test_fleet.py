@@ -12,12 +12,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from app.cli.main import main
-from app.fleet import backends, job, runner, slots
-from app.fleet.keys import cache_key
-from app.fleet.progress import Progress
-from app.fleet.sources import discover, file_sha256, in_shard, parse_shard
-from app.fleet.store import read_jsonl
+from clipbridge.cli.main import main
+from clipbridge.fleet import backends, job, runner, slots
+from clipbridge.fleet.keys import cache_key
+from clipbridge.fleet.progress import Progress
+from clipbridge.fleet.sources import discover, file_sha256, in_shard, parse_shard
+from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import COUNT, answers, config, quiet
 from tests.fleet.registry import KINDS, BUILDERS
 
@@ -41,7 +41,7 @@ def test_a_model_answers_as_clipbridge_diff_does(index, registry, baseline, tmp_
 
 
 def pinned(engine: dict) -> dict:
-    """The diff's settings as a fleet worker runs the engine: one thread, unpinned (app/engines/threads.py)."""
+    """The diff's settings as a fleet worker runs the engine: one thread, unpinned (app/clipbridge/engines/threads.py)."""
     threads = {"onnxruntime": {"intra_op_num_threads": 1},
                "openvino": {"inference_num_threads": 1, "cpu_pinning": False}}.get(engine["name"], {})
     return {**engine["settings"], **threads}

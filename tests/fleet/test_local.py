@@ -1,4 +1,4 @@
-"""The local backend's scheduling (app/fleet/local.py, app/fleet/slots.py): workers started as soon as the run finds
+"""The local backend's scheduling (app/clipbridge/fleet/local.py, app/clipbridge/fleet/slots.py): workers started as soon as the run finds
 a model to compute and none on a cached run, the replacement of a recycled worker started ahead of time, a spent
 slot handing its model back at the end of a run, and the parent's writes on a thread of their own."""
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from app.engines import threads
-from app.fleet import job, local, runner, slots, sources
-from app.fleet.backends import Limits
-from app.fleet.sources import file_sha256
-from app.fleet.store import read_jsonl
+from clipbridge.engines import threads
+from clipbridge.fleet import job, local, runner, slots, sources
+from clipbridge.fleet.backends import Limits
+from clipbridge.fleet.sources import file_sha256
+from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import answers, config, quiet
 
 ENGINES = ("onnxruntime", "openvino")

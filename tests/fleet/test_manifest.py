@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from app.cli.main import build_parser
+from clipbridge.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "deploy" / "fleet-job.yaml"

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from app.fleet import backends, job, runner
-from app.fleet.backends import Limits
-from app.fleet.store import read_jsonl
+from clipbridge.fleet import backends, job, runner
+from clipbridge.fleet.backends import Limits
+from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import config, quiet
 
 ray = pytest.importorskip("ray")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.fleet import runner
-from app.fleet.store import read_jsonl
+from clipbridge.fleet import runner
+from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import config, quiet
 
 ray = pytest.importorskip("ray")

@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from app.fleet import runner
-from app.fleet.store import JOURNAL, read_jsonl
+from clipbridge.fleet import runner
+from clipbridge.fleet.store import JOURNAL, read_jsonl
 from tests.fleet.conftest import answers, config, quiet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_a_killed_run_resumes_where_it_stopped(registry, baseline, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
-    cmd = [sys.executable, "-m", "app.cli.main", "fleet", str(registry), "--out", str(out), "--cache", str(cache),
+    cmd = [sys.executable, "-m", "clipbridge.cli.main", "fleet", str(registry), "--out", str(out), "--cache", str(cache),
            "--workers", "1"]
     proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

@@ -1,11 +1,11 @@
-"""app/fleet/store.py's durability: entries are atomic whatever kills the process, reach the disk at least every
+"""app/clipbridge/fleet/store.py's durability: entries are atomic whatever kills the process, reach the disk at least every
 SYNC_EVERY_S and at a run's end, and an entry a crashed machine left empty or cut short reads as absent."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.fleet import runner, store
+from clipbridge.fleet import runner, store
 from tests.fleet.conftest import config, quiet
 
 

@@ -13,21 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from app.dialects import registry
-from app.dialects.kit.base import Dialect
+from clipbridge.dialects import registry
+from clipbridge.dialects.kit.base import Dialect
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEN_NAMED = [n for n in registry.names() if n not in registry.default_names()]
-NEVER = ("app.service.specs", "app.api", "app.server", "app.cli", "app.lint", "app.fix", "fastapi", "starlette",
-         "uvicorn", *(f"app.dialects.{n}" for n in WHEN_NAMED))
+NEVER = ("clipbridge.service.specs", "clipbridge.api", "clipbridge.server", "clipbridge.cli", "clipbridge.lint", "clipbridge.fix", "fastapi", "starlette",
+         "uvicorn", *(f"clipbridge.dialects.{n}" for n in WHEN_NAMED))
 
 WORKER = """
 import hashlib, json, sys
 from pathlib import Path
-from app.engines import sandbox_child
+from clipbridge.engines import sandbox_child
 for name in sandbox_child.PRELOAD:
     __import__(name)
-from app.fleet import job
+from clipbridge.fleet import job
 job.warm(job.Warm(("onnxruntime", "openvino")))
 for p in map(Path, sys.argv[1:]):
     task = job.Task(p.name, str(p), hashlib.sha256(p.read_bytes()).hexdigest(), None, ("onnxruntime", "openvino"),
@@ -51,19 +51,19 @@ def test_the_when_named_dialects_are_there_to_be_kept_out():
 def test_a_worker_imports_only_what_it_runs(registry: Path):
     kinds = sorted({p.parent.name: p for p in sorted(registry.rglob("*.onnx"))}.values())
     loaded = _imported(*map(str, kinds))
-    assert {"app.diff.report", "app.scan.report", "app.dialects.onnx", "app.dialects.openvino",
-            "app.dialects.directml"} <= loaded
+    assert {"clipbridge.diff.report", "clipbridge.scan.report", "clipbridge.dialects.onnx", "clipbridge.dialects.openvino",
+            "clipbridge.dialects.directml"} <= loaded
     assert sorted(m for m in loaded if any(m == n or m.startswith(n + ".") for n in NEVER)) == []
 
 
 def test_a_when_named_dialect_loads_on_first_use():
-    lazy = registry.Registry({"tosa": "app.dialects.tosa"})
+    lazy = registry.Registry({"tosa": "clipbridge.dialects.tosa"})
     assert list(lazy) == ["tosa"] and not lazy.in_defaults("tosa")
     d = lazy["tosa"]
     assert isinstance(d, Dialect) and d.name == "tosa" and not d.in_defaults
 
 
-@pytest.mark.parametrize("entry", [("onnx", "app.dialects.onnx"), ("webnn", "app.dialects.tosa")],
+@pytest.mark.parametrize("entry", [("onnx", "clipbridge.dialects.onnx"), ("webnn", "clipbridge.dialects.tosa")],
                          ids=["a-default-registered-lazily", "the-wrong-package"])
 def test_a_lazy_entry_that_is_a_default_or_another_dialect_is_refused(entry):
     name, module = entry

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import app as app_package
+import clipbridge as app_package
 
 _RECORDING: list[list[str]] = []  # the active recorder (at most one), shared with the hook
 _LOCK = threading.Lock()
@@ -79,6 +79,6 @@ def opened_files() -> Iterator[list[str]]:
 def hostile_client():
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
+    from clipbridge.main import create_app
     with TestClient(create_app(), raise_server_exceptions=False) as c:
         yield c

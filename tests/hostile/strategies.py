@@ -395,7 +395,7 @@ BENIGN_VALUES = st.one_of(st.integers(-300, 300), st.floats(-1e5, 1e5, allow_nan
 def dialect_specs(draw) -> dict[str, Any]:
     """A registered dialect's example spec (from Dialect.examples), then 0 to 3 mutations: a field set to a
     hostile value (numbers, numeric strings, nested lists, wrong types), a field dropped, or a field added."""
-    from app.dialects import registry
+    from clipbridge.dialects import registry
     from tests.dialects.test_registry import EXAMPLES
     pool = [spec for d in registry.DIALECTS.values() for spec in d.examples.values()]
     pool += [spec for spec, _ in EXAMPLES.values()]

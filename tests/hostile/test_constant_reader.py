@@ -1,5 +1,5 @@
 """Issue 34: every constant the clip-like patterns, diff and fix read goes through one checked reader
-(app/scan/constant_reader.py): a tensor of any type, dims or encoding in any place they read is a value, no
+(app/clipbridge/scan/constant_reader.py): a tensor of any type, dims or encoding in any place they read is a value, no
 constant, or a 4xx naming it; never another exception, never a 5xx."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from app.core.errors import ClipBridgeError
-from app.fix.apply import find_sites
-from app.scan.patterns import find
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.fix.apply import find_sites
+from clipbridge.scan.patterns import find
 from tests.hostile.places import clip_like_models
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.scan.wire import ExternalDataRefused, refuse_external
+from clipbridge.scan.wire import ExternalDataRefused, refuse_external
 from tests.hostile.places import PLACES, external_locations, external_model, external_models
 
 CANARY = b"CANARY34" + bytes(range(100, 130))  # 38 bytes, as in the audit
@@ -73,7 +73,7 @@ def send(client, endpoint: str, model: bytes):
 
 @pytest.mark.parametrize("place", PLACES)
 def test_every_place_a_tensor_lives_is_walked(place, canary_dir):
-    """The one walk (app.scan.wire.refuse_external) finds the external tensor wherever it lives, wherever it
+    """The one walk (clipbridge.scan.wire.refuse_external) finds the external tensor wherever it lives, wherever it
     points."""
     for location in external_locations(str(canary_dir / "canary.bin")):
         with pytest.raises(ExternalDataRefused, match="save_as_external_data=False"):
@@ -109,7 +109,7 @@ def test_no_answer_carries_the_canary(hostile_client, in_canary_dir, data, endpo
 def test_bytes_the_walk_cannot_read_are_refused_too(hostile_client, in_canary_dir, endpoint):
     """Fail closed: protobuf accepts an unknown group field that the wire walk refuses, so an external tensor
     behind one would reach the engines if the guard let unreadable bytes through."""
-    from app.scan.wire import encode_varint
+    from clipbridge.scan.wire import encode_varint
     group = encode_varint(100 << 3 | 3) + encode_varint(100 << 3 | 4)
     r = send(hostile_client, endpoint, external_model("initializer", "canary.bin") + group)
     assert r.status_code == 400 and not leaked(r.content), r.text[:300]

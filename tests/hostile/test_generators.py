@@ -109,7 +109,7 @@ def test_mutated_real_models(hostile_client, data, which, route):
 def test_generated_specs_of_every_dialect(hostile_client, spec, mode, data):
     """Every registered dialect's spec, mutated: translate into every dialect, execute and compare on a small
     input, each answered without a 5xx (what the per-dialect example tests cannot reach)."""
-    from app.dialects import registry
+    from clipbridge.dialects import registry
     names = list(registry.names())
     answered(hostile_client.post("/v1/translate", json={"source": spec, "targets": names, "mode": mode}), spec)
     x = {"dtype": data.draw(st.sampled_from(["float32", "float16", "int8", "int32", "bfloat16", "uint64"])),

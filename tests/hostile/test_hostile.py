@@ -64,7 +64,7 @@ def test_the_audit_sees_opens_in_the_servers_threads(opened_files):
     """Routes run on the test client's portal thread and in worker threads: the hook records those too."""
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
+    from clipbridge.main import create_app
     probe = create_app()
 
     @probe.get("/probe-open")
@@ -83,8 +83,8 @@ def test_50MB_number_string_under_a_raised_body_limit_is_422_quickly(opened_file
     about the time it takes to read it."""
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
-    from app.core.settings import Settings
+    from clipbridge.main import create_app
+    from clipbridge.core.settings import Settings
     with TestClient(create_app(Settings(max_body_bytes=64 << 20)), raise_server_exceptions=False) as c:
         case = Case("number-string-50MB-raised-limit", "/v1/translate", number_string_body(50 << 20),
                     expect=frozenset({422}))

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from app.dialects.onnx.tensor import READABLE, element_count
-from app.core.errors import ArtifactError
-from app.core.json_depth import MAX_JSON_DEPTH
+from clipbridge.dialects.onnx.tensor import READABLE, element_count
+from clipbridge.core.errors import ArtifactError
+from clipbridge.core.json_depth import MAX_JSON_DEPTH
 
 MODELS = Path(__file__).parent / "models"
 OCTET = {"content-type": "application/octet-stream"}

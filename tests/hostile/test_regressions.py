@@ -12,8 +12,8 @@ import tracemalloc
 import pytest
 from onnx import AttributeProto, TensorProto, helper
 
-from app.core.errors import ArtifactError
-from app.scan.ir_scan import scan_ir
+from clipbridge.core.errors import ArtifactError
+from clipbridge.scan.ir_scan import scan_ir
 from tests.hostile.strategies import npy_url
 
 OCTET = {"content-type": "application/octet-stream"}

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from app.engines import native
+from clipbridge.engines import native
 from tests.hostile.native_mutator import REWRITE_OPSETS, TARGETS, converter_models
 from tests.hostile.test_native_regressions import MODELS, converter_answer
 from tests.server.conftest import server_log, start_server, stop_server, worker_pids
@@ -130,7 +130,7 @@ def test_the_mutator_reaches_the_converter(hostile_client, monkeypatch):
     def counted(model, opset):
         calls.append("converter")
         return real(model, opset)
-    monkeypatch.setattr("app.scan.rewrite.convert_version", counted)
+    monkeypatch.setattr("clipbridge.scan.rewrite.convert_version", counted)
     _rewrite_once(hostile_client, calls)
     rewrites, converted = calls.count("rewrite"), calls.count("converter")
     print(f"rewrite calls {rewrites}, reached the converter {converted}")

@@ -1,8 +1,8 @@
-"""app/kernels/numpy.py and app/kernels/array_api.py: the chunked NumPy kernel and the numba fused kernel compute
+"""app/clipbridge/kernels/numpy.py and app/clipbridge/kernels/array_api.py: the chunked NumPy kernel and the numba fused kernel compute
 what the oracle computes.
 
 Every expected output comes from the oracle (`tests.oracle_meaning.expected`: the Meaning's declared fields,
-computed with float64 widening, exact Fractions and the spec's comparisons), never from app.core.evaluate.evaluate().
+computed with float64 widening, exact Fractions and the spec's comparisons), never from clipbridge.core.evaluate.evaluate().
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.kernels import numpy as kernels
-from app.kernels.array_api import clip_xp
-from app.kernels.plan import reference_only
-from app.core.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
-from app.core.errors import BackendUnavailable, RejectedSpec
-from app.core.evaluate import evaluate
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound
+from clipbridge.kernels import numpy as kernels
+from clipbridge.kernels.array_api import clip_xp
+from clipbridge.kernels.plan import reference_only
+from clipbridge.core.dtypes import BY_NAME, FLOAT16, FLOAT32, FLOAT64, INT8, INT32, INT64, UINT8, UINT16
+from clipbridge.core.errors import BackendUnavailable, RejectedSpec
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound
 from tests import oracle
 from tests.oracle import same as same_outputs
 from tests.oracle_meaning import expected as evaluate_oracle
@@ -74,7 +74,7 @@ def test_clip_numpy_equals_the_oracle(m: Meaning, numba: bool, monkeypatch: pyte
     want = evaluate_oracle(m, x.copy())
     got = kernels.clip_numpy(m, x)
     assert got.dtype == want.dtype
-    # The project's equality (app.core.meaning.same_outputs): equal values, NaN == NaN; the sign of a zero is not
+    # The project's equality (clipbridge.core.meaning.same_outputs): equal values, NaN == NaN; the sign of a zero is not
     # a clip semantic (IEEE max(-0, +0) may return either), so -0.0 == 0.0 here as everywhere else.
     assert same_outputs(got, want).all()
     inplace = x.copy()

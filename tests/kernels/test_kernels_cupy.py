@@ -1,4 +1,4 @@
-"""The one-pass CuPy clip (app/kernels/cupy.py): NumPy's own maximum/minimum are the oracle, bit for bit.
+"""The one-pass CuPy clip (app/clipbridge/kernels/cupy.py): NumPy's own maximum/minimum are the oracle, bit for bit.
 
 Where CuPy and a CUDA device exist, every variant (order x NaN rule x ScaleBias) runs on the device. Everywhere,
 the CUDA body of each variant is also read line by line into NumPy (a ternary `c ? a : b` is np.where, __fmul_rn
@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 
-from app.kernels import cupy as kernels_cupy
+from clipbridge.kernels import cupy as kernels_cupy
 
 SPECIALS = [math.nan, -math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-45, -1e-45, 6.0, -2.0, 3.4e38, 0.5, 6.000001]
 X32 = np.asarray(SPECIALS + list(np.linspace(-10, 10, 41)), dtype=np.float32)
@@ -99,9 +99,9 @@ def test_one_pass_on_the_device(dtype: type, max_wins: bool, nan_fix: bool, sb: 
 
 def test_clip_xp_takes_the_one_pass_kernel_on_cupy() -> None:
     cp = _cupy()
-    from app.kernels import array_api as kernels
-    from app.core.dtypes import FLOAT32
-    from app.core.meaning import Bound, Meaning, NanInput
+    from clipbridge.kernels import array_api as kernels
+    from clipbridge.core.dtypes import FLOAT32
+    from clipbridge.core.meaning import Bound, Meaning, NanInput
 
     m = Meaning("onnx", "Clip-13", FLOAT32, Bound(0.0), Bound(6.0), nan_input=NanInput.TO_ZERO)
     got = cp.asnumpy(kernels.clip_xp(cp, m, cp.asarray(X32)))

@@ -1,6 +1,6 @@
-"""float16/bfloat16 kernels (app/kernels/half.py): every one of the 65,536 bit patterns against the oracle.
+"""float16/bfloat16 kernels (app/clipbridge/kernels/half.py): every one of the 65,536 bit patterns against the oracle.
 
-The expected outputs come from the oracle (`tests.oracle_meaning.expected`), never from app.core.evaluate.evaluate().
+The expected outputs come from the oracle (`tests.oracle_meaning.expected`), never from clipbridge.core.evaluate.evaluate().
 Outputs are compared bit for bit, except that a NaN may carry any payload and a zero may carry either sign
 where the clip chose between a zero input and a zero bound (IEEE max(-0, +0) may give either; no clip
 semantic). Where no bound decides, as in the ScaleBias tables (bounds -inf/+inf), zero signs are compared too.
@@ -16,12 +16,12 @@ import math
 import numpy as np
 import pytest
 
-from app.kernels import numpy as kernels
-from app.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, DType
-from app.core.errors import RejectedSpec
-from app.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound
-from app.dialects.directml import meaning as dml_meaning
-from app.dialects.directml.spec import DirectMLSpec
+from clipbridge.kernels import numpy as kernels
+from clipbridge.core.dtypes import BFLOAT16, FLOAT16, FLOAT32, DType
+from clipbridge.core.errors import RejectedSpec
+from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, ScaleBias, TensorBound
+from clipbridge.dialects.directml import meaning as dml_meaning
+from clipbridge.dialects.directml.spec import DirectMLSpec
 from tests import oracle_meaning
 
 PATTERNS = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
@@ -161,7 +161,7 @@ def test_cupy_kernel_every_pattern(dt: DType) -> None:
     cp = pytest.importorskip("cupy")
     if cp.cuda.runtime.getDeviceCount() < 1:
         pytest.skip("no CUDA device")
-    from app.kernels.cupy import clip_cupy_half
+    from clipbridge.kernels.cupy import clip_cupy_half
     xd = cp.asarray(PATTERNS)
     for lo, hi, order, sb in itertools.product([math.nan, -0.0, 6.0, -math.inf], [math.nan, 0.0, -2.0, math.inf],
                                                [Order.MAX_WINS, Order.MIN_WINS], [None, ScaleBias(0.5, 1.0)]):
@@ -248,7 +248,7 @@ def test_tensor_bounds_every_pattern(dt: DType, path: str) -> None:
 ])
 def test_cupy_half_refuses_what_it_does_not_run(m: Meaning) -> None:
     """The 16-bit CuPy kernel has no per-element bounds or promotion: a 422 naming the numpy backend, not a guess."""
-    from app.core.errors import BackendUnavailable
-    from app.kernels.cupy import clip_cupy_half
+    from clipbridge.core.errors import BackendUnavailable
+    from clipbridge.kernels.cupy import clip_cupy_half
     with pytest.raises(BackendUnavailable, match="numpy"):
         clip_cupy_half(m, None)

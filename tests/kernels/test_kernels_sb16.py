@@ -1,8 +1,8 @@
-"""float16/bfloat16 ScaleBias + clip in registers (app/kernels/scale_bias16.py): every one of the 65,536 patterns, bit for
+"""float16/bfloat16 ScaleBias + clip in registers (app/clipbridge/kernels/scale_bias16.py): every one of the 65,536 patterns, bit for
 bit, against a widening oracle that shares no code with the kernel or with evaluate().
 
 The oracle (`_oracle`) reads each pattern as a Python float (exact), computes x*scale+bias with each rounding
-the rule names done by exact rational arithmetic (app.core.exact.round_to_format: nearest even, IEEE overflow), and
+the rule names done by exact rational arithmetic (clipbridge.core.exact.round_to_format: nearest even, IEEE overflow), and
 writes the result back as a pattern with NumPy's/ml_dtypes' own conversion of a representable value. NaN outputs
 are compared as patterns where the rules fix them (a NaN input keeps its sign and its payload, quieted; float16
 keeps the top ten payload bits, bfloat16 only the sign) and as "some NaN" where the arithmetic creates one (its
@@ -19,11 +19,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from app.core import exact
-from app.kernels import numpy as kernels, scale_bias16 as kernels_sb16
-from app.core.dtypes import BFLOAT16, FLOAT16, DType
-from app.kernels.half import half_plan, steps_numpy
-from app.core.meaning import Bound, Meaning, NanInput, Order, ScaleBias
+from clipbridge.core import exact
+from clipbridge.kernels import numpy as kernels, scale_bias16 as kernels_sb16
+from clipbridge.core.dtypes import BFLOAT16, FLOAT16, DType
+from clipbridge.kernels.half import half_plan, steps_numpy
+from clipbridge.core.meaning import Bound, Meaning, NanInput, Order, ScaleBias
 
 PATTERNS = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
 FMT = {"float16": exact.FLOAT16, "bfloat16": exact.BFLOAT16, "float32": exact.FLOAT32, "float64": exact.FLOAT64}
@@ -46,7 +46,7 @@ def _value(dt: DType, bits: int) -> float:
 
 
 def _round(v: Fraction | float, fmt: str) -> float:
-    """The exact value rounded once to `fmt` (app.core.exact: not the code under test); zeros keep their sign."""
+    """The exact value rounded once to `fmt` (clipbridge.core.exact: not the code under test); zeros keep their sign."""
     if isinstance(v, float) and not math.isfinite(v):
         return v
     r = exact.round_to_format(v, FMT[fmt])
@@ -133,7 +133,7 @@ def test_scale_bias_pipeline_every_pattern(dt: DType, sb: ScaleBias) -> None:
 @pytest.mark.parametrize("dt", [FLOAT16, BFLOAT16], ids=["f16", "bf16"])
 def test_compiled_scale_bias_clip_every_pattern(dt: DType, sb: ScaleBias, order: Order, conversions: str) -> None:
     """kernels.clip_numpy on a ScaleBias meaning, past the compiled threshold: the oracle's ScaleBias, then the
-    key steps (app.kernels.half.steps_numpy, checked on every pattern by tests/kernels/test_kernels_half.py)."""
+    key steps (clipbridge.kernels.half.steps_numpy, checked on every pattern by tests/kernels/test_kernels_half.py)."""
     if kernels.half_kernel_numba() is None:
         pytest.skip("numba is not installed")
     for lo, hi in [(-math.inf, math.inf), (0.0, 6.0), (-0.0, 0.0), (6.0, -2.0), (math.nan, 1.0)]:

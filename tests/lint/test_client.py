@@ -1,4 +1,4 @@
-"""app/client.py against the in-process app: typed answers (the API's own models), problems as ApiError,
+"""app/clipbridge/client.py against the in-process app: typed answers (the API's own models), problems as ApiError,
 client-side validation, and the README's examples in their Python form."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from app.api.lint_models import ProbeResponse
-from app.api.models import ScanResponse, TranslateResponse
-from app.client import ApiError, Client
+from clipbridge.api.lint_models import ProbeResponse
+from clipbridge.api.models import ScanResponse, TranslateResponse
+from clipbridge.client import ApiError, Client
 
 ROOT = Path(__file__).resolve().parents[2]
 I8 = {"dialect": "openvino", "element_type": "i8", "min": 0.5, "max": 100.7}
@@ -94,8 +94,8 @@ def test_bad_request_fails_before_sending(cb):
 def test_api_key_header(client):
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
-    from app.core.settings import Settings
+    from clipbridge.main import create_app
+    from clipbridge.core.settings import Settings
     with TestClient(create_app(Settings(api_key="s3cret-key-0123456789"))) as http:
         with pytest.raises(ApiError) as info:
             Client(http=http).dialects()

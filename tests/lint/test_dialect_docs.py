@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from app.service.capabilities import capabilities, target_forms
-from app.cli.main import build_parser, main
-from app.dialects import registry
-from app.core.findings import Code
-from app.lint import dialect_docs
-from app.lint.rules import RULES, UNRESOLVED, explain, explain_text, help_markdown
+from clipbridge.service.capabilities import capabilities, target_forms
+from clipbridge.cli.main import build_parser, main
+from clipbridge.dialects import registry
+from clipbridge.core.findings import Code
+from clipbridge.lint import dialect_docs
+from clipbridge.lint.rules import RULES, UNRESOLVED, explain, explain_text, help_markdown
 from tests.dialects.test_registry import FAKE, _unions_built_without_fakes  # noqa: F401 (autouse fixture)
 from tests.scan.models import F32, clip_model, write
 
@@ -35,7 +35,7 @@ def fake(monkeypatch):
 
 def test_dialect_rules_page_is_generated_from_the_registry():
     assert dialect_docs.replaced(RULES_PAGE.read_text()) == RULES_PAGE.read_text(), (
-        "docs/dialect-rules.md is stale: run `python -m app.lint.dialect_docs`")
+        "docs/dialect-rules.md is stale: run `python -m clipbridge.lint.dialect_docs`")
 
 
 @pytest.mark.parametrize("name", registry.names())

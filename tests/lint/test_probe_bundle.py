@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
-from app.api.lint_models import ProbeResponse
-from app.cli.main import main
-from app.dialects.kit.common import Mode
-from app.service.execute import semantics_for
-from app.lint.probe import probe
-from app.core.evaluate import evaluate
-from app.core.meaning import same_outputs
-from app.service.specs import Spec
-from app.service.translate import resolve_spec
+from clipbridge.api.lint_models import ProbeResponse
+from clipbridge.cli.main import main
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.service.execute import semantics_for
+from clipbridge.lint.probe import probe
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import same_outputs
+from clipbridge.service.specs import Spec
+from clipbridge.service.translate import resolve_spec
 
 F32 = {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6}
 I16 = {"dialect": "onnx", "opset": 13, "elem_type": "INT16", "min": -3, "max": 5}
@@ -69,7 +69,7 @@ def test_probe_inputs_cover_what_matters(source, expected):
 
 @pytest.mark.parametrize("source", [F32, I16, I64, CROSSED, SB], ids=["f32", "i16", "i64", "crossed", "sb"])
 def test_expected_outputs_are_each_meanings_evaluate(source):
-    """Each output is what the dialect's meaning computes (app.core.evaluate.evaluate), not a second implementation."""
+    """Each output is what the dialect's meaning computes (clipbridge.core.evaluate.evaluate), not a second implementation."""
     p = probe(spec(source))
     src = resolve_spec(spec(source))
     for s in p.semantics:

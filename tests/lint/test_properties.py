@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from app.dialects.kit.common import Mode
-from app.core.errors import ClipBridgeError
-from app.lint import github, junit, sarif
-from app.lint.probe import probe
-from app.lint.report import apply_filters, from_translate
-from app.scan.report import target_from_text
-from app.service.specs import Spec
-from app.service.translate import translate
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.lint import github, junit, sarif
+from clipbridge.lint.probe import probe
+from clipbridge.lint.report import apply_filters, from_translate
+from clipbridge.scan.report import target_from_text
+from clipbridge.service.specs import Spec
+from clipbridge.service.translate import translate
 
 EXAMPLES = int(os.environ.get("CLIPBRIDGE_LINT_EXAMPLES", "30"))
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())

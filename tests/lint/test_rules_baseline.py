@@ -11,10 +11,10 @@ import onnx
 import pytest
 from onnx import helper
 
-from app.cli.main import main
-from app.core.findings import CODE_DOCS, Code
-from app.lint.report import fingerprint
-from app.lint.rules import CATALOGUED, RULE_IDS, RULES, UNRESOLVED, example_finding
+from clipbridge.cli.main import main
+from clipbridge.core.findings import CODE_DOCS, Code
+from clipbridge.lint.report import fingerprint
+from clipbridge.lint.rules import CATALOGUED, RULE_IDS, RULES, UNRESOLVED, example_finding
 from tests.scan.models import F32, I32, clip_model, write
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,11 +11,11 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from app.cli.main import main
-from app.dialects import registry
-from app.core.errors import UnsupportedTarget
-from app.lint.report import fingerprint
-from app.scan.report import expand_targets
+from clipbridge.cli.main import main
+from clipbridge.dialects import registry
+from clipbridge.core.errors import UnsupportedTarget
+from clipbridge.lint.report import fingerprint
+from clipbridge.scan.report import expand_targets
 from tests.scan.models import F16, clip_model, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ def test_unknown_column_names_every_dialect(capsys):
     code, _, err = scan([EXAMPLE, "--to", "default,stablehl"], capsys)
     assert code == 2 and "stablehlo" in err and "did you mean" in err.lower()
     with pytest.raises(UnsupportedTarget, match="stablehlo:1"):
-        from app.scan.report import target_from_text
+        from clipbridge.scan.report import target_from_text
         target_from_text("nope")
 
 

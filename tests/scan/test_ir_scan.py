@@ -1,4 +1,4 @@
-"""app/scan/ir_scan.py on IRs written by openvino.save_model itself (so the parser meets real IR), plus hand
+"""app/clipbridge/scan/ir_scan.py on IRs written by openvino.save_model itself (so the parser meets real IR), plus hand
 edits for what OpenVINO refuses to write (Clamp min > max) and for malicious XML."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import openvino as ov
 import openvino.opset13 as ops
 import pytest
 
-from app.core.errors import ArtifactError
-from app.core.evaluate import evaluate
-from app.core.meaning import Order
-from app.scan.report import scan, worst_status
-from app.scan.ir_scan import scan_ir
+from clipbridge.core.errors import ArtifactError
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Order
+from clipbridge.scan.report import scan, worst_status
+from clipbridge.scan.ir_scan import scan_ir
 
 
 def _save(m: ov.Model, path, compress: bool) -> tuple[bytes, bytes]:

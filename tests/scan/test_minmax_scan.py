@@ -12,11 +12,11 @@ import onnx
 import pytest
 from onnx import helper
 
-from app.core.drift import MAX_TENSOR_BOUND, critical_points
-from app.core.findings import Code
-from app.core.evaluate import evaluate
-from app.core.meaning import Order, same_outputs
-from app.scan.report import scan
+from clipbridge.core.drift import MAX_TENSOR_BOUND, critical_points
+from clipbridge.core.findings import Code
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Order, same_outputs
+from clipbridge.scan.report import scan
 from tests.scan.models import F32, I32, I64, init, model, vi
 
 ort = pytest.importorskip("onnxruntime")
@@ -77,7 +77,7 @@ def test_one_sided_translations():
     data = one_sided("Max", 0.5).SerializeToString()
     row = dict(scan(data, targets=["onnx", "directml"]).translations[0])
     assert row["onnx"].status == "exact", row["onnx"].findings
-    lit = dict(scan(data, targets=["onnx"], mode=__import__("app.dialects.kit.common", fromlist=["Mode"]).Mode.LITERAL
+    lit = dict(scan(data, targets=["onnx"], mode=__import__("clipbridge.dialects.kit.common", fromlist=["Mode"]).Mode.LITERAL
                     ).translations[0])["onnx"]
     assert lit.status == "drift" and Code.DEFAULT_BOUND in {f.code for f in lit.findings}
 

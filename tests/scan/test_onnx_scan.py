@@ -1,4 +1,4 @@
-"""app/scan/onnx_scan.py through app/scan/report.scan: every Clip opset, bounds from every kind of constant,
+"""app/clipbridge/scan/onnx_scan.py through app/clipbridge/scan/report.scan: every Clip opset, bounds from every kind of constant,
 dynamic and absent bounds, Min/Max pairs (checked against onnxruntime), ScaleBias candidates, subgraphs and
 model-local functions, dtypes, and the translations each site gets (the same as /v1/translate's)."""
 
@@ -15,12 +15,12 @@ import pytest
 from onnx import helper, numpy_helper
 from pydantic import TypeAdapter
 
-from app.core.errors import ArtifactError
-from app.core.evaluate import evaluate
-from app.core.meaning import Order
-from app.scan.report import scan, target_from_text, worst_status
-from app.service.specs import Spec
-from app.service.translate import translate
+from clipbridge.core.errors import ArtifactError
+from clipbridge.core.evaluate import evaluate
+from clipbridge.core.meaning import Order
+from clipbridge.scan.report import scan, target_from_text, worst_status
+from clipbridge.service.specs import Spec
+from clipbridge.service.translate import translate
 from tests.scan.models import (BF16, F16, F32, I8, I32, I64, U8, clip_model, cyclic_model, external_bound_model,
                                external_tensor, init, minmax_model, model, vi)
 

@@ -1,4 +1,4 @@
-"""app/scan/rewrite.py: every Clip gets explicit typed bounds at opset >= 11. The output passes onnx.checker's
+"""app/clipbridge/scan/rewrite.py: every Clip gets explicit typed bounds at opset >= 11. The output passes onnx.checker's
 full check, runs in onnxruntime, gives the original's outputs on a finite probe, and computes (per the
 spec) what the original computes."""
 
@@ -13,10 +13,10 @@ import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
-from app.core.errors import ArtifactError, UnsupportedTarget
-from app.core.evaluate import evaluate
-from app.scan.report import scan
-from app.scan.rewrite import rewrite
+from clipbridge.core.errors import ArtifactError, UnsupportedTarget
+from clipbridge.core.evaluate import evaluate
+from clipbridge.scan.report import scan
+from clipbridge.scan.rewrite import rewrite
 from tests.scan.models import BF16, F16, F32, I8, U8, external_bound_model, init, relu6_f32
 from tests.scan.models import clip_model as _clip_model
 from tests.scan.models import model as _model

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto as T, helper, numpy_helper
 
-from app.dialects.kit.common import Mode
-from app.scan.report import scan
+from clipbridge.dialects.kit.common import Mode
+from clipbridge.scan.report import scan
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""app/scan/wire.py: the lazy protobuf walk. Large tensors become header-only stubs, external data is never
+"""app/clipbridge/scan/wire.py: the lazy protobuf walk. Large tensors become header-only stubs, external data is never
 followed, and any malformed input (a cut, a flipped bit, a huge declared size, garbage, deep nesting) is an
 ArtifactError, never another exception."""
 
@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
-from app.core.errors import ArtifactError, ClipBridgeError
-from app.scan.report import scan
-from app.scan.wire import MAX_DEPTH, STUB_OVER, Malformed, load_light
+from clipbridge.core.errors import ArtifactError, ClipBridgeError
+from clipbridge.scan.report import scan
+from clipbridge.scan.wire import MAX_DEPTH, STUB_OVER, Malformed, load_light
 from tests.scan.models import (F32, IR_FOR_ORT, external_tensor, field, init, model, nested_if_model, relu6_f32,
                                varint, vi)
 

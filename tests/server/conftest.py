@@ -65,7 +65,7 @@ def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
     full.update({"PYTHONPATH": str(ROOT), "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "0", **env})
     log = tempfile.NamedTemporaryFile(prefix="clipbridge-serve-", suffix=".log", delete=False)  # not a pipe: a
     # full pipe would block the server; server_log(proc) reads it
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli.main", "serve", "--fd", str(sock.fileno()), "--log-level",
+    proc = subprocess.Popen([sys.executable, "-m", "clipbridge.cli.main", "serve", "--fd", str(sock.fileno()), "--log-level",
                              "warning"], cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT,
                             pass_fds=(sock.fileno(),))
     sock.close()  # the server holds it now

@@ -7,7 +7,7 @@ import gc
 import pytest
 from fastapi.testclient import TestClient
 
-from app.main import create_app
+from clipbridge.main import create_app
 
 
 @pytest.mark.parametrize("freeze", [True, False], ids=["served-app-freezes", "test-app-leaves-gc-alone"])

@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from app.server.serving import _no_delay
+from clipbridge.server.serving import _no_delay
 
 
 class _Transport:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import onnx
 
-from app.dialects.pytorch import meaning as pt
-from app.dialects.pytorch.engine import export_onnx
-from app.dialects.pytorch.spec import PyTorchSpec
+from clipbridge.dialects.pytorch import meaning as pt
+from clipbridge.dialects.pytorch.engine import export_onnx
+from clipbridge.dialects.pytorch.spec import PyTorchSpec
 
 HERE = Path(__file__).resolve().parent
 CASES: dict[str, dict] = {

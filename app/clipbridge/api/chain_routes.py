@@ -1,0 +1,67 @@
+"""POST /v1/models/chain: follow an uploaded torch.export `.pt2` (or an ONNX model) across converters, hop by hop
+(docs/chain.md).
+
+A `.pt2` is untrusted bytes (torch.export.load unpickles parts of it): loading it, every converter and every engine
+run happen in a sandbox child through run_isolated, with a time limit of their own (a converter's first call
+imports torch, which a diff never does). A converter that fails is a failed hop in the body, never a 5xx."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+
+from clipbridge.api.model_form import read_model_form
+from clipbridge.api.model_guard import embedded_only
+from clipbridge.api.execute_routes import PROBLEMS, slots
+from clipbridge.chain import report, stages
+from clipbridge.core.errors import BackendUnavailable
+from clipbridge.diff.inputs import SEED
+from clipbridge.engines.sandbox import run_isolated
+
+router = APIRouter()
+CHAIN_TIMEOUT_S = 180.0  # per call: a converter's first call in a worker imports torch and the exporter
+CHAIN_BODY = {"requestBody": {"required": True, "content": {
+    "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
+        "model": {"type": "string", "format": "binary",
+                  "description": "a torch.export.save .pt2 (or an .onnx: the chain then starts at onnx)"},
+        "inputs": {"type": "string", "format": "binary",
+                   "description": "optional .npz keyed by the model's input names (default: generated, seeded)"}}}}}}}
+
+
+def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
+    """The chain's executor on the server: every call on the uploaded bytes in a sandbox child."""
+    return run_isolated(stage, fn, *args, timeout_s=CHAIN_TIMEOUT_S)
+
+
+def _check_installed(spec: str, model: bytes) -> None:
+    """A stage whose converter is not installed here: a 422 naming the install command (and the stage)."""
+    for name in stages.parse(spec, report.source_kind(model), "query.chain"):
+        hint = stages.missing_converter(name)
+        if hint:
+            raise BackendUnavailable(f"stage {name!r}: {hint}; or leave {name!r} out of the chain", "query.chain")
+
+
+@router.post("/v1/models/chain", responses=PROBLEMS, tags=["models"], openapi_extra=CHAIN_BODY)
+async def chain_model(request: Request,
+                      chain: str = Query(..., min_length=1, max_length=120, description=(
+                          "comma list of torch, onnx, openvino, tflite, tflite:builtin, coreml")),
+                      static: bool = Query(default=False, description=(
+                          "the lowering table and its predictions only, read from the converted graphs")),
+                      seed: int = Query(default=SEED, ge=0, le=2**32 - 1, description="the input generator's seed")
+                      ) -> Response:
+    """Per hop: what each clamp became, the outputs and clamps that differ against the source and the previous
+    stage, the first divergence, and each difference's converter lowering rule with a witness."""
+    model, npz = await read_model_form(request, "the .pt2, or an .onnx")
+    _check_installed(chain, model)  # the query's own errors first
+    if report.source_kind(model) == "onnx":
+        embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
+
+    def work() -> str:
+        body = report.chain(isolated, model, npz, chain, seed, static=static, loc="query.chain")
+        return json.dumps(body, allow_nan=False, separators=(",", ":"))
+    text = await run_in_threadpool(slots(request).run, work)
+    return Response(text, media_type="application/json")

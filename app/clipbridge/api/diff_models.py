@@ -1,0 +1,124 @@
+"""The body of POST /v1/models/diff (docs/diff.md), as a schema: what `clipbridge diff --format json` prints."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Wire = int | float | str | None  # a number, or "nan" / "inf" / "-inf"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DiffEngine(_Strict):
+    name: Literal["onnxruntime", "openvino", "onnx-reference", "onnxruntime@f16", "openvino@f16",
+                  "onnx-reference@f16"] = Field(description="`@f16`: the engine ran a float16 copy of the model "
+                                                "(the precision trace, docs/diff.md)")
+    version: str
+    precision: str = Field(description="as it ran: OpenVINO's compiled inference precision read back (f32, bf16, "
+                           "f16); onnxruntime's and onnx-reference's output float types")
+    observer_effect: list[str] = Field(description="final outputs that marking every tensor changed (then the "
+                                       "diff bisects)")
+    settings: dict[str, Any] = Field(description="how the engine was configured (app/clipbridge/engines/config.py): "
+                                     "onnxruntime's graph optimization level, OpenVINO's inference precision and "
+                                     "bf16 variant, ...")
+
+
+class DiffTensor(_Strict):
+    name: str
+    dtype: str
+    shape: list[int]
+
+
+class DiffInputs(_Strict):
+    source: Literal["given", "generated"]
+    seed: int | None
+    tensors: list[DiffTensor]
+
+
+class DiffTolerance(_Strict):
+    rtol: float | None
+    atol: float | None
+    defaults: str
+
+
+class DiffOutput(_Strict):
+    name: str
+    differing: int
+    total: int
+
+
+class DiffNodeRef(_Strict):
+    node: str
+    op: str
+
+
+class DiffWitness(_Strict):
+    index: list[int]
+    input: Wire | dict[str, Wire] = Field(description="the shared input element (introduced), or each engine's "
+                                          "(inherited, not-a-clip); null when the node's input has another shape")
+    outputs: dict[str, Wire]
+
+
+class DiffNode(_Strict):
+    node: str
+    op: str
+    pattern: str | None
+    differing: int
+    total: int
+    origin: Literal["introduced", "inherited"] | None
+    cause: Literal["nan-input", "bound-rounding", "default-bound", "min-greater-than-max", "float16-bound-overflow",
+                   "inference-precision", "not-a-clip", "quantize-saturation", "quantize-rounding",
+                   "float16-overflow", "underflow-to-zero", "inf-minus-inf", "inf-times-zero"] | None
+    causes: dict[str, int] | None = None
+    replay_differing: int | None = None
+    inherited_from: list[str] | None = None
+    detail: str | None = None
+    witness: DiffWitness | None
+
+
+class DiffBody(_Strict):
+    node: str = Field(description="the If, Loop or Scan node of the main graph")
+    op: str
+    walked: bool = Field(description="whether its body's nodes were captured and compared (docs/diff.md, Subgraphs)")
+    graph: str = Field(description="the body's path, e.g. gate/then_branch (the branch taken when walked)")
+    view: str | None = Field(description="how its tensors were read: the branch taken, or each iteration stacked")
+    reason: str | None = Field(description="why it was not walked, or what inside it was not")
+
+
+class DiffGraphNode(_Strict):
+    name: str
+    op: str
+    inputs: list[str] = Field(description="its non-constant input tensors (at most 16)")
+    outputs: list[str]
+
+
+class DiffGraph(_Strict):
+    scope: str = Field(description="paths: every node from the inputs to the outputs through a differing node; "
+                       "neighbourhood-N: past 160 nodes, those within N steps of one; differing: only those")
+    total_nodes: int
+    truncated: bool
+    inputs: list[str]
+    outputs: list[str]
+    nodes: list[DiffGraphNode] = Field(description="in topological order; edges join a tensor's producer to "
+                                       "its consumers")
+
+
+class DiffResponse(_Strict):
+    verdict: Literal["equal", "explained", "unexplained"]
+    engines: list[DiffEngine]
+    inputs: DiffInputs
+    method: Literal["mark-all", "bisection", "precision-trace"]
+    tolerance: DiffTolerance
+    outputs: list[DiffOutput]
+    first_divergence: DiffNodeRef | None
+    nodes: list[DiffNode]
+    subgraphs: list[DiffBody] = Field(default_factory=list, description="each If/Loop/Scan of the main graph")
+    trace: dict[str, Any] | None = Field(default=None, description="the precision trace (an `@f16` engine): "
+                                         "first_overflow, first_nan, first_underflow, largest_finite")
+    patterns: dict[str, str] = Field(description="the clip-like patterns of the reported nodes, each summarised")
+    graph: DiffGraph | None = Field(default=None, description="the API only: the part of the graph the inspector "
+                                    "draws (app/clipbridge/diff/graph_view.py); null when nothing differs")

@@ -1,0 +1,73 @@
+"""POST /v1/models/diff: run an uploaded ONNX model on real engines and explain each difference by its clip.
+
+The upload is first refused if any tensor keeps its data in a file (clipbridge.api.model_guard). Then the whole diff
+(parsing, shape inference, each engine run, the comparison, each replay) runs in one sandbox child through
+run_isolated (clipbridge.diff.isolated): an engine that crashes or hangs costs this answer, never the server, and only
+the response body comes back, never the engines' tensors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+
+from clipbridge.api.diff_models import DiffResponse
+from clipbridge.api.execute_routes import PROBLEMS, slots
+from clipbridge.api.model_form import read_model_form, readable, release
+from clipbridge.api.model_guard import embedded_only, logged_engine_text
+from clipbridge.diff import isolated as in_child
+from clipbridge.diff import run
+from clipbridge.diff.inputs import SEED
+from clipbridge.engines.sandbox import run_isolated
+from clipbridge.diff.engines import require as require_engines
+
+router = APIRouter()
+DIFF_BODY = {"requestBody": {"required": True, "content": {
+    "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
+        "model": {"type": "string", "format": "binary", "description": "the .onnx model"},
+        "inputs": {"type": "string", "format": "binary",
+                   "description": "optional .npz keyed by graph input name (default: generated, seeded)"}}}}}}}
+EngineQuery = Query(default=None, max_length=16, description="Repeatable or comma-separated: "
+                    f"{', '.join(run.ENGINE_NAMES)}; at least two (default: {', '.join(run.DEFAULT_ENGINES)})")
+
+
+def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
+    """The diff's executor on the server: the call on the uploaded bytes in a sandbox child."""
+    return run_isolated(stage, fn, *args)
+
+
+def _engines(items: list[str] | None) -> tuple[str, ...]:
+    if not items:
+        return run.DEFAULT_ENGINES
+    return tuple(p.strip() for item in items for p in item.split(",") if p.strip())
+
+
+@router.post("/v1/models/diff", response_model=DiffResponse, responses=PROBLEMS, tags=["models"], openapi_extra=DIFF_BODY)
+async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
+                     precision: Literal["model", "deployed"] = Query(default="model", description=(
+                         "model: every engine pinned to the model's own types; deployed: each engine's defaults")),
+                     rtol: float | None = Query(default=None, ge=0, le=1e6, description="default: per dtype"),
+                     atol: float | None = Query(default=None, ge=0, le=1e30, description="default: per dtype"),
+                     seed: int = Query(default=SEED, ge=0, le=2**32 - 1, description="the input generator's seed")
+                     ) -> Response:
+    """Which clip, which rule, on which input: the engines' outputs compared node by node, each difference
+    introduced or inherited, with its cause and a witness."""
+    opts = run.Options(_engines(engine), precision, rtol, atol, seed)
+    opts.check("query.")
+    require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
+    # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.
+    model, npz = await read_model_form(request, "the .onnx", files=True)
+    try:
+        embedded_only(readable(model))
+
+        def work() -> str:
+            body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
+            return json.dumps(body, allow_nan=False, separators=(",", ":"))
+        text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
+    finally:
+        release(model, npz)
+    return Response(text, media_type="application/json")

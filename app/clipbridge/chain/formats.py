@@ -1,0 +1,132 @@
+"""A chain report as text: the table with the chain as columns (source op, then per hop what it became and whether
+it differs), Markdown, SARIF 2.1.0 and JUnit XML for CI. JSON is the API's body as it is."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from clipbridge import __version__
+
+FORMATS = ("table", "json", "markdown", "sarif", "junit")
+WIDTH = 40
+
+
+def _cell(hop: dict[str, Any], node: str) -> str:
+    """What the source op became on this hop, and its difference against the source ('=' equal, '!' differs)."""
+    row = next((r for r in hop.get("lowering", []) if r["node"] == node), None)
+    became = (row or {}).get("became") or ("unpaired" if hop["status"] in ("ok", "static") else "-")
+    cmp = hop.get("against_source")
+    n = next((x for x in cmp["nodes"] if x["node"] == node), None) if cmp else None
+    if cmp is None and row and row.get("findings"):
+        mark = " ?" + ",".join(f["rule"] for f in row["findings"])
+    elif n is None or n["differing"] is None:
+        mark = ""
+    elif n["differing"]:
+        mark = f" !{n['differing']}/{n['total']} {n['cause'] or 'unexplained'}" + \
+            (" (inherited)" if n["origin"] == "inherited" else "")
+    else:
+        mark = " ="
+    return (became + mark)[:WIDTH * 2]
+
+
+def _head(hop: dict[str, Any]) -> str:
+    cmp = hop.get("against_source")
+    state = cmp["verdict"] if cmp else hop["status"]
+    return f"{hop['to']} ({state})"
+
+
+def rows(body: dict[str, Any]) -> list[list[str]]:
+    hops = body["hops"]
+    out = [["source op", *[_head(h) for h in hops]]]
+    for c in body["clips"]:
+        out.append([f"{c['node']} [{c['op']}]", *[_cell(h, c["node"]) for h in hops]])
+    out.append(["outputs differing", *[_outputs(h) for h in hops]])
+    out.append(["first divergence", *[_first(h) for h in hops]])
+    return out
+
+
+def _outputs(h: dict[str, Any]) -> str:
+    cmp = h.get("against_source")
+    if not cmp:
+        return h["status"] if h["status"] != "ok" else "-"
+    return ", ".join(f"{o['differing']}/{o['total']}" for o in cmp["outputs"])
+
+
+def _first(h: dict[str, Any]) -> str:
+    f = (h.get("against_source") or {}).get("first_divergence")
+    return f"{f['node']} ({f['at']})" if f else "-"
+
+
+def table(body: dict[str, Any]) -> str:
+    grid = rows(body)
+    widths = [max(len(r[k]) for r in grid) for k in range(len(grid[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in grid]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    notes = [f"{h['to']}: {h['error'] or h.get('note')}" for h in body["hops"] if h.get("error") or h.get("note")]
+    predicted = [f"{h['to']}: predicted {len(h['predicted'])}, confirmed {len(h.get('confirmed', []))}, "
+                 f"unpredicted {len(h.get('unpredicted', []))}" for h in body["hops"] if "confirmed" in h]
+    return "\n".join([f"chain {' -> '.join(body['chain'])}: {body['verdict']}", *lines, *notes, *predicted]) + "\n"
+
+
+def findings(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every differing source op on a hop, and every failed hop: what CI formats report."""
+    out = []
+    for h in body["hops"]:
+        if h["status"] == "failed":
+            out.append({"hop": h["to"], "node": None, "rule": "conversion-failed", "message": h["error"] or ""})
+        for n in (h.get("against_source") or {}).get("nodes", []):
+            if n["differing"]:
+                out.append({"hop": h["to"], "node": n["node"], "rule": n["cause"] or "unexplained",
+                            "message": f"{n['node']} ({n['op']}) differs from torch on {h['to']} in {n['differing']}"
+                                       f" of {n['total']} elements: {n['cause'] or 'unexplained'}; "
+                                       f"witness {json.dumps(n['witness'])}"})
+    return out
+
+
+def markdown(body: dict[str, Any]) -> str:
+    grid = rows(body)
+    md = [f"### clipbridge chain `{' -> '.join(body['chain'])}`: {body['verdict']}", "",
+          "| " + " | ".join(grid[0]) + " |", "|" + "---|" * len(grid[0])]
+    md += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in grid[1:]]
+    return "\n".join(md) + "\n"
+
+
+def sarif(body: dict[str, Any], artifact: str) -> str:
+    rules = body.get("rules", {})
+    results = [{"ruleId": f["rule"], "level": "warning" if f["rule"] != "unexplained" else "error",
+                "message": {"text": f"[{f['hop']}] {f['message']}"},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact}},
+                               "logicalLocations": [{"name": f["node"] or f["hop"], "kind": "function"}]}]}
+               for f in findings(body)]
+    run = {"tool": {"driver": {"name": "clipbridge", "version": __version__, "semanticVersion": __version__,
+                               "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in rules.items()]}},
+           "results": results}
+    return json.dumps({"version": "2.1.0", "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+                       "runs": [run]}, indent=2) + "\n"
+
+
+def junit(body: dict[str, Any], artifact: str) -> str:
+    cases = []
+    for h in body["hops"]:
+        bad = [f for f in findings(body) if f["hop"] == h["to"]]
+        inner = "".join(f"<failure message={quoteattr(f['rule'])}>{escape(f['message'])}</failure>" for f in bad)
+        skipped = "<skipped/>" if h["status"] in ("not-installed", "static") else ""
+        cases.append(f"<testcase classname={quoteattr(artifact)} name={quoteattr(h['to'])}>{inner or skipped}"
+                     "</testcase>")
+    fails = sum(1 for h in body["hops"] if any(f["hop"] == h["to"] for f in findings(body)))
+    return (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="clipbridge-chain" tests="{len(cases)}" '
+            f'failures="{fails}">' + "".join(cases) + "</testsuite>\n")
+
+
+def render(body: dict[str, Any], fmt: str, artifact: str) -> str:
+    if fmt == "json":
+        return json.dumps(body, indent=2) + "\n"
+    if fmt == "markdown":
+        return markdown(body)
+    if fmt == "sarif":
+        return sarif(body, artifact)
+    if fmt == "junit":
+        return junit(body, artifact)
+    return table(body)

@@ -1,0 +1,233 @@
+"""Converter lowering rules: why a clamp computes otherwise after a converter rewrote it.
+
+Each rule is a named function `(clip, group, stage, v) -> float | None`: given the torch source op (`clip`, from
+child_torch.describe), the ops the converter wrote for it (`group`, from child_engines' graph readers), the stage and
+one input value `v`, it returns what the converted stage computes for `v` under this rule, or None where the rule
+does not speak. A cause is the difference of two meanings, the source's (`torch_value`, torch's own formulas) and the
+stage's under the rule, with `v` as the witness. The docstrings cite the converter source or the measurement
+(../shared/design/converter-chain-notes.md; the engine rules are those of app/clipbridge/scan/patterns.py and docs/diff.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from clipbridge.core.numbers import wire_number
+
+FLT_MAX = float(np.finfo(np.float32).max)
+Rule = Callable[[dict, list[dict], str, float], "float | None"]
+WITNESSES = (math.nan, -math.inf, math.inf, FLT_MAX, -FLT_MAX)  # the inputs a static prediction is made for
+
+
+def _f32(x: float) -> float:
+    with np.errstate(all="ignore"):
+        return float(np.float32(x))
+
+
+def torch_value(clip: dict, v: float) -> float:
+    """The source meaning: torch's eager formula in float32 (clamp keeps NaN and an open side's inf; min > max
+    gives max; hardswish is x * min(max(x + 3, 0), 6) / 6, which overflows; hardsigmoid is relu6(x + 3) / 6);
+    an ONNX source's HardSwish by its spec."""
+    op, lo, hi = clip["op"], clip.get("lo"), clip.get("hi")
+    if math.isnan(v):
+        return math.nan
+    with np.errstate(all="ignore"):
+        x = np.float32(v)
+        if op == "hardswish" and clip.get("source") == "onnx":  # HardSwish-14: x * max(0, min(1, x/6 + 0.5))
+            return float(x * np.maximum(np.float32(0), np.minimum(np.float32(1), x / np.float32(6) + np.float32(0.5))))
+        if op == "hardswish":
+            return float(x * np.minimum(np.maximum(x + np.float32(3), np.float32(0)), np.float32(6)) / np.float32(6))
+        if op == "hardsigmoid":
+            return float(np.minimum(np.maximum(x + np.float32(3), np.float32(0)), np.float32(6)) / np.float32(6))
+    lo = lo if isinstance(lo, (int, float)) else None
+    hi = hi if isinstance(hi, (int, float)) else None
+    if lo is not None and hi is not None and lo > hi:
+        return _f32(hi)
+    out = v if lo is None else max(v, lo)
+    return _f32(out if hi is None else min(out, hi))
+
+
+def _minmax_x86(kind: str, a: float, b: float) -> float:
+    """x86 MAXPS/MINPS: if either operand is NaN, the second operand is returned (Intel SDM vol. 2B)."""
+    if math.isnan(a) or math.isnan(b):
+        return b
+    return max(a, b) if kind == "max" else min(a, b)
+
+
+def _operands(op: dict, v: float) -> list[float]:
+    return [v if kind == "tensor" else (c if c is not None else math.nan) for kind, c in op["operands"][:2]]
+
+
+def _open_side(clip: dict, v: float) -> bool:
+    side = "lo" if v < 0 else "hi"
+    return clip.get(side) is None and clip["op"] in ("clamp", "clamp_min", "clamp_max", "relu")
+
+
+def omitted_bound_lowest(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """ONNX Clip-11+ (Operators.md): an omitted bound is numeric_limits::lowest()/max(); the exporter omits the
+    bound torch leaves open, OpenVINO writes Clamp(-FLT_MAX, .), Core ML clip(-FLT_MAX, .): +-inf becomes +-FLT_MAX
+    where torch keeps it (converter-chain-notes.md, measured)."""
+    if not math.isinf(v) or not _open_side(clip, v):
+        return None
+    pos = 1 if v < 0 else 2
+    for op in group:
+        attrs = op.get("attrs") or op.get("consts") or {}
+        if op["type"] == "Clip" and (len(op["operands"]) <= pos or op["operands"][pos][0] == "omitted"):
+            return -FLT_MAX if v < 0 else FLT_MAX
+        if op["type"] in ("Clamp", "clip") and any(a is not None and abs(float(a)) >= FLT_MAX for a in attrs.values()):
+            return -FLT_MAX if v < 0 else FLT_MAX
+        extreme = [c for k, c in op.get("operands", []) if k == "const" and c is not None and abs(c) >= FLT_MAX]
+        if op["type"] in ("Maximum", "Minimum", "MAXIMUM", "MINIMUM") and extreme:
+            return -FLT_MAX if v < 0 else FLT_MAX
+    return None
+
+
+def nan_to_lower_bound(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """OpenVINO Clamp-1 on the CPU plugin computes max(min(x, hi), lo) with x first and MAXPS returns the second
+    operand: NaN becomes the lower bound (docs/diff.md, measured by tests/diff/test_patterns.py)."""
+    if stage != "openvino" or not math.isnan(v):
+        return None
+    clamp = next((op for op in group if op["type"] == "Clamp"), None)
+    if clamp is None or "min" not in clamp.get("attrs", {}):
+        return None
+    return _after(group, group.index(clamp) + 1, _f32(clamp["attrs"]["min"]), stage)
+
+
+def nan_to_bound_by_operand_order(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """OpenVINO Maximum/Minimum (and Relu = max(x, 0), HardSigmoid = min then max) on x86 return the second
+    operand when either is NaN, so the order the frontend writes decides: tensor first, NaN becomes the constant;
+    constant first, NaN survives (openvino#35839; converter-chain-notes.md: the ExportedProgram route writes the
+    tensor first, the ONNX route the constant first)."""
+    if stage != "openvino" or not math.isnan(v) or not group or any(op["type"] == "Clamp" for op in group):
+        return None  # a Clamp is nan-to-lower-bound's
+    out = _after(group, 0, v, stage)
+    return out if not math.isnan(out) else None
+
+
+def nan_to_constant_builtin(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """LiteRT builtin MAXIMUM/MINIMUM kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES) return the constant operand
+    for a NaN input, where XNNPACK keeps NaN (converter-chain-notes.md, measured with ai-edge-litert 2.3.0)."""
+    if stage != "tflite:builtin" or not math.isnan(v):
+        return None
+    out = v
+    for op in group:  # each op in turn: a NaN becomes the constant, a number meets it (min > max: MINIMUM wins)
+        if op["type"] in ("MAXIMUM", "MINIMUM"):
+            c = next((c for kind, c in op["operands"] if kind == "const" and c is not None), None)
+            if c is not None:
+                out = c if math.isnan(out) else (max if op["type"] == "MAXIMUM" else min)(out, c)
+    return None if math.isnan(out) else _f32(out)
+
+
+def min_ge_max_fill(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """coremltools' torch frontend folds a clamp whose constant min >= max into fill(max) (its clamp lowering,
+    [src] in converter-chain-notes.md; a const of that name is what the converted program keeps): NaN becomes
+    max, where torch keeps NaN."""
+    lo, hi = clip.get("lo"), clip.get("hi")
+    folded = all(op["type"] in ("const", "fill") for op in group)
+    if stage != "coreml" or not folded or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
+        return None
+    return _f32(hi) if lo >= hi and math.isnan(v) else None
+
+
+def torch_hardswish_overflow(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """torch's own hardswish computes x * min(max(x + 3, 0), 6) / 6 in float32, which overflows to inf above
+    about FLT_MAX / 6; ONNX HardSwish, OpenVINO HSwish and LiteRT HARD_SWISH multiply x by a [0, 1] factor and
+    stay finite (converter-chain-notes.md, measured). Torch eager is the reference, not an oracle."""
+    if clip["op"] != "hardswish" or clip.get("source") == "onnx" or not group:
+        return None
+    if not math.isfinite(v) or abs(v) <= FLT_MAX / 6:
+        return None
+    if v > 0 and stage == "tflite:builtin" and any(op["type"] == "HARD_SWISH" for op in group):
+        # the builtin kernel scales first: (x * f32(1/6)) * relu6(x + 3), rounding up by an ulp (measured)
+        with np.errstate(all="ignore"):
+            return float(np.float32(np.float32(v) * (np.float32(1) / np.float32(6))) * np.float32(6))
+    return _f32(v) if v > 0 else 0.0
+
+
+def _after(group: list[dict], start: int, v: float, stage: str) -> float:
+    """`v` through the group's ops from `start`, each with the engine's NaN rule (x86 operand order on OpenVINO)."""
+    out = v
+    for op in group[start:]:
+        t, attrs = op["type"], op.get("attrs", {})
+        if t in ("Maximum", "Minimum"):
+            a, b = _operands(op, out)
+            out = _minmax_x86("max" if t == "Maximum" else "min", a, b)
+        elif t == "Relu":
+            out = _minmax_x86("max", out, 0.0)
+        elif t == "Clamp":
+            out = _minmax_x86("max", _minmax_x86("min", out, attrs.get("max", FLT_MAX)), attrs.get("min", -FLT_MAX))
+        elif t in ("HardSigmoid", "HSigmoid"):
+            out = _minmax_x86("max", _minmax_x86("min", out, 1.0), 0.0) if math.isnan(out) else out
+    return _f32(out)
+
+
+RULES: dict[str, Rule] = {
+    "omitted-bound-lowest": omitted_bound_lowest,
+    "nan-to-lower-bound": nan_to_lower_bound,
+    "nan-to-bound-by-operand-order": nan_to_bound_by_operand_order,
+    "nan-to-constant-builtin": nan_to_constant_builtin,
+    "min-ge-max-fill": min_ge_max_fill,
+    "torch-hardswish-overflow": torch_hardswish_overflow,
+}
+# Rules that are no element's value: named on a hop as a whole.
+HOP_RULES = {
+    "int-literal-refused": "coremltools' torch frontend asserts x.dtype == y.dtype in clamp_min/clamp_max, so an "
+                           "int literal bound fails the conversion (converter-chain-notes.md, measured)",
+    "conv-saturates-inf": "LiteRT's builtin CONV_2D clamps its output to [lowest, max] even with no fused "
+                          "activation: +-inf become +-FLT_MAX, not a clip (converter-chain-notes.md, measured)",
+}
+
+
+def conv_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: float) -> bool:
+    """LiteRT's builtin CONV_2D/DEPTHWISE_CONV_2D clamp their output to [lowest, max] even with no activation
+    fused (measured with ai-edge-litert 2.3.0 on tests/chain/models.py's conv_hardswish: +-inf became +-FLT_MAX
+    where XNNPACK and torch keep inf): the clamp's input already differs, and no clamp made it so."""
+    return stage == "tflite:builtin" and bool(group) and group[0].get("input_from") is not None and \
+        math.isinf(ref_in) and abs(got_in) == FLT_MAX and (ref_in > 0) == (got_in > 0)
+
+
+def predict_input(clip: dict, group: list[dict], stage: str) -> list[dict[str, Any]]:
+    """The hop rule predicted at a clamp's input: conv-saturates-inf where a convolution with no fused
+    activation feeds it on the builtin kernels."""
+    if not conv_saturates_inf(group, stage, math.inf, FLT_MAX):
+        return []
+    return [{"rule": "conv-saturates-inf", "input": wire_number(math.inf), "source": wire_number(math.inf),
+             "became": wire_number(FLT_MAX), "at": "input"}]
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def explain(clip: dict, group: list[dict], stage: str, v: float, got: float) -> str | None:
+    """The first rule whose prediction for `v` is what the stage gave, where torch's meaning gives otherwise."""
+    if same(torch_value(clip, v), got):
+        return None
+    for name, rule in RULES.items():
+        want = rule(clip, group, stage, v)
+        if want is not None and same(want, got):
+            return name
+    return None
+
+
+def predict(clip: dict, group: list[dict], stage: str) -> list[dict[str, Any]]:
+    """Findings predicted statically: for each witness input, each rule whose value differs from torch's."""
+    found: list[dict[str, Any]] = []
+    for name, rule in RULES.items():
+        for v in WITNESSES:
+            want = rule(clip, group, stage, v)
+            src = torch_value(clip, v)
+            if want is not None and not same(want, src):
+                found.append({"rule": name, "input": wire_number(v), "source": wire_number(src),
+                              "became": wire_number(want)})
+                break
+    return found
+
+
+def refused(clip: dict, stage: str) -> bool:
+    """int-literal-refused, predicted from the source alone: a clamp_min/clamp_max with an int literal bound."""
+    return stage == "coreml" and clip["op"] in ("clamp_min", "clamp_max") and bool(clip.get("int_literal"))

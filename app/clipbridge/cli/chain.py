@@ -1,0 +1,86 @@
+"""`clipbridge diff MODEL --chain STAGES [--static]`: follow a model across converters (docs/chain.md).
+
+Exit codes: 0 every running hop is equal (or `--static`: the lowering table was read), 1 a hop differs or a
+converter failed, 2 an error (an unreadable model, a bad chain or option). A stage whose converter is not
+installed is a hop with status `not-installed` naming its install command (also printed on stderr).
+
+A chain with a LiteRT stage builds the LiteRT converter's environment on its first run (once: about 0.5 GB of
+downloads, 2 GB installed; a message on stderr; CLIPBRIDGE_CHAIN_BUILD=0 turns that off, and a build that fails
+leaves the hop not-installed). `clipbridge chain-env build` builds it explicitly, `clipbridge chain-env status`
+says where and whether it is: exit 0 built, 1 not built (status), 2 the build failed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from clipbridge.chain import converter_env, formats, report, stages
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff import run
+
+
+def cmd_chain(args: argparse.Namespace) -> int:
+    fmt = "table" if args.format == "table" else args.format
+    if fmt not in formats.FORMATS:
+        raise ClipBridgeError(f"--format {fmt} is not a chain format; choose from {', '.join(formats.FORMATS)}",
+                              "--format")
+    model = Path(args.model).read_bytes()
+    npz = Path(args.inputs).read_bytes() if args.inputs else None
+    _build_if_needed(args.chain)
+    # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
+    body = report.chain(run.direct, model, npz, args.chain, args.seed, static=args.static, loc="--chain")
+    text = formats.render(body, fmt, Path(args.model).name)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    for h in body["hops"]:
+        if h["status"] == "not-installed":
+            print(f"note: {h['to']}: {h['error']}", file=sys.stderr)
+    if args.static:
+        return 0
+    failed = any(h["status"] == "failed" for h in body["hops"])
+    return 0 if body["verdict"] == "equal" and not failed else 1
+
+
+def _say(line: str) -> None:
+    print(f"note: {line}", file=sys.stderr)
+
+
+def _build_if_needed(chain: str) -> None:
+    """The CLI's first chain run with a LiteRT stage builds the converter environment (never the server's)."""
+    named = {s.strip() for s in chain.split(",")}
+    if not named & set(stages.LITERT_STAGES) or converter_env.python() is not None:
+        return
+    if os.environ.get("CLIPBRIDGE_CHAIN_BUILD", "1") == "0":
+        return  # the hops say not-installed, with the command
+    _say(f"building the LiteRT converter environment once (about 0.5 GB of downloads, 2 GB installed) in "
+         f"{converter_env.env_dir()}")
+    try:
+        converter_env.build(log=_say)
+    except ClipBridgeError as exc:  # no index reachable, no disk: the hop stays not-installed, the rest runs
+        _say(exc.message)
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    where = converter_env.env_dir()
+    if args.action == "status":
+        built = converter_env.python() is not None
+        print(f"{converter_env.NAME}: {'built' if built else 'not built'} in {where}")
+        print(f"requirements: {' '.join(converter_env.REQUIREMENTS)}")
+        return 0 if built else 1
+    py = converter_env.build(log=_say)
+    print(f"{converter_env.NAME}: built in {where} ({py})")
+    return 0
+
+
+def add_subcommand(sub: Any) -> None:
+    e = sub.add_parser("chain-env", help="build the LiteRT converter's environment of its own (docs/chain.md); "
+                                         "exit 0 built, 1 not built (status), 2 the build failed")
+    e.add_argument("action", choices=["build", "status"], help="build: once (about 0.5 GB of downloads, 2 GB "
+                   "installed), reused after ($CLIPBRIDGE_CACHE, default ~/.cache/clipbridge); status: where it is "
+                   "and whether it is built")
+    e.set_defaults(func=cmd_env)

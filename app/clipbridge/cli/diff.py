@@ -1,0 +1,80 @@
+"""`clipbridge diff MODEL`: exit 0 equal, 1 the engines differ, 2 an error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from clipbridge.diff import bundle, engines, formats, report, run
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff.inputs import SEED
+from clipbridge.cli import chain as chain_cli
+from clipbridge.cli import fix as fix_cli
+from clipbridge.scan.external import embedded_from_file
+
+
+def add_subcommand(sub: Any) -> None:
+    d = sub.add_parser("diff", help="run an ONNX model on real engines and explain every difference by its clip; "
+                                    "exit 0 equal, 1 differs, 2 error")
+    d.add_argument("model", help="an .onnx file (tensor data in external files next to it is read, as onnx.load "
+                   "does; the service never reads external data)")
+    d.add_argument("--inputs", metavar="IN.npz", help="the inputs, keyed by graph input name (default: generated "
+                                                      "boundary values, seeded)")
+    d.add_argument("--engine", action="append", help="repeatable or comma-separated: "
+                   f"{', '.join(run.ENGINE_NAMES)} (default: {', '.join(run.DEFAULT_ENGINES)})")
+    d.add_argument("--precision", choices=["model", "deployed"], default="model",
+                   help="model: every engine pinned to the model's types (default); deployed: each engine's "
+                        "default (OpenVINO picks bf16 on CPUs with avx512_bf16/AMX)")
+    d.add_argument("--rtol", type=float, help="relative tolerance (default: per dtype, docs/diff.md)")
+    d.add_argument("--atol", type=float, help="absolute tolerance (default: per dtype, docs/diff.md)")
+    d.add_argument("--seed", type=int, default=SEED, help=f"the generator's seed (default {SEED})")
+    d.add_argument("--format", choices=formats.FORMATS, default="table",
+                   help="table (default); json: the /v1/models/diff body; sarif, junit, github, markdown for CI")
+    d.add_argument("--output", "-o", help="write the report here instead of stdout")
+    d.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data (differing elements per "
+                                                           "node); the cause layer goes to OUT.causes.json")
+    d.add_argument("--bundle", metavar="OUT.zip", help="write a zip that reproduces each introduced difference "
+                                                       "(run_bundle.py)")
+    d.add_argument("--fix", metavar="OUT.onnx", help="write OUT.onnx so that the second engine computes what the "
+                   "first computes on MODEL, and print the fix with its proof (docs/diff.md, Fix)")
+    d.add_argument("--chain", metavar="STAGES", help="follow MODEL (a torch.export .pt2, or an .onnx) across "
+                   "converters: a comma list of torch, onnx, openvino, tflite, tflite:builtin, coreml (docs/chain.md)")
+    d.add_argument("--static", action="store_true", help="with --chain: the lowering table and its predictions "
+                                                          "only, read from the converted graphs; nothing runs")
+    d.set_defaults(func=cmd_diff)
+
+
+def _engines(items: list[str] | None) -> tuple[str, ...]:
+    if not items:
+        return run.DEFAULT_ENGINES
+    return tuple(p.strip() for item in items for p in item.split(",") if p.strip())
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    if getattr(args, "chain", None):
+        return chain_cli.cmd_chain(args)
+    if getattr(args, "static", False):
+        raise ClipBridgeError("--static reads a converter chain's lowering: give --chain too", "--static")
+    engines.require(_engines(args.engine), "--engine")  # the install command first, before the model is read
+    model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
+    npz = Path(args.inputs).read_bytes() if args.inputs else None
+    if getattr(args, "fix", None):
+        return fix_cli.cmd_fix(args, _engines(args.engine))
+    opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed)
+    # The CLI runs the engines in its own process: the model is the caller's own file.
+    body, runs = report.diff(run.direct, model, npz, opts)
+    text = formats.render(body, args.format, Path(args.model).name)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.node_data:
+        path = Path(args.node_data)
+        path.write_text(json.dumps(formats.node_data(body), indent=2))
+        path.with_suffix(".causes.json").write_text(json.dumps(formats.cause_layer(body), indent=2))
+    if args.bundle:
+        Path(args.bundle).write_bytes(bundle.build(body, runs, opts.precision))
+    return 0 if body["verdict"] == "equal" else 1

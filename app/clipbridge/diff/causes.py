@@ -1,0 +1,183 @@
+"""Why a clip-like node's output differs between engines, from clipbridge's meaning of the node under each.
+
+Each cause is a named rule over the element's captured input and the node's pattern. A rule that predicts
+each engine's value checks the prediction against what the engines gave; a mismatch leaves the element
+without a cause (never a guess).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import struct
+
+import numpy as np
+
+from clipbridge.diff import quantized
+from clipbridge.scan.patterns import ClipLike, nan_value
+
+NARROWER = {"float32": ("bf16", "f16", "bfloat16", "float16"), "float64": ("bf16", "f16", "f32", "bfloat16",
+                                                                           "float16", "float32"),
+            "float16": ("bf16", "bfloat16")}
+FLOAT16_MAX = 65504.0
+
+
+def _bits(v: float) -> int:
+    """The float's IEEE bits: a dictionary key that tells NaN payloads and -0.0 apart, as the rules may."""
+    return struct.unpack("<q", struct.pack("<d", v))[0]
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def in_type(c: ClipLike, dtype: np.dtype) -> ClipLike:
+    """The clip with its constant bounds as the engines hold them in the tensor's type: a bound beyond the type's
+    finite range becomes +-inf (float16: -7e4 -> -inf on onnxruntime, OpenVINO and onnx.reference, measured in
+    tests/fix/test_facts.py)."""
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        return c
+    with np.errstate(over="ignore"):
+        lo, hi = (None if b is None else float(dt.type(b)) for b in (c.lo, c.hi))
+    return dataclasses.replace(c, lo=lo, hi=hi)
+
+
+def beyond_float16(c: ClipLike, dtype: np.dtype) -> bool:
+    """A float16 tensor clipped at a finite bound beyond 65504 (which float16 holds as +-inf)."""
+    return np.dtype(dtype) == np.float16 and any(b is not None and math.isfinite(b) and abs(b) > FLOAT16_MAX
+                                                 for b in (c.lo, c.hi))
+
+
+def nan_input(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """ONNX propagates NaN through every clip-like op; OpenVINO's CPU kernels give the bound, 0 or 1 instead
+    (patterns.PATTERNS[...].nan cites each rule), the bound as held in the tensor's type (in_type). A float16
+    bound beyond 65504 that the prediction needed as +-inf is named too (float16-bound-overflow)."""
+    if not math.isnan(v):
+        return None
+    c = in_type(c, dtype)
+    info = np.finfo(dtype)
+    for engine, got in outs.items():
+        want = nan_value(c, engine, float(info.min), float(info.max))
+        if not _same(float("nan") if want is None else want, got):
+            return None
+    return "nan-input"
+
+
+def nan_through_overflowed_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """A NaN into a float16 Clip whose bound is beyond 65504: the engine that writes the bound writes it as
+    float16 holds it (-7e4 -> -inf), so the difference is nan-input through a float16-bound-overflow."""
+    if not beyond_float16(c, dtype) or nan_input(c, v, outs, dtype) is None:
+        return None
+    return "float16-bound-overflow"
+
+
+def min_greater_than_max(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """ONNX Clip-13: min > max makes every output max (the reading order differs between engines)."""
+    return "min-greater-than-max" if c.pattern == "clip" and c.lo is not None and c.hi is not None \
+        and c.lo > c.hi else None
+
+
+def default_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """ONNX Clip-11+: an omitted bound is numeric_limits<T>::lowest()/max(); onnx.reference leaves that side
+    open, so +-inf stays +-inf there while onnxruntime and OpenVINO give -+FLT_MAX."""
+    if c.pattern != "clip" or not math.isinf(v):
+        return None
+    side = "min" if v < 0 else "max"
+    if side not in c.omitted:
+        return None
+    limit = float(np.finfo(dtype).min if v < 0 else np.finfo(dtype).max)
+    for engine, got in outs.items():
+        if not _same(v if engine == "onnx-reference" else limit, got):
+            return None
+    return "default-bound"
+
+
+def float16_bound_overflow(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """A bound beyond float16's finite range (65504) on a float16 tensor: one engine rounds it to inf, another
+    saturates it to 65504 (Clip-6's float attribute; OpenVINO's Clamp keeps bounds as double)."""
+    if np.dtype(dtype) != np.float16:
+        return None
+    beyond = [b for b in (c.lo, c.hi) if b is not None and math.isfinite(b) and abs(b) > FLOAT16_MAX]
+    return "float16-bound-overflow" if beyond and abs(v) > FLOAT16_MAX else None
+
+
+def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    """A bound not exactly a value of the tensor's type is rounded (ONNX: cast to T; OpenVINO: ceil for min
+    and floor for max on integers), and the element lies between the two readings."""
+    for b in (c.lo, c.hi):
+        if b is None or not math.isfinite(b):
+            continue
+        dt = np.dtype(dtype)
+        if dt.kind == "f":
+            with np.errstate(over="ignore"):
+                t = float(dt.type(b))
+            lo, hi = (min(b, t), max(b, t))
+        else:
+            lo, hi = math.floor(b), math.ceil(b)
+            t = float(lo) if lo == hi else b + 0.5
+        if t != b and lo <= v <= hi:
+            return "bound-rounding"
+    return None
+
+
+RULES = (nan_through_overflowed_bound, nan_input, min_greater_than_max, default_bound, float16_bound_overflow,
+         bound_rounding, *quantized.RULES)
+
+
+def narrower(engine_kernels: dict[str, dict], precisions: dict[str, str], node: str, dtype: str) -> str | None:
+    """The engine (and its precision) that ran `node`, or the kernel it was fused into, in a type narrower
+    than the model's, naming both types; from OpenVINO's runtime model rt_info (runtimePrecision) where it names
+    the node, else from the precision the engine reported it ran at (OpenVINO's compiled
+    INFERENCE_PRECISION_HINT: a node its runtime model folded away ran inside a kernel of that precision)."""
+    narrow = NARROWER.get(dtype, ())
+    for engine, kernels in engine_kernels.items():
+        k = kernels.get(node) or next((v for n, v in kernels.items() if n.startswith(node + "/")), None)
+        p = (k or {}).get("precision") or precisions.get(engine, "")
+        if p in narrow:
+            others = ", ".join(f"{e} ran {q}" for e, q in precisions.items() if e != engine)
+            where = f" (kernel {k['type']}: {', '.join(k['layers'][:4])})" if k else " (its reported precision)"
+            return f"{engine} ran it in {p}{where}; the model's type is {dtype}" + (f", {others}" if others else "")
+    return None
+
+
+def element_cause(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
+    for rule in RULES:
+        found = rule(c, v, outs, dtype)
+        if found:
+            return found
+    return None
+
+
+def node_cause(c: ClipLike, x: np.ndarray, outs: dict[str, np.ndarray], mask: np.ndarray,
+               precision_note: str | None, limit: int = 4096) -> tuple[str | None, int, dict[str, int]]:
+    """(the node's cause, the flat index of its witness, counts per cause) over the differing elements
+    (at most `limit` of them are classified; the counts say how many were)."""
+    where = np.flatnonzero(mask.reshape(-1))[:limit]
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    flat_x = x.reshape(-1)
+    flat = {e: o.reshape(-1) for e, o in outs.items()}
+    seen: dict[tuple, str | None] = {}  # the rules are functions of the values' bits: each case classified once
+    for i in where:
+        v = float(flat_x[i]) if flat_x.size > i else float("nan")
+        got = {e: float(o[i]) for e, o in flat.items()}
+        case = (_bits(v), *(_bits(g) for g in got.values()))
+        if case not in seen:
+            seen[case] = element_cause(c, v, got, x.dtype)
+        cause = seen[case]
+        if cause is None and precision_note:
+            cause = "inference-precision"
+        key = cause or "unexplained"
+        counts[key] = counts.get(key, 0) + 1
+        if key == "float16-bound-overflow" and math.isnan(v):  # the two together (docs/diff.md)
+            counts["nan-input"] = counts.get("nan-input", 0) + 1
+            first.setdefault("nan-input", int(i))
+        first.setdefault(key, int(i))
+    if not counts:
+        return None, 0, {}
+    explained = {k: n for k, n in counts.items() if k != "unexplained"}
+    if "unexplained" in counts or not explained:
+        return None, first.get("unexplained", int(where[0])), counts
+    top = max(explained, key=lambda k: explained[k])
+    return top, first[top], counts

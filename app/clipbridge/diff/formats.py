@@ -1,0 +1,157 @@
+"""The diff's body as table, SARIF 2.1.0, JUnit XML, GitHub annotations, Markdown, or Model Explorer node data."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from typing import Any
+
+from clipbridge import __version__
+from clipbridge.lint.github import escape_data, escape_property
+from clipbridge.lint.markdown import cell
+from clipbridge.lint.sarif import SCHEMA_URI
+
+FORMATS = ("table", "json", "sarif", "junit", "github", "markdown")
+CAUSES = {
+    "nan-input": "A NaN input: one engine propagates it, another gives a bound, 0 or 1 (its clip kernel).",
+    "bound-rounding": "A bound that is not a value of the tensor's type is rounded differently by the engines.",
+    "default-bound": "An omitted Clip bound: the spec's lowest()/max(), read as an open side by one engine.",
+    "min-greater-than-max": "min > max: the engines apply the two bounds in different orders.",
+    "float16-bound-overflow": "A bound beyond float16's range: float16 holds it as inf, so a NaN clipped there "
+                              "gives -inf or inf on the engine that writes the bound.",
+    "quantize-saturation": "A clip folded into an int8/uint8 range (its bound moved to the grid), or a non-finite "
+                           "value into QuantizeLinear.",
+    "quantize-rounding": "QuantizeLinear of a value exactly between two steps: half to even against half away.",
+    "inference-precision": "The engine ran the node (or the kernel it was fused into) in a narrower type.",
+    "not-a-clip": "The node is not clip-like: clipbridge names no clip rule for its difference.",
+}
+
+
+def _witness(w: dict | None) -> str:
+    if not w:
+        return ""
+    inp = w.get("input")
+    inp_text = ", ".join(f"{e} {v}" for e, v in inp.items()) if isinstance(inp, dict) else str(inp)
+    outs = ", ".join(f"{e} {v}" for e, v in w["outputs"].items())
+    return f"at {w['index']}: " + (f"input {inp_text} -> " if inp is not None else "") + outs
+
+
+def _line(n: dict) -> str:
+    frm = f" from {', '.join(n['inherited_from'])}" if n.get("inherited_from") else ""
+    return (f"{n['node']} ({n['op']}): {n['differing']}/{n['total']} differ, {n['origin'] or 'not replayed'}{frm}, "
+            f"cause {n['cause'] or 'unexplained'}" + (f" ({n['detail']})" if n.get("detail") else "")
+            + f"; witness {_witness(n.get('witness'))}")
+
+
+def table(body: dict) -> str:
+    rows = [f"verdict: {body['verdict']}"]
+    rows += [f"engine {e['name']} {e['version']} precision {e['precision']}"
+             + (f" (marking changed {', '.join(e['observer_effect'])})" if e["observer_effect"] else "")
+             for e in body["engines"]]
+    i = body["inputs"]
+    rows.append(f"inputs: {i['source']}" + (f" (seed {i['seed']})" if i["seed"] is not None else "")
+                + f"; method {body['method']}")
+    rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" for o in body["outputs"]]
+    rows += [_body_line(v) for v in body.get("subgraphs", [])]
+    fd = body["first_divergence"]
+    rows.append(f"first divergence: {fd['node']} ({fd['op']})" if fd else "first divergence: none")
+    rows += [f"  {_line(n)}" for n in body["nodes"]]
+    return "\n".join(rows) + "\n"
+
+
+def _body_line(v: dict) -> str:
+    """How the diff read one If/Loop/Scan body (docs/diff.md, "Subgraphs")."""
+    if v["walked"]:
+        return f"body {v['graph']} ({v['op']}): walked, {v['view']}" + (f"; {v['reason']}" if v["reason"] else "")
+    return f"body {v['graph']} ({v['op']}): not walked: {v['reason']}"
+
+
+def _level(n: dict) -> str:
+    return "warning" if n["origin"] == "inherited" else "error"
+
+
+def sarif(body: dict, artifact: str) -> dict[str, Any]:
+    rules = sorted({n["cause"] or "unexplained" for n in body["nodes"]})
+    results = [{"ruleId": f"diff/{n['cause'] or 'unexplained'}", "level": _level(n),
+                "message": {"text": _line(n)},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact}},
+                               "logicalLocations": [{"name": n["node"], "kind": "function"}]}],
+                "partialFingerprints": {"clipbridgeDiff/v1": f"{n['node']}|{n['cause']}"},
+                "properties": {"op": n["op"], "origin": n["origin"], "witness": n.get("witness")}}
+               for n in body["nodes"]]
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "clipbridge", "version": __version__, "semanticVersion": __version__,
+                            "rules": [{"id": f"diff/{r}", "shortDescription": {"text": CAUSES.get(r, r)}}
+                                      for r in rules]}},
+        "artifacts": [{"location": {"uri": artifact}}], "results": results,
+        "properties": {"verdict": body["verdict"], "engines": body["engines"], "inputs": body["inputs"],
+                       "outputs": body["outputs"], "firstDivergence": body["first_divergence"]}}]}
+
+
+def junit(body: dict, artifact: str) -> str:
+    root = ET.Element("testsuites", name=f"clipbridge diff: {artifact}")
+    suite = ET.SubElement(root, "testsuite", name="outputs", tests=str(len(body["outputs"])),
+                          failures=str(sum(1 for o in body["outputs"] if o["differing"])))
+    for o in body["outputs"]:
+        case = ET.SubElement(suite, "testcase", name=o["name"], classname="diff.outputs")
+        if o["differing"]:
+            ET.SubElement(case, "failure", message=f"{o['differing']}/{o['total']} elements differ").text = \
+                "\n".join(_line(n) for n in body["nodes"])
+    nodes = ET.SubElement(root, "testsuite", name="nodes", tests=str(len(body["nodes"])),
+                          failures=str(sum(1 for n in body["nodes"] if n["origin"] != "inherited")))
+    for n in body["nodes"]:
+        case = ET.SubElement(nodes, "testcase", name=n["node"], classname=f"diff.{n['op']}")
+        if n["origin"] != "inherited":
+            ET.SubElement(case, "failure", message=f"cause {n['cause'] or 'unexplained'}").text = _line(n)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def github(body: dict, artifact: str) -> str:
+    lines = [f"::{_level(n)} file={escape_property(artifact)},title={escape_property('clipbridge diff ' + n['node'])}"
+             f"::{escape_data(_line(n))}" for n in body["nodes"]]
+    lines.append(f"::notice title=clipbridge diff::{escape_data('verdict ' + body['verdict'])}")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(body: dict, artifact: str) -> str:
+    out = [f"### clipbridge diff: {cell(artifact)}", "", f"**Verdict: {body['verdict']}**", "",
+           "| engine | version | precision |", "|---|---|---|"]
+    out += [f"| {cell(e['name'])} | {cell(e['version'])} | {cell(e['precision'])} |" for e in body["engines"]]
+    out += ["", "| node | op | differing | origin | cause | witness |", "|---|---|---|---|---|---|"]
+    out += [f"| {cell(n['node'])} | {cell(n['op'])} | {n['differing']}/{n['total']} | {cell(n['origin'])} | "
+            f"{cell(n['cause'] or 'unexplained')} | {cell(_witness(n.get('witness')))} |" for n in body["nodes"]]
+    return "\n".join(out) + "\n"
+
+
+def render_with(renderers: dict[str, Callable[[dict, str], Any]], body: dict, fmt: str, artifact: str) -> str:
+    """`body` as `fmt` by a report's renderers (the diff's or the fix's): json and the sarif document pretty-printed
+    without NaN, the text formats as their renderer writes them."""
+    if fmt == "json":
+        return json.dumps(body, indent=2, allow_nan=False) + "\n"
+    if fmt == "sarif":
+        return json.dumps(renderers["sarif"](body, artifact), indent=2, allow_nan=False) + "\n"
+    return renderers[fmt](body, artifact)
+
+
+def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
+    return render_with({"sarif": sarif, "table": lambda b, a: table(b), "junit": junit, "github": github,
+                        "markdown": markdown}, body, fmt, artifact)
+
+
+def node_data(body: dict, graph: str = "main_graph") -> dict[str, Any]:
+    """Model Explorer node data: per differing node its differing-element count as `value`, coloured by
+    thresholds; and a second graph entry whose value is the cause (a string label)."""
+    counts = {n["node"]: {"value": n["differing"]} for n in body["nodes"]}
+    if body["first_divergence"] and body["first_divergence"]["node"] not in counts:
+        counts[body["first_divergence"]["node"]] = {"value": 1}
+    thresholds = [{"value": 0, "bgColor": "#388e3c"}, {"value": 1e12, "bgColor": "#d32f2f"}]
+    return {graph: {"results": counts, "thresholds": thresholds}}
+
+
+def cause_layer(body: dict, graph: str = "main_graph") -> dict[str, Any]:
+    """The cause of each reported node as a string value (Model Explorer shows it as the node's label)."""
+    colors = {"introduced": "#d32f2f", "inherited": "#f9a825"}
+    return {graph: {"results": {n["node"]: {"value": n["cause"] or "unexplained",
+                                            "bgColor": colors.get(n["origin"] or "", "#757575")}
+                                for n in body["nodes"]}}}

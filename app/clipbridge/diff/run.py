@@ -1,0 +1,276 @@
+"""A whole-model diff: run every engine once with the tensors marked, check the observer effect, then walk.
+
+`execute(stage, fn, *args)` runs a module-level function on the uploaded bytes: the server passes the
+sandbox's run_isolated (a crash or hang costs one answer), the CLI and the benchmark run in-process.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from clipbridge.diff import child, compare, engines, quantized, subgraphs
+from clipbridge.diff import plain as plain_runs
+from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag, read by clipbridge.fix.proof
+from clipbridge.diff.inputs import SEED
+from clipbridge.core.errors import ClipBridgeError
+
+ENGINE_NAMES = ("onnxruntime", "openvino", "onnx-reference")
+DEFAULT_ENGINES = ("onnxruntime", "openvino")
+Execute = Callable[..., Any]
+MAX_FOLDED = 64  # clip-like nodes replayed inside the marked runs (later ones are replayed alone)
+
+
+def direct(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """Run in this process (the CLI's, the benchmark's and the server's sandbox child's executor)."""
+    return fn(*args, **kwargs)
+
+
+direct.concurrent = True  # type: ignore[attr-defined]  # callable from two threads at once (clipbridge.diff.plain)
+
+
+def serial(stage: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """Run in this process, every engine run of a diff on the calling thread, one after the other: for a caller
+    that runs several diffs side by side (fleet's workers, one per core), where a diff's own threads would only
+    take a core from another diff."""
+    return fn(*args, **kwargs)
+
+
+@dataclass
+class Options:
+    engines: tuple[str, ...] = DEFAULT_ENGINES
+    precision: str = "model"
+    rtol: float | None = None
+    atol: float | None = None
+    seed: int = SEED
+
+    def check(self, prefix: str = "") -> None:
+        """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
+        unknown = [e for e in self.engines if e not in ENGINE_NAMES]
+        if unknown:
+            raise ClipBridgeError(f"unknown engine {unknown[0][:40]!r}; choose from {', '.join(ENGINE_NAMES)}",
+                                  f"{prefix}engine")
+        if len(set(self.engines)) < 2:
+            raise ClipBridgeError("a diff needs at least two different engines", f"{prefix}engine")
+        if self.precision not in ("model", "deployed"):
+            raise ClipBridgeError("precision is 'model' or 'deployed'", f"{prefix}precision")
+        for name in ("rtol", "atol"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and v >= 0):
+                raise ClipBridgeError(f"{name} must be a finite number >= 0", f"{prefix}{name}")
+
+
+@dataclass
+class Runs:
+    """Everything the walk reads: the plan, each engine's marked values, and how each engine ran."""
+
+    plan: child.Plan
+    values: dict[str, dict[str, np.ndarray]]  # engine -> tensor -> array
+    info: dict[str, dict[str, Any]]  # engine -> {version, precision, kernels, observer_effect}
+    method: str = "mark-all"
+    masks: dict[str, np.ndarray | None] = field(default_factory=dict)  # tensor -> differs(), computed once
+    folded: dict[str, dict] = field(default_factory=dict)  # node -> replay outputs computed in the marked runs
+    replays: dict[str, dict] = field(default_factory=dict)  # node -> {model, feeds, outputs}
+    model: bytes | None = None  # the model the marked runs, bisection and replays read (clipbridge.diff.subgraphs)
+    views: list[dict] = field(default_factory=list)  # each If/Loop/Scan: walked or not, and why
+
+
+def marks(plan: child.Plan) -> list[str]:
+    """Every node output, and every non-constant input of a clip-like node (to replay it). Past the marked
+    bytes' bound (engines.MAX_MARKED_BYTES, from inferred shapes and types) only the clip-like nodes' inputs
+    and outputs are marked: the walk then sees those, and the first divergence among them."""
+    clip_tensors: list[str] = []
+    for c in plan.clips.values():
+        node = next((n for n in plan.nodes if n.name == c.node), None)
+        clip_tensors += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
+        clip_tensors += [o for o in (node.outputs if node else []) if o]
+    every = [o for n in plan.nodes for o in n.outputs if o] + clip_tensors
+    if sum(plan.nbytes(t) for t in dict.fromkeys(every)) > engines.MAX_MARKED_BYTES:
+        every = clip_tensors
+    return [n for n in dict.fromkeys(every) if n not in plan.feeds]
+
+
+def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]:
+    """Marking may move fusion boundaries; at a narrowed precision that moves roundings too, so the plain and
+    marked runs are compared at the precision the engine really ran at."""
+    narrowed = {"bf16": "bfloat16", "f16": "float16"}.get(str(info.get("precision")))
+    return compare.tolerance(narrowed or dtype)
+
+
+def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options, walked: bytes | None = None) -> Runs:
+    """Each engine plain and with every mark, once; the observer check compares their final outputs. The marks
+    go into `walked` (the model with its bodies made visible, clipbridge.diff.subgraphs) where there is one."""
+    values: dict[str, dict[str, np.ndarray]] = {}
+    info: dict[str, dict[str, Any]] = {}
+    marked_runs: dict[str, dict[str, Any]] = {}
+    marked_model = execute("diff:prepare", engines.with_outputs, walked or model, marks(plan),
+                           plan.dtypes)  # once for every engine, typed from the plan
+    replays: dict[str, dict[str, Any]] = {}
+    feeds, copies = plan.feeds, {}
+    with plain_runs.Plain(execute, model, plan.feeds, opts.engines, opts.precision) as plains:
+        for n, engine in enumerate(opts.engines):
+            if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
+                marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
+            marked = plains.after(engine, functools.partial(execute, f"diff:{engine}", engines.run, engine,
+                                                            marked_model, feeds, [], opts.precision))
+            _take_replays(marked, copies, engine, replays)
+            values[engine], marked_runs[engine] = marked["values"], marked
+        # The observer check waits for the plain runs only now: the marked runs went on beside them.
+        for engine in opts.engines:
+            plain, marked = plains.result(engine), marked_runs[engine]
+            info[engine] = _info(marked, _observed(plain, marked, plan))
+            for name in plan.outputs:  # the final outputs reported are always the unmarked run's
+                values[engine][name] = plain["values"][name]
+    return Runs(plan, values, info, folded=replays)
+
+
+def _observed(plain: dict[str, Any], marked: dict[str, Any], plan: child.Plan) -> list[str]:
+    """The final outputs whose marked value differs from the plain one (marking moved a fusion boundary)."""
+    changed = []
+    for name in plan.outputs:
+        rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
+        if name not in marked["values"] or compare.count(plain["values"][name], marked["values"][name], rtol, atol):
+            changed.append(name)
+    return changed
+
+
+def _info(marked: dict[str, Any], changed: list[str]) -> dict[str, Any]:
+    return {"version": marked["version"], "precision": marked["precision"], "settings": marked.get("settings", {}),
+            "kernels": marked["kernels"], "observer_effect": changed}
+
+
+def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
+                  first: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray], dict[str, list[str]]]:
+    """The marked model with a replay copy of each clip-like node fed the first engine's captured inputs, the
+    feeds for it, and node -> its outputs. An engine's compile costs more than the copies (OpenVINO: ~50 ms)."""
+    copies: dict[str, dict[str, tuple[str, list[int]]]] = {}
+    feeds = dict(plan.feeds)
+    outs: dict[str, list[str]] = {}
+    used = sum(int(v.nbytes) for v in first.values())  # the marked run's own bytes, within the bound
+    for node in plan.nodes:
+        if node.name not in plan.clips or len(copies) >= MAX_FOLDED or subgraphs.is_body_node(plan, node.name):
+            continue
+        ins = [i for i in node.inputs if i and i not in plan.constants]
+        values = {i: first[i] if i in first else plan.feeds.get(i) for i in ins}
+        if any(v is None for v in values.values()):
+            continue
+        used += 2 * sum(int(v.nbytes) for v in values.values())  # the copy's inputs, and its output
+        if used > engines.MAX_MARKED_BYTES:
+            break  # past the bound the rest are replayed alone, when they differ
+        k = len(copies)
+        copies[node.name] = {i: (v.dtype.name, list(v.shape)) for i, v in values.items()}
+        feeds.update({child.replay_name(k, i): v for i, v in values.items()})
+        outs[node.name] = [child.replay_name(k, o) for o in node.outputs if o]
+    if not copies:
+        return marked_model, plan.feeds, {}
+    return execute("diff:prepare", child.with_replays, marked_model, copies), feeds, outs
+
+
+def _take_replays(marked: dict[str, Any], copies: dict[str, list[str]], engine: str,
+                  replays: dict[str, dict[str, Any]]) -> None:
+    """Move the replay copies' outputs (and kernels) out of the marked run's values."""
+    for k, (node, outs) in enumerate(copies.items()):
+        record = replays.setdefault(node, {"outputs": {}, "kernels": {}})
+        record["outputs"][engine] = marked["values"].get(outs[0])
+        copy = child.replay_name(k, node)
+        record["kernels"][engine] = {node: v for n, v in marked["kernels"].items() if n == copy}
+    for name in [v for v in marked["values"] if v.startswith("clipbridge_replay_")]:
+        del marked["values"][name]
+
+
+def differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
+    """The mask of elements where any engine differs from the first engine, or None if not captured."""
+    if tensor not in runs.masks:
+        runs.masks[tensor] = _differs(runs, tensor, opts)
+    return runs.masks[tensor]
+
+
+def _differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
+    first = runs.values[opts.engines[0]].get(tensor)
+    if first is None:
+        return None
+    mask = np.zeros(first.shape, dtype=bool)
+    for engine in opts.engines[1:]:
+        other = runs.values[engine].get(tensor)
+        if other is None:
+            return None
+        m = compare.differing(first, other, opts.rtol, opts.atol)
+        if m.shape != mask.shape:
+            return np.ones(first.shape, dtype=bool)
+        mask |= m
+    return mask
+
+
+def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
+    """When marking changed the final outputs: find the first differing node output by marking one tensor per
+    run, O(log N) runs per engine (this assumes that once a tensor differs, later ones do too)."""
+    order = [o for n in runs.plan.nodes for o in n.outputs if o and o not in runs.plan.feeds]
+    lo, hi = 0, len(order) - 1
+    found: dict[str, dict[str, np.ndarray]] = {e: {} for e in opts.engines}
+
+    def probe(k: int) -> bool:
+        for engine in opts.engines:
+            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, [order[k]], opts.precision)
+            found[engine][order[k]] = r["values"][order[k]]
+        a = found[opts.engines[0]][order[k]]
+        return any(compare.count(a, found[e][order[k]], opts.rtol, opts.atol) for e in opts.engines[1:])
+
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if probe(mid) else (mid + 1, hi)
+    node = next((n for n in runs.plan.nodes if order and order[lo] in n.outputs), None)
+    if node is not None and probe(lo):  # capture that node's inputs too, so that it can be replayed
+        tensors = [t for t in node.inputs + node.outputs if t and t not in runs.plan.constants]
+        for engine in opts.engines:
+            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, tensors, opts.precision)
+            found[engine].update({t: r["values"][t] for t in tensors if t in r["values"]})
+    for engine in opts.engines:  # only the bisection's own probes are kept: the marked run is not trusted
+        finals = {n: runs.values[engine][n] for n in runs.plan.outputs}
+        runs.values[engine] = {**found[engine], **finals}
+    runs.method = "bisection"
+    runs.masks.clear()
+    runs.folded.clear()  # computed from the marked run's tensors, which bisection does not trust
+
+
+def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opts: Options) -> dict[str, Any]:
+    """The node alone on each engine, fed the first engine's captured inputs (the same for every engine)."""
+    a = runs.values[opts.engines[0]]
+    feeds = {i: a[i] for i in node.inputs if i and i not in runs.plan.constants and i in a}
+    feeds.update({i: runs.plan.feeds[i] for i in node.inputs if i in runs.plan.feeds})
+    one = subgraphs.single_node if subgraphs.is_body_node(runs.plan, node.name) else child.single_node
+    single = execute("diff:prepare", one, model, node.name, feeds)
+    outputs, kernels = {}, {}
+    folded = runs.folded.get(node.name, {"outputs": {}, "kernels": {}})
+    for engine in opts.engines:
+        if folded["outputs"].get(engine) is not None:  # replayed inside this engine's marked run
+            outputs[engine], kernels[engine] = folded["outputs"][engine], folded["kernels"][engine]
+            continue
+        r = execute(f"diff:{engine}", engines.run, engine, single, feeds, [], opts.precision)
+        outputs[engine] = r["values"][node.outputs[0]]
+        kernels[engine] = r["kernels"]
+    record = {"model": single, "feeds": feeds, "outputs": outputs, "kernels": kernels}
+    runs.replays[node.name] = record
+    return record
+
+
+def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) -> Runs:
+    """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
+    opts.check()
+    plan = execute("diff:prepare", child.prepare, model, npz, opts.seed)
+    walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
+    try:
+        runs = run_engines(execute, model, walked_plan, opts, walked)
+    except engines.EngineCannotLoad as exc:  # an engine refuses the exposed bodies: walk the main graph only
+        if walked is None:
+            raise
+        walked, views = None, subgraphs.refused(views, exc.message)
+        runs = run_engines(execute, model, plan, opts)
+    runs.model, runs.views = walked or model, views
+    if any(i["observer_effect"] for i in runs.info.values()):
+        bisect(execute, runs.model, runs, opts)
+        quantized.capture_clip_likes(execute, runs.model, runs, opts)  # every clip-like node, one at a time
+    return runs

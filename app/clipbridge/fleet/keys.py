@@ -1,0 +1,68 @@
+"""The content address of one model's result: everything that can change the answer, and nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+
+import onnx
+
+from clipbridge import __version__
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff.run import ENGINE_NAMES
+from clipbridge.engines import config as engine_config
+
+DISTRIBUTIONS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "onnx-reference": "onnx"}
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine as named on the command line: `openvino`, or `openvino==2025.4.0` (pinned: its own environment)."""
+
+    name: str
+    pinned: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}=={self.pinned}" if self.pinned else self.name
+
+
+def parse_engine(text: str) -> EngineSpec:
+    name, sep, version = (p.strip() for p in text.partition("=="))
+    if name not in ENGINE_NAMES:
+        raise ClipBridgeError(f"unknown engine {name[:40]!r}; choose from {', '.join(ENGINE_NAMES)}", "--engine")
+    if sep and not version:
+        raise ClipBridgeError(f"--engine {text!r}: write NAME==VERSION, e.g. openvino==2025.4.0", "--engine")
+    if version and name == "onnx-reference":
+        raise ClipBridgeError("onnx-reference is onnx itself and is not pinned separately", "--engine")
+    return EngineSpec(name, version or None)
+
+
+@lru_cache(maxsize=None)  # read once per process: metadata scans site-packages (~20 ms), a run asks per model
+def installed_version(name: str) -> str:
+    """The installed distribution's version, read without importing the engine ('absent' when not installed)."""
+    if name == "onnx-reference":
+        return str(onnx.__version__)
+    return engine_config.engine_versions().get(DISTRIBUTIONS[name]) or "absent"
+
+
+@lru_cache(maxsize=None)
+def host_tier() -> str:
+    """The host's oneDNN ISA tier (docs/host-differences.md): OpenVINO's bf16 and flush behaviour follow it."""
+    return engine_config.cpu_isa() or "unknown"
+
+
+def cache_key(sha256: str, inputs_sha256: str | None, seed: int, engines: list[EngineSpec], precision: str) -> str:
+    """sha256 over the model, its inputs (or the generator's seed), each engine's name and version, the precision,
+    the host's ISA tier and clipbridge's version."""
+    fields = {
+        "model": sha256,
+        "inputs": inputs_sha256 or f"generated:{seed}",
+        "engines": [[e.name, e.pinned or installed_version(e.name)] for e in engines],
+        "precision": precision,
+        "isa": host_tier(),
+        "clipbridge": __version__,
+    }
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,194 @@
+"""Clip-like ONNX ops: each a named pattern with the range it clips to and what each engine does with a NaN.
+
+A pattern is recognised from the node and the model's constants only (never from a run). Its per-engine
+NaN rule is what `predict` computes and what the diff's `nan-input` cause is checked against; each rule cites
+the text it implements or the measurement that established it (tests/diff/test_patterns.py re-measures
+them on the installed engines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import helper
+
+from clipbridge.scan.constant_reader import MAX_CONSTANT, BadConstant, Constants, graph_constants, scalar
+
+ENGINES = ("onnxruntime", "openvino", "onnx-reference")
+# x86 MAXPS/MINPS return the second operand when either is NaN (Intel SDM vol. 2B, "MAXPS"); OpenVINO's CPU
+# eltwise kernels emit them with the input first, so a NaN input gives the other operand.
+X86_MAXPS = "Intel SDM vol. 2B MAXPS/MINPS: if either operand is NaN, the second operand is returned"
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    op: str
+    summary: str
+    nan: dict[str, str]  # engine -> "propagate" | "lower" | "upper" | "zero" | "one"
+    sources: dict[str, str]
+
+
+def _one_sided(op: str, ufunc: str, side: str, openvino: str) -> Pattern:
+    """Max or Min against a scalar constant: a one-sided clip; OpenVINO's result depends on the operand order."""
+    summary = f"one-sided {op}(x, c) against a scalar constant: clip from {side} at c"
+    return Pattern(f"{op.lower()}-constant", op, summary,
+                   {"onnxruntime": "propagate", "openvino": openvino, "onnx-reference": "propagate"},
+                   {"spec": f"ONNX Operators.md {op}-13: element-wise {op.lower()} (NaN propagates, as numpy.{ufunc})",
+                    "openvino": f"{ufunc.capitalize()}-1 on the CPU plugin: the bound when the tensor is the first "
+                    f"operand, NaN when the constant is ({X86_MAXPS}); openvino#35839"})
+
+
+PROPAGATE_SPEC = "ONNX Operators.md: the op is defined element-wise by arithmetic, so NaN propagates"
+PATTERNS: dict[str, Pattern] = {p.name: p for p in (
+    Pattern("clip", "Clip", "clip(x, min, max); an omitted bound is the type's lowest()/max() (Clip-11+)",
+            {"onnxruntime": "propagate", "openvino": "lower", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md Clip-13", "openvino": "Clamp-1 on the CPU plugin: max(min(x, hi), lo) "
+             f"with x first ({X86_MAXPS}); measured in tests/diff/test_patterns.py"}),
+    Pattern("relu", "Relu", "max(x, 0)",
+            {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md Relu-14: y = max(0, x)", "openvino": f"Relu-1 on the CPU plugin ({X86_MAXPS})"}),
+    Pattern("leaky-relu-0", "LeakyRelu", "LeakyRelu with alpha 0: max(x, 0)",
+            {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md LeakyRelu-16: y = x < 0 ? alpha * x : x (so -inf gives 0 * -inf = NaN)",
+             "openvino": "PRelu with slope 0 multiplies, so NaN stays; measured in tests/diff/test_patterns.py"}),
+    Pattern("hard-sigmoid", "HardSigmoid", "clip(alpha * x + beta, 0, 1)",
+            {"onnxruntime": "propagate", "openvino": "one", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md HardSigmoid-6: y = max(0, min(1, alpha * x + beta))",
+             "openvino": f"HardSigmoid-1 on the CPU plugin: min(.., 1) then max(.., 0) ({X86_MAXPS})"}),
+    Pattern("hard-swish", "HardSwish", "x * clip(x / 6 + 1/2, 0, 1)",
+            {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
+            {"spec": "ONNX Operators.md HardSwish-14: y = x * max(0, min(1, x/6 + 0.5))",
+             "openvino": "HSwish-4: the product with x keeps the NaN"}),
+    _one_sided("Max", "maximum", "below", "lower"),
+    _one_sided("Min", "minimum", "above", "upper"),
+    Pattern("quantize-saturate", "QuantizeLinear", "round(x / scale) + zero_point saturated to the integer type",
+            {"onnxruntime": "engine", "openvino": "engine", "onnx-reference": "engine"},
+            {"spec": "ONNX Operators.md QuantizeLinear-13: saturate to [0, 255] (uint8) or [-128, 127] (int8); "
+             "a NaN input has no integer value, so each engine's result is its own"}),
+)}
+OP_PATTERN = {"Clip": "clip", "Relu": "relu", "HardSigmoid": "hard-sigmoid", "HardSwish": "hard-swish",
+              "QuantizeLinear": "quantize-saturate"}
+
+
+@dataclass
+class ClipLike:
+    """One clip-like node of a graph: its pattern, the tensor it clips, its output, and the range."""
+
+    node: str
+    op: str
+    pattern: str
+    x: str
+    output: str
+    lo: float | None = None  # the range the output is clipped to, as the spec reads it (None: unbounded)
+    hi: float | None = None
+    omitted: tuple[str, ...] = ()  # Clip-11+ bounds left out (the spec's lowest()/max() default applies)
+    params: dict = field(default_factory=dict)
+
+
+def constants(g: onnx.GraphProto) -> Constants:
+    """Small initializers and Constant-node values of one graph, by tensor name (clipbridge.scan.constant_reader:
+    a constant that cannot be read is a 400 naming it when a pattern uses it)."""
+    return graph_constants(g, MAX_CONSTANT)
+
+
+def _scalar(consts: Constants, name: str, n: onnx.NodeProto) -> float | None:
+    return scalar(consts, name, f"input {name[:60]!r} of {n.op_type} node {(n.name or n.output[0])[:60]!r}")
+
+
+def _attr(n: onnx.NodeProto, name: str, default: float) -> float:
+    """A numeric attribute (alpha, beta, Clip-6's min/max); one of another type is a 400 naming it."""
+    a = next((a for a in n.attribute if a.name == name), None)
+    if a is None:
+        return default
+    if a.type not in (onnx.AttributeProto.FLOAT, onnx.AttributeProto.INT):
+        raise BadConstant(f"attribute {name!r} of {n.op_type} node {(n.name or n.output[0])[:60]!r} has type "
+                          f"{onnx.AttributeProto.AttributeType.Name(a.type)}; it must be a FLOAT", "model")
+    return float(helper.get_attribute_value(a))
+
+
+def clip_like(n: onnx.NodeProto, consts: Constants, opset: int) -> ClipLike | None:
+    """The node as a clip-like pattern, or None when it is not one."""
+    if n.domain not in ("", "ai.onnx") or not n.input or not n.output:
+        return None
+    name, op = n.name or n.output[0], n.op_type
+    if op == "LeakyRelu" and _attr(n, "alpha", 0.01) == 0.0:
+        return ClipLike(name, op, "leaky-relu-0", n.input[0], n.output[0], 0.0, None)
+    if op in ("Max", "Min") and len(n.input) == 2:
+        for i in (0, 1):
+            c = _scalar(consts, n.input[1 - i], n)
+            if c is not None and n.input[i] not in consts:
+                lo, hi = (c, None) if op == "Max" else (None, c)
+                return ClipLike(name, op, f"{op.lower()}-constant", n.input[i], n.output[0], lo, hi,
+                                params={"tensor_first": i == 0})
+        return None
+    if op not in OP_PATTERN:
+        return None
+    c = ClipLike(name, op, OP_PATTERN[op], n.input[0], n.output[0])
+    if op == "Clip":
+        _clip_range(c, n, consts, opset)
+    elif op == "Relu":
+        c.lo = 0.0
+    elif op in ("HardSigmoid", "HardSwish"):
+        c.lo, c.hi = 0.0, 1.0 if op == "HardSigmoid" else None
+        c.params = {"alpha": _attr(n, "alpha", 0.2 if op == "HardSigmoid" else 1 / 6),
+                    "beta": _attr(n, "beta", 0.5)}
+    return c
+
+
+def _clip_range(c: ClipLike, n: onnx.NodeProto, consts: Constants, opset: int) -> None:
+    if opset < 11:
+        c.lo, c.hi = _attr(n, "min", -3.4028234663852886e38), _attr(n, "max", 3.4028234663852886e38)
+        return
+    omitted = []
+    for pos, side in ((1, "lo"), (2, "hi")):
+        if len(n.input) > pos and n.input[pos]:
+            setattr(c, side, _scalar(consts, n.input[pos], n))
+            if getattr(c, side) is None:
+                c.params[f"{side}_dynamic"] = True
+        else:
+            omitted.append("min" if side == "lo" else "max")
+    c.omitted = tuple(omitted)
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    return next((int(i.version) for i in model.opset_import if i.domain in ("", "ai.onnx")), 0)
+
+
+def find(model: onnx.ModelProto, strict: bool = True) -> dict[str, ClipLike]:
+    """Every clip-like node of the main graph, by node name (unnamed nodes go by their first output). A node
+    whose constant cannot be read is a BadConstant naming it; with strict=False it is left out instead (the
+    scan lists the others, and reports that clip's bound as its own site error)."""
+    consts, opset = constants(model.graph), opset_of(model)
+    found = {}
+    for n in model.graph.node:
+        try:
+            c = clip_like(n, consts, opset)
+        except BadConstant:
+            if strict:
+                raise
+            continue
+        if c is not None:
+            found[c.node] = c
+    return found
+
+
+def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float | None:
+    """What `engine` gives for a NaN input under this pattern's rule, or None when the rule is 'propagate'
+    or engine-specific (then nothing is predicted)."""
+    rule = PATTERNS[c.pattern].nan.get(engine, "propagate")
+    lo = lowest if c.lo is None or "min" in c.omitted else c.lo
+    hi = highest if c.hi is None or "max" in c.omitted else c.hi
+    if c.pattern in ("max-constant", "min-constant") and not c.params.get("tensor_first", True):
+        return None  # the constant first: MAXPS/MINPS return the NaN tensor operand (openvino#35839)
+    if c.pattern == "clip" and hi < lo:
+        return None  # min > max: measured NaN on OpenVINO too (tests/diff/test_patterns.py)
+    return {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
+
+
+def describe(c: ClipLike) -> dict:
+    """A clip-like node as the scan lists it: its pattern, range, NaN rule per engine, and sources."""
+    p = PATTERNS[c.pattern]
+    return {"node": c.node, "op": c.op, "pattern": c.pattern, "input": c.x, "output": c.output,
+            "summary": p.summary, "nan_input": dict(p.nan), "sources": dict(p.sources)}
