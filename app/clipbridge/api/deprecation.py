@@ -1,4 +1,4 @@
-"""A request that used an old name is answered with a `Deprecation` header (docs/api.md#old-names).
+"""A request that used an old name is answered with a `Deprecation` header (docs/api.md#one-vocabulary).
 
 The request models read their old field names (clipbridge.api.model_base.Renamed: translate's `source`, the
 execute family's `semantics`) until OLD_NAMES_UNTIL; each time one is read, `note(old, new)` records it for the
