@@ -47,7 +47,11 @@ def message(name: str, accepted: tuple[str, ...]) -> str:
 
 
 def accepted(route: APIRoute) -> tuple[str, ...]:
-    """The query parameter names the route declares (aliases as sent on the wire), in declaration order."""
+    """The query parameter names the route declares (aliases as sent on the wire), in declaration order.
+
+    Read from the route as defined (FastAPI puts it in scope["route"]): its endpoint's parameters and its own
+    dependencies'. A dependency given to `include_router(dependencies=...)` is not in it; none of ours takes a
+    query parameter, and tests/api/test_query_params.py would fail on its route if one did."""
     names: tuple[str, ...] | None = vars(route).get(_CACHE)
     if names is None:
         names = tuple(dict.fromkeys(_query_names(route.dependant)))
