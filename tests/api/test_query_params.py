@@ -46,6 +46,17 @@ def test_the_walk_covers_every_operation_in_the_schema():
     assert {("POST", "/v1/translate"), ("POST", "/v1/models/diff"), ("GET", "/v1/dialects")} <= documented
 
 
+def test_the_accepted_names_are_the_documented_ones():
+    """/openapi.json is built from the routes as included (router-level dependencies and all): a name it lists
+    that the check does not accept would be refused though documented."""
+    paths = APP.openapi()["paths"]
+    for method, path, route in OPERATIONS:
+        op = paths.get(path, {}).get(method.lower())
+        if op is not None:
+            documented = {p["name"] for p in op.get("parameters", []) if p["in"] == "query"}
+            assert documented == set(accepted(route)), (method, path)
+
+
 @pytest.mark.parametrize("method,path,route", OPERATIONS, ids=[f"{m} {p}" for m, p, _ in OPERATIONS])
 def test_every_route_refuses_an_unknown_query_parameter(api, method, path, route):
     body = _refused(_send(api, method, path, f"{UNKNOWN}=1"), UNKNOWN)

@@ -51,7 +51,8 @@ def accepted(route: APIRoute) -> tuple[str, ...]:
 
     Read from the route as defined (FastAPI puts it in scope["route"]): its endpoint's parameters and its own
     dependencies'. A dependency given to `include_router(dependencies=...)` is not in it; none of ours takes a
-    query parameter, and tests/api/test_query_params.py would fail on its route if one did."""
+    query parameter, and tests/api/test_query_params.py checks these names against /openapi.json's (built from the
+    effective routes) for every operation."""
     names: tuple[str, ...] | None = vars(route).get(_CACHE)
     if names is None:
         names = tuple(dict.fromkeys(_query_names(route.dependant)))
