@@ -8,10 +8,19 @@
 
 Requests are validated client-side with the same models the server uses (a bad spec fails before it is
 sent, as pydantic.ValidationError); a problem+json answer raises ApiError carrying the Problem.
+
+A fixed model is a file:
+
+    with Client("http://127.0.0.1:8000") as cb:
+        fixed = cb.fix("model.onnx", reference="onnxruntime", target="openvino")
+        print(fixed.verdict, [r.rule for r in fixed.report.rules_applied])
+        fixed.save("model.fixed-for-openvino.onnx")
 """
 
 from __future__ import annotations
 
+import base64
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -22,6 +31,7 @@ except ImportError as exc:  # a core dependency since issue 37; a trimmed enviro
                       "from a checkout, or pip install httpx)") from exc
 from pydantic import BaseModel
 
+from clipbridge.api.fix_models import FixResponse
 from clipbridge.api.lint_models import ProbeRequest, ProbeResponse
 from clipbridge.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteRequest, ExecuteResponse,
                             Health, Problem, ScanResponse, TranslateRequest, TranslateResponse)
@@ -37,6 +47,22 @@ class ApiError(Exception):
         super().__init__(f"{status} {problem.title}: {problem.detail}")
         self.status = status
         self.problem = problem
+
+
+@dataclass(frozen=True)
+class FixedModel:
+    """POST /v1/models/fix's answer: the written model's bytes, the proof's verdict, and the whole report
+    (None when it was asked for the model only, `report=False`)."""
+
+    model: bytes
+    verdict: str
+    report: FixResponse | None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model to `path` (an .onnx file); returns the path."""
+        out = Path(path)
+        out.write_bytes(self.model)
+        return out
 
 
 class Client:
@@ -127,6 +153,23 @@ class Client:
         r = self._check(self.http.post("/v1/models/rewrite", params=params,
                                        files={"model": ("model.onnx", _bytes(model))}))
         return r.content
+
+
+    def fix(self, model: bytes | str | Path, reference: str, target: str, precision: str = "model",
+            inputs: bytes | str | Path | None = None, report: bool = True) -> FixedModel:
+        """The model rewritten so that `target` computes what `reference` computes, proved by a diff
+        (`inputs`: an optional .npz keyed by graph input name). report=False asks for the model file alone
+        (Accept: application/octet-stream: no base64, no report; the verdict comes in a header)."""
+        params = {"reference": reference, "target": target, "precision": precision}
+        files = {"model": ("model.onnx", _bytes(model))}
+        if inputs is not None:
+            files["inputs"] = ("inputs.npz", _bytes(inputs))
+        accept = "application/json" if report else "application/octet-stream"
+        r = self._check(self.http.post("/v1/models/fix", params=params, files=files, headers={"Accept": accept}))
+        if not report:
+            return FixedModel(r.content, r.headers["X-Clipbridge-Verdict"], None)
+        body = FixResponse.model_validate(r.json())
+        return FixedModel(base64.b64decode(body.model.onnx_base64), body.verdict, body)
 
 
 def _bytes(x: bytes | str | Path) -> bytes:

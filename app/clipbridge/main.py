@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from clipbridge import __version__
 from clipbridge.api import problems
-from clipbridge.api import chain_routes, diff_routes, execute_routes, lint_routes, scan_routes
+from clipbridge.api import chain_routes, deprecation, diff_routes, execute_routes, lint_routes, query_check, scan_routes
 from clipbridge.api.routes import router
 from clipbridge.api.security import ApiKeyGuard, cors_options, document_api_key
 from clipbridge.api.docs import router as docs_router
@@ -110,6 +110,7 @@ def create_app(settings: Settings | None = None, freeze_gc: bool = False) -> Fas
     app = FastAPI(title="clipbridge", version=__version__, docs_url=None, redoc_url=None,
                   lifespan=_lifespan(settings, freeze_gc),
                   swagger_ui_oauth2_redirect_url=None,
+                  dependencies=[query_check.KNOWN_QUERY],  # every route: an unknown query parameter is a 400
                   description="Translate the Clip/Clamp operator between ten ML dialects (ONNX, OpenVINO, "
                               "DirectML, StableHLO, WebNN, TOSA, TFLite, TensorRT, Core ML, PyTorch), and say "
                               "exactly where the meaning drifts.")
@@ -127,9 +128,12 @@ def create_app(settings: Settings | None = None, freeze_gc: bool = False) -> Fas
     app.state.settings = settings
     app.state.memo = Memo(settings.memo_bytes, settings.memo_entries)
     app.state.slots = Slots(settings.max_concurrent_executions, settings.max_execution_seconds)
+    app.add_middleware(deprecation.DeprecationHeaders)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, npy_limit=settings.max_npy_bytes,
                        model_limit=settings.max_model_bytes)
-    # Outermost last: Observe (request id, access log, metrics) > CORS > API key > BodyLimit > routes.
+    # Outermost last: Observe (request id, access log, metrics) > CORS > API key > BodyLimit > Deprecation > routes.
+    query_check.document(app)
+    deprecation.document(app)
     if settings.api_key:
         app.add_middleware(ApiKeyGuard, key=settings.api_key)
         document_api_key(app)

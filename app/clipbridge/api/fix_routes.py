@@ -1,4 +1,9 @@
-"""POST /v1/models/fix: the model rewritten so that `target` computes what `reference` computes, with its proof."""
+"""POST /v1/models/fix: the model rewritten so that `target` computes what `reference` computes, with its proof.
+
+Two answers, by the Accept header (clipbridge.api.accept): the JSON report (the default; the model in it as
+base64), or with `Accept: application/octet-stream` the written model itself, as a file download whose headers
+carry the proof's verdict (the report's other parts then stay on the server: ask for JSON to read them).
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,14 @@ from typing import Literal
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
+from clipbridge.api.accept import prefers
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_form
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
 from clipbridge.api.fix_models import FixResponse
 from clipbridge.diff.engines import require
 from clipbridge.fix.facts import ENGINES
-from clipbridge.fix.service import fix
+from clipbridge.fix.service import Fixed, fix
 
 FIX_BODY = {"requestBody": {"required": True, "content": {
     "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
@@ -23,11 +29,16 @@ FIX_BODY = {"requestBody": {"required": True, "content": {
         "inputs": {"type": "string", "format": "binary",
                    "description": "optional .npz keyed by graph input name (generated inputs are added)"}}}}}}}
 EngineQuery = Literal["onnxruntime", "openvino", "onnx-reference"]
+MODEL_TYPE = "application/octet-stream"
+FIX_ANSWERS = {200: {"description": "The report as JSON (the default), or with `Accept: application/octet-stream` "
+                                    "the written .onnx model as a download (Content-Disposition), its proof's "
+                                    "verdict in X-Clipbridge-Verdict",
+                     "content": {MODEL_TYPE: {"schema": {"type": "string", "format": "binary"}}}}}
 router = APIRouter()
 
 
-@router.post("/v1/models/fix", response_model=FixResponse, responses=PROBLEMS, tags=["models"],
-             openapi_extra=FIX_BODY)
+@router.post("/v1/models/fix", response_model=FixResponse, responses={**FIX_ANSWERS, **PROBLEMS},
+             tags=["models"], openapi_extra=FIX_BODY)
 async def fix_model(request: Request,
                     reference: EngineQuery = Query(description="engine A, whose results the written model keeps: "
                                                    + ", ".join(ENGINES)),
@@ -44,7 +55,19 @@ async def fix_model(request: Request,
     # and the proof's tensors are compared there (only its body comes back).
     fixed = await run_in_threadpool(slots(request).run, logged_engine_text(
         request, lambda: fix(model, npz, reference, target, precision)))
+    if prefers(request, MODEL_TYPE, over="application/json"):
+        return Response(fixed.model, media_type=MODEL_TYPE, headers=model_headers(fixed))
     body = dict(fixed.body)
     body["model"] = {**body["model"], "onnx_base64": base64.b64encode(fixed.model).decode("ascii")}
     FixResponse.model_validate(body)  # the body is what the schema says
     return Response(json.dumps(body, allow_nan=False, separators=(",", ":")), media_type="application/json")
+
+
+def model_headers(fixed: Fixed) -> dict[str, str]:
+    """The download's headers: its file name (the inspector's, without the upload's stem) and the report's
+    verdict and its engines, so that a client that saves the file still knows whether the proof holds."""
+    body = fixed.body
+    return {"Content-Disposition": f'attachment; filename="fixed-for-{body["target"]}.onnx"',
+            "X-Clipbridge-Verdict": str(body["verdict"]),
+            "X-Clipbridge-Reference": str(body["reference"]), "X-Clipbridge-Target": str(body["target"]),
+            "X-Clipbridge-Rules-Applied": str(len(body["rules_applied"]))}

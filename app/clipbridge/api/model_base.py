@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal, Union
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
+from clipbridge.api.deprecation import OLD_NAMES_UNTIL, note
 from clipbridge.dialects import registry
 
 WireValue = Union[int, float, str]
@@ -25,8 +26,8 @@ class _Strict(BaseModel):
 
 
 # One vocabulary (docs/api.md#one-vocabulary): every request names its spec `spec`, a list of dialects `targets` and
-# one dialect `target`. The names of 0.1.0 and before stay accepted until this release; the schemas show only the new.
-OLD_NAMES_UNTIL = "0.2.0"
+# one dialect `target`. The names of 0.1.0 and before stay accepted until OLD_NAMES_UNTIL (clipbridge.api.deprecation,
+# which also answers their use with a Deprecation header); the schemas show only the new.
 
 
 TargetGroup = Literal["all", "default"]
@@ -49,7 +50,8 @@ class Grouped(BaseModel):
 
 
 class Renamed(_Strict):
-    """A request body whose fields had other names: the old names are read as the new ones until OLD_NAMES_UNTIL."""
+    """A request body whose fields had other names: the old names are read as the new ones until OLD_NAMES_UNTIL,
+    each use noted for the answer's Deprecation header (clipbridge.api.deprecation)."""
 
     RENAMED: ClassVar[dict[str, str]] = {}
 
@@ -66,4 +68,5 @@ class Renamed(_Strict):
                 raise PydanticCustomError("renamed", "`{old}` is the old name of `{new}`: send only `{new}`",
                                           {"old": old, "new": new})
             data[new] = data.pop(old)
+            note(old, new)
         return data

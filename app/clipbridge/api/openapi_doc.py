@@ -35,6 +35,18 @@ EXTRA: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
                                  "schema": {"type": "integer", "minimum": 0}},
         "Content-Disposition": {"description": "attachment; filename=\"rewritten.onnx\"", "required": True,
                                 "schema": {"type": "string"}}},
+    # The model download (Accept: application/octet-stream) only: the JSON report says all of this in its body.
+    ("/v1/models/fix", "post", "200"): {
+        "Content-Disposition": {"description": "With the model: attachment; filename=\"fixed-for-TARGET.onnx\"",
+                                "required": False, "schema": {"type": "string"}},
+        "X-Clipbridge-Verdict": {"description": "With the model: the proof's verdict (the report's `verdict`)",
+                                 "required": False, "schema": {"type": "string", "minLength": 1}},
+        "X-Clipbridge-Reference": {"description": "With the model: the engine whose results it keeps",
+                                   "required": False, "schema": {"type": "string"}},
+        "X-Clipbridge-Target": {"description": "With the model: the engine it is written for",
+                                "required": False, "schema": {"type": "string"}},
+        "X-Clipbridge-Rules-Applied": {"description": "With the model: how many rewrites it carries",
+                                       "required": False, "schema": {"type": "integer", "minimum": 0}}},
 }
 
 

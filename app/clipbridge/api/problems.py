@@ -67,8 +67,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        title = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 413: "Payload too large",
-                 415: "Unsupported media type"}.get(exc.status_code, "Error")
+        title = getattr(exc, "title", None) or {
+            400: "Bad request", 404: "Not found", 405: "Method not allowed", 413: "Payload too large",
+            415: "Unsupported media type"}.get(exc.status_code, "Error")
         return problem(exc.status_code, title, str(exc.detail), getattr(exc, "errors", None),
                        headers=getattr(exc, "headers", None))
 

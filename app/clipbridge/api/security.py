@@ -22,7 +22,8 @@ PROTECTED_PREFIX = "/v1"
 CHALLENGE = 'Bearer realm="clipbridge", ApiKey realm="clipbridge" header="X-API-Key"'
 CORS_ALLOW_HEADERS = ["X-API-Key", "Content-Type", "Authorization", "X-Request-ID"]
 CORS_EXPOSE_HEADERS = ["X-Request-ID", "Retry-After", "X-Clipbridge-Semantics", "X-Clipbridge-Backend",
-                       "X-Clipbridge-Reading"]
+                       "X-Clipbridge-Reading", "Content-Disposition", "X-Clipbridge-Verdict", "Deprecation",
+                       "X-Clipbridge-Deprecated"]
 
 
 def route_path(scope: Scope) -> str:

@@ -3,8 +3,9 @@ generic body and dependency handling; everything else takes the generic path, un
 
 A fresh translation is benchmarked against GET /healthz (docs/performance.md), and FastAPI's generic path (the
 dependency solver, the body field's checks, a thread-pool hop for a sync endpoint) cost about as much as the
-translation of the default targets. The fast path takes a request only when all of these hold: a
-Content-Length of at most FAST_MAX_BODY bytes, the content type application/json, a body that parses as strict
+translation of the default targets. The fast path takes a request only when all of these hold: no
+query string (the app-wide check, clipbridge.api.query_check, refuses any here), a Content-Length of at most
+FAST_MAX_BODY bytes, the content type application/json, a body that parses as strict
 JSON (no NaN tokens, not too deep) and validates as a TranslateRequest. Any other request, and any request
 whose body could not be read, is handed to the generic path with the bytes already read replayed, so every
 refusal (400, 413, 415, 422, a disconnect) is the generic path's own answer, byte for byte. Success answers
@@ -115,7 +116,9 @@ class TranslateRoute(StrictJSONRoute):
 
         async def fast(request: Request) -> Response:
             length = _content_length(request)
-            if request.method != "POST" or length is None or length > FAST_MAX_BODY or not _is_json(request):
+            # A query string (translate takes none) goes the generic way too: its app-wide check answers it.
+            if (request.method != "POST" or length is None or length > FAST_MAX_BODY or not _is_json(request)
+                    or request.scope.get("query_string")):
                 return await generic(request)
             body, messages, error = await _read(request)
             req = None if body is None else _parse(body)
