@@ -56,7 +56,7 @@ def test_bad_target_and_missing_file(capsys, tmp_path):
 def test_dialects_and_schemas(tmp_path, capsys):
     assert main(["dialects", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["dialects"][0]["dialect"] == "onnx"
-    assert main(["schemas", "--out", str(tmp_path)]) == 0
+    assert main(["schemas", "--output", str(tmp_path)]) == 0
     assert (tmp_path / "TranslateRequest.json").exists()
 
 

@@ -11,7 +11,9 @@ from typing import Any
 
 from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff import engines as diff_engines
 from clipbridge.diff import run
+from clipbridge.diff.trace import SUFFIX
 from clipbridge.fix import formats
 from clipbridge.fix.service import fix
 from clipbridge.scan.external import embedded_from_file
@@ -40,6 +42,8 @@ def run_fix(args: argparse.Namespace, engines: tuple[str, ...], model_out: str, 
     if len(engines) != 2:
         raise ClipBridgeError("fix needs exactly two engines: --engine A (the reference) --engine B (the target)",
                               "--engine")
+    # the install command first, before the model is read (B@f16 runs on B)
+    diff_engines.require([e.removesuffix(SUFFIX) for e in engines], "--engine")
     model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     # The CLI runs the engines in its own process: the model is the caller's own file.

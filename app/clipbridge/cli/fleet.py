@@ -30,7 +30,8 @@ def default_cache() -> Path:
 def add_subcommand(sub: Any) -> None:
     fleet = sub.add_parser("fleet", help=f"scan and diff every model of a registry (run), join shards (merge); {EXITS}",
                            description="Scan and diff every model of a registry (docs/fleet.md).")
-    commands = fleet.add_subparsers(dest="fleet_command", required=True, metavar="{run,merge}")
+    commands = fleet.add_subparsers(dest="fleet_command", required=True, metavar="{run,merge}",
+                                     help="run: scan and diff the models; merge: join the outputs of shards")
     m = commands.add_parser("merge", help=f"join the outputs of shards into the files of one run; {EXITS}")
     m.add_argument("shards", nargs="+", metavar="DIR", help="the --output folders of the shards")
     add_output(m, "the folder the joined results.jsonl, report.sarif, junit.xml, summary.md go to", required=True,
