@@ -1,5 +1,5 @@
-"""The `clipbridge` command: main.py parses the arguments and runs serve, translate, scan, dialects, schemas and
---version; lint.py the linter's commands (scan, lint, explain, probe, bundle) and output.py their formats and
+"""The `clipbridge` command: main.py parses the arguments and runs serve, translate, scan, dialects and schemas;
+version.py `--version`; lint.py the linter's commands (scan, lint, explain, probe, bundle) and output.py their formats and
 tables; diff.py `clipbridge diff` and `clipbridge trace`, fix.py `clipbridge fix`, chain.py `clipbridge chain` and
 `chain-env`, fleet.py `clipbridge fleet run|merge`; model_options.py the options these share; vocabulary.py the
 target flag and the mode; deprecated.py the old spellings, read until 0.2.0 with one line on stderr. Every flag

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from clipbridge import __version__
 from clipbridge.service.capabilities import capabilities
 from clipbridge.dialects import registry
 from clipbridge.dialects.kit.common import Mode
@@ -24,10 +23,10 @@ from clipbridge.cli import fleet as fleet_cli
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.core.settings import Settings
 from clipbridge.engines.config import limits_text
-from clipbridge.engines.extras import versions
 from clipbridge.service.field_errors import field_errors
 from clipbridge.cli import lint as lint_cli
 from clipbridge.cli import output as cli_output
+from clipbridge.cli.version import Version
 from clipbridge.cli.vocabulary import TARGET_FLAGS, add_mode, add_output, add_target, expand_targets, stdin_hint
 from clipbridge.api.schemas_export import write
 from clipbridge.service.specs import Spec
@@ -219,7 +218,7 @@ def _start_line(sock: object) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
                                 f"{', '.join(registry.names())}, and report drift.")
-    p.add_argument("--version", action=_Version)
+    p.add_argument("--version", action=Version)
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the HTTP service (uvicorn); prints the URL it serves on to stderr; exit 0 "
                                      "on SIGTERM, 2 a bad setting, 3 it could not start (a port in use)")
@@ -268,28 +267,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_output(c, "the folder to write them to (default: schemas)", old=("--out",), default="schemas", metavar="DIR")
     c.set_defaults(func=cmd_schemas)
     return p
-
-
-class _Version(argparse.Action):
-    """`clipbridge --version`: the package and each engine's installed version (None: not installed), found when
-    asked (not when the parser is built: every other command would pay for it)."""
-
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print clipbridge's version and each engine's installed version, and exit")
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
-        print(version_text())
-        parser.exit()
-
-
-def version_text() -> str:
-    """`clipbridge 0.1.0` and a line per engine: its version, or `not installed`."""
-    found = versions()
-    width = max(map(len, found))
-    return "\n".join([f"clipbridge {__version__}", *(f"  {e:<{width}}  {v or 'not installed'}"
-                                                      for e, v in found.items())])
 
 
 def main(argv: list[str] | None = None) -> int:
