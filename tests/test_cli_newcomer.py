@@ -79,7 +79,7 @@ def _env():
 
 
 def test_python_dash_m_app_works():
-    r = subprocess.run([sys.executable, "-m", "clipbridge", "translate", "--to", "openvino"], input=GOOD, text=True,
+    r = subprocess.run([sys.executable, "-m", "clipbridge", "translate", "--target", "openvino"], input=GOOD, text=True,
                        capture_output=True, cwd=ROOT, env=_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert '"status": "exact"' in r.stdout
