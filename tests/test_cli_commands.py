@@ -11,6 +11,8 @@ from pathlib import Path
 
 import onnx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clipbridge import __version__
 from clipbridge.api.model_base import OLD_NAMES_UNTIL
@@ -147,3 +149,20 @@ def test_fix_writes_the_model_to_output_and_the_report_to_report(tmp_path, capsy
     assert [b["verdict"] for b in bodies] == ["equal", "equal"]
     assert (tmp_path / "new.onnx").read_bytes() == (tmp_path / "old.onnx").read_bytes()
     onnx.checker.check_model(onnx.load(str(tmp_path / "new.onnx")))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flags=st.lists(st.tuples(st.sampled_from(["--target", "--to", "--semantics"]),
+                          st.sampled_from(["onnx", "openvino", "directml:5_0", "default", "onnx:11,webnn"])),
+                min_size=1, max_size=6))
+def test_any_mix_of_target_names_reads_as_target_with_one_line_per_old_name(flags, capsys):
+    """However the names are mixed and repeated, the targets are what --target alone gives, and each old name
+    used says so once."""
+    from clipbridge.cli.main import build_parser
+
+    ns = build_parser().parse_args(["probe", *[a for pair in flags for a in pair]])
+    assert ns.target == [value for _, value in flags]
+    old = {name for name, _ in flags if name != "--target"}
+    lines = _deprecations(capsys.readouterr().err)
+    assert sorted(lines) == sorted(f"clipbridge: deprecated: {n} is now --target (the old spelling works until "
+                                   f"{OLD_NAMES_UNTIL})" for n in old)

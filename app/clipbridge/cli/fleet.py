@@ -32,12 +32,6 @@ def add_subcommand(sub: Any) -> None:
                            description="Scan and diff every model of a registry (docs/fleet.md).")
     commands = fleet.add_subparsers(dest="fleet_command", required=True, metavar="{run,merge}",
                                      help="run: scan and diff the models; merge: join the outputs of shards")
-    m = commands.add_parser("merge", help=f"join the outputs of shards into the files of one run; {EXITS}")
-    m.add_argument("shards", nargs="+", metavar="DIR", help="the --output folders of the shards")
-    add_output(m, "the folder the joined results.jsonl, report.sarif, junit.xml, summary.md go to", required=True,
-               old=("--out",), metavar="DIR")
-    m.add_argument("--against", metavar="PREV_DIR", help="write changes.json: what changed since that run")
-    m.set_defaults(func=cmd_merge)
     f = commands.add_parser("run", help=f"scan and diff every model of a registry; {EXITS}",
                             description="Scan and diff every model of a registry (docs/fleet.md).")
     f.add_argument("sources", nargs="+", metavar="SOURCE", help=".onnx files, OpenVINO .xml files and directories "
@@ -66,6 +60,12 @@ def add_subcommand(sub: Any) -> None:
                    "then is recorded as an error (default 2)")
     f.add_argument("--timeout", type=float, default=600.0, help="seconds per model (default 600)")
     f.set_defaults(func=cmd_fleet)
+    m = commands.add_parser("merge", help=f"join the outputs of shards into the files of one run; {EXITS}")
+    m.add_argument("shards", nargs="+", metavar="DIR", help="the --output folders of the shards")
+    add_output(m, "the folder the joined results.jsonl, report.sarif, junit.xml, summary.md go to", required=True,
+               old=("--out",), metavar="DIR")
+    m.add_argument("--against", metavar="PREV_DIR", help="write changes.json: what changed since that run")
+    m.set_defaults(func=cmd_merge)
 
 
 def _engines(items: list[str] | None) -> list[Any]:

@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("translate", help="translate a spec (JSON file or - for stdin); exit 0 exact, 1 drift, "
                                          "2 unsupported or error")
     t.add_argument("spec", nargs="?", default="-", help="a JSON clip spec file (or a /v1/translate body; its "
-                   "'source' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
+                   "'spec' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
     add_target(t, "a target")
     add_mode(t)
     cli_output.add_lint_options(t, "json")
