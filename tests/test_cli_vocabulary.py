@@ -1,8 +1,8 @@
-"""One CLI vocabulary (issues 37 and 43): every flag of every subcommand is in the table of docs/cli.md (the
-parser is walked against it), one target flag (`--target`, the older `--to` and `--semantics` read as it until
-0.2.0), `--output/-o` for what a command writes, one default mode (preserve), `lint` in every format `scan` has, help examples that are the real
-defaults, tables that fit 100 columns with message and witness, a stdin hint, the serve start line and a busy
-port naming --port, and the client importable on the core install."""
+"""One CLI vocabulary (issues 37 and 43): every flag of every subcommand is in the table of docs/cli.md (the parser is
+walked against it), one target flag (`--target`, the older `--to` and `--semantics` read as it until 0.2.0),
+`--output/-o` for what a command writes, one default mode (preserve), `lint` in every format `scan` has, help
+examples that are the real defaults, tables that fit 100 columns with message and witness, a stdin hint, the serve
+start line and a busy port naming --port, and the client importable on the core install."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The options the model-side commands share (diff, trace, fix, chain; --output is vocabulary.add_output), declared once so that each means the same
-on every command (docs/cli.md, the vocabulary), and the report writer they share. Imported by
-app/clipbridge/cli/diff.py, fix.py and chain.py."""
+"""The options the model-side commands share (diff, trace, fix, chain; --output is vocabulary.add_output), declared
+once so that each means the same on every command (docs/cli.md, the vocabulary), and the report writer they share.
+Imported by app/clipbridge/cli/diff.py, fix.py and chain.py."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """One CLI vocabulary (issue 37): the target flag and the mode, declared once for every command that takes them.
 
 `--target` is the one target flag (repeatable, comma lists, the groups 'default' and 'all'); `--to` and
-`--semantics`, the older names of translate and of probe/bundle, are read as it until OLD_NAMES_UNTIL, as the
-API reads its old field names, each with one deprecation line on stderr (app/clipbridge/cli/deprecated.py). The
-whole vocabulary, every flag of every command, is the table in docs/cli.md. `preserve` is the one default mode of every command (docs/api.md, One vocabulary).
-Imported by app/clipbridge/cli/main.py and app/clipbridge/cli/lint.py.
+`--semantics`, the older names of translate and of probe/bundle, are read as it until OLD_NAMES_UNTIL, as the API
+reads its old field names, each with one deprecation line on stderr (app/clipbridge/cli/deprecated.py). The whole
+vocabulary, every flag of every command, is the table in docs/cli.md. `preserve` is the one default mode of every
+command (docs/api.md, One vocabulary); `--output/-o` is declared here too. Imported by the modules of app/clipbridge/cli/.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def add_output(p: argparse.ArgumentParser, what: str, required: bool = False, ol
                default: str | None = None, metavar: str = "PATH") -> None:
     """--output/-o: the file or folder the command writes (`old`: its older names, still read, each noted)."""
     p.add_argument("--output", "-o", *old, action=renamed(Store, old), dest="output", required=required,
-                   default=default, metavar=metavar, help=what + (f" ({', '.join(old)}: its older name)" if old else ""))
+                   default=default, metavar=metavar,
+                   help=what + (f" ({', '.join(old)}: its older name)" if old else ""))
 
 
 def add_mode(p: argparse.ArgumentParser) -> None:
