@@ -4,7 +4,8 @@
 `--semantics`, the older names of translate and of probe/bundle, are read as it until OLD_NAMES_UNTIL, as the API
 reads its old field names, each with one deprecation line on stderr (app/clipbridge/cli/deprecated.py). The whole
 vocabulary, every flag of every command, is the table in docs/cli.md. `preserve` is the one default mode of every
-command (docs/api.md, One vocabulary); `--output/-o` is declared here too. Imported by the modules of app/clipbridge/cli/.
+command (docs/api.md, One vocabulary); `--output/-o` is declared here too. Imported by the modules of
+app/clipbridge/cli/.
 """
 
 from __future__ import annotations
