@@ -1,4 +1,4 @@
-"""Chain benchmark: `clipbridge diff MODEL.pt2 --chain torch,onnx,openvino,coreml` against the converters' and
+"""Chain benchmark: `clipbridge chain MODEL.pt2 torch,onnx,openvino,coreml` against the converters' and
 engines' own time on the same model.
 
 In one process, alternating, --repeat times each (the median is reported), on a MobileNet-style block of about

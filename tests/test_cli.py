@@ -20,13 +20,13 @@ def run(argv, stdin_text, monkeypatch, capsys):
 
 @pytest.mark.parametrize("spec,argv,code", [
     pytest.param({"dialect": "onnx", "opset": 13, "elem_type": "FLOAT16", "min": 0, "max": 6},
-                 ["--to", "openvino"], 0, id="exact-exit-0"),
+                 ["--target", "openvino"], 0, id="exact-exit-0"),
     pytest.param({"dialect": "directml", "feature_level": "2_1", "desc": {
         "InputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 4]},
         "OutputTensor": {"DataType": "INT8", "Sizes": [1, 1, 1, 4]}, "Min": 0.5, "Max": 2.5}},
-        ["--to", "openvino", "--mode", "literal"], 1, id="drift-exit-1"),
+        ["--target", "openvino", "--mode", "literal"], 1, id="drift-exit-1"),
     pytest.param({"dialect": "onnx", "opset": 13, "elem_type": "BFLOAT16", "min": 0, "max": 6},
-                 ["--to", "directml:5_0"], 2, id="unsupported-exit-2"),
+                 ["--target", "directml:5_0"], 2, id="unsupported-exit-2"),
     pytest.param({"dialect": "onnx", "opset": 12, "elem_type": "INT8", "min": 1.5}, [], 2, id="error-exit-2"),
 ])
 def test_translate_exit_codes(spec, argv, code, monkeypatch, capsys):
@@ -42,7 +42,7 @@ def test_translate_exit_codes(spec, argv, code, monkeypatch, capsys):
 def test_translate_reads_a_file_and_versioned_targets(tmp_path, capsys):
     f = tmp_path / "spec.json"
     f.write_text(json.dumps({"dialect": "openvino", "element_type": "i8", "min": -1, "max": 5}))
-    code = main(["translate", str(f), "--to", "onnx:11", "--to", "onnx:12", "--to", "directml:2_1"])
+    code = main(["translate", str(f), "--target", "onnx:11", "--target", "onnx:12", "--target", "directml:2_1"])
     body = json.loads(capsys.readouterr().out)
     assert [t["status"] for t in body["translations"]] == ["unsupported", "exact", "exact"]
     assert code == 2
@@ -56,7 +56,7 @@ def test_bad_target_and_missing_file(capsys, tmp_path):
 def test_dialects_and_schemas(tmp_path, capsys):
     assert main(["dialects", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["dialects"][0]["dialect"] == "onnx"
-    assert main(["schemas", "--out", str(tmp_path)]) == 0
+    assert main(["schemas", "--output", str(tmp_path)]) == 0
     assert (tmp_path / "TranslateRequest.json").exists()
 
 
@@ -80,7 +80,7 @@ def test_dialects_table_lists_every_registered_dialect(capsys):
 def test_translate_to_takes_lists_and_groups(monkeypatch, capsys, to, expected):
     from clipbridge.dialects import registry
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'))
-    assert main(["translate", *[a for t in to for a in ("--to", t)], "--format", "table"]) in (0, 1)
+    assert main(["translate", *[a for t in to for a in ("--target", t)], "--format", "table"]) in (0, 1)
     # a row per finding, wrapped: a target's first row starts at the margin, the rest are indented
     rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:] if line and not line[0].isspace()]
     if expected is None:

@@ -32,10 +32,10 @@ def run(argv, stdin, monkeypatch, capsys):
     pytest.param(["translate"], b'<?xml version="1.0"?><net/>', ["XML", "clipbridge scan"], id="ir-xml"),
     pytest.param(["translate"], b'{"dialect": "onnxx"}', ["error: dialect: Unknown dialect. Got: 'onnxx'",
                                                           "Did you mean 'onnx'?"], id="dialect-typo"),
-    pytest.param(["translate", "--to", "directml:9_9"], GOOD.encode(), ["Got: '9_9'", "(--to directml:9_9)"],
+    pytest.param(["translate", "--target", "directml:9_9"], GOOD.encode(), ["Got: '9_9'", "(--target directml:9_9)"],
                  id="target-version-typo"),
-    pytest.param(["translate", "--to", "openvin"], GOOD.encode(), ["Did you mean 'openvino'?"], id="target-typo"),
-    pytest.param(["translate", "--to", "onnx:x"], GOOD.encode(), ["--to onnx:N takes an opset number"],
+    pytest.param(["translate", "--target", "openvin"], GOOD.encode(), ["Did you mean 'openvino'?"], id="target-typo"),
+    pytest.param(["translate", "--target", "onnx:x"], GOOD.encode(), ["--target onnx:N takes an opset number"],
                  id="target-opset-not-a-number"),
 ])
 def test_one_clear_error_exit_2(argv, stdin, needles, monkeypatch, capsys):
@@ -59,10 +59,17 @@ def test_dialects_prints_a_table_and_json_on_request(capsys):
     assert max(map(len, lines)) <= 100 and len(lines) < 60 and not out.lstrip().startswith("{")
 
 
+def _parsers(parser, path=()):
+    """Every subcommand's parser, however deep (`fleet run`), with its command path."""
+    for a in parser._actions:
+        if a.__class__.__name__ == "_SubParsersAction":
+            for name, p in a.choices.items():
+                yield (*path, name), p
+                yield from _parsers(p, (*path, name))
+
+
 def test_every_option_and_positional_has_help():
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    missing = [f"{name} {a.dest}" for name, p in sub.choices.items() for a in p._actions
+    missing = [f"{' '.join(path)} {a.dest}" for path, p in _parsers(build_parser()) for a in p._actions
                if a.dest != "help" and not a.help]
     assert not missing, missing
 
@@ -72,7 +79,7 @@ def _env():
 
 
 def test_python_dash_m_app_works():
-    r = subprocess.run([sys.executable, "-m", "clipbridge", "translate", "--to", "openvino"], input=GOOD, text=True,
+    r = subprocess.run([sys.executable, "-m", "clipbridge", "translate", "--target", "openvino"], input=GOOD, text=True,
                        capture_output=True, cwd=ROOT, env=_env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert '"status": "exact"' in r.stdout
@@ -93,6 +100,6 @@ def test_a_closed_pipe_is_not_a_traceback():
 def test_rewrite_exit_code_follows_the_rewritten_model(tmp_path, capsys):
     """--rewrite exits as scan does on the result: the README example skips a dynamic clip, so 2."""
     out_path = tmp_path / "fixed.onnx"
-    code = main(["scan", str(ROOT / "docs/example.onnx"), "--rewrite", str(out_path), "--for", "openvino"])
+    code = main(["scan", str(ROOT / "docs/example.onnx"), "--rewrite", str(out_path), "--target", "openvino"])
     out = capsys.readouterr().out
     assert "skipped graph/clip_dynamic_max" in out and code == 2

@@ -128,7 +128,7 @@ def test_ir_with_an_empty_bin(ir, capsys):
 def test_rewrite_writes_a_checked_model(tmp_path, capsys):
     src = write(tmp_path / "m.onnx", clip_model(6, F32, 0, 6))
     out_path = tmp_path / "out.onnx"
-    code, out, err = scan([str(src), "--rewrite", str(out_path), "--for", "openvino", "--opset", "13"], capsys)
+    code, out, err = scan([str(src), "--rewrite", str(out_path), "--target", "openvino", "--opset", "13"], capsys)
     assert code == 0, err
     assert out.splitlines() == ["rewrote graph/clip: bounds [0.0, 6.0], openvino: exact -> exact",
                                 f"wrote {out_path} (opset 13)"]
@@ -143,15 +143,17 @@ def test_rewrite_writes_a_checked_model(tmp_path, capsys):
 def test_rewrite_reports_skipped_clips(tmp_path, capsys):
     src = write(tmp_path / "m.onnx", clip_model(6, I32, 0, 6))
     out_path = tmp_path / "out.onnx"
-    code, out, _ = scan([str(src), "--rewrite", str(out_path), "--for", "onnx"], capsys)
+    code, out, _ = scan([str(src), "--rewrite", str(out_path), "--target", "onnx"], capsys)
     # A skipped clip leaves the written model with a clip that is not exact for the target: exit 2, as scan.
     assert code == 2 and "skipped graph/clip: Clip-6 does not take INT32" in out and out_path.exists()
 
 
 @pytest.mark.parametrize("argv,message", [
-    pytest.param(["--rewrite", "OUT"], "--rewrite needs --for", id="no-for"),
-    pytest.param(["--rewrite", "OUT", "--for", "onnx", "--opset", "9"], "opset >= 11", id="opset-9"),
-    pytest.param(["--rewrite", "OUT", "--for", "bogus"], "unknown dialect", id="bad-for"),
+    pytest.param(["--rewrite", "OUT"], "--rewrite needs exactly one --target", id="no-target"),
+    pytest.param(["--rewrite", "OUT", "--target", "onnx,openvino"], "--rewrite needs exactly one --target",
+                 id="two-targets"),
+    pytest.param(["--rewrite", "OUT", "--target", "onnx", "--opset", "9"], "opset >= 11", id="opset-9"),
+    pytest.param(["--rewrite", "OUT", "--target", "bogus"], "unknown dialect", id="bad-target"),
 ])
 def test_rewrite_errors(tmp_path, capsys, argv, message):
     src = write(tmp_path / "m.onnx", relu6_f32())
@@ -164,5 +166,5 @@ def test_rewrite_errors(tmp_path, capsys, argv, message):
 def test_rewrite_refuses_external_data(tmp_path, capsys):
     src = write(tmp_path / "m.onnx", external_bound_model("w.bin"))
     (tmp_path / "w.bin").write_bytes(np.float32(-1).tobytes())
-    code, _, err = scan([str(src), "--rewrite", str(tmp_path / "out.onnx"), "--for", "onnx"], capsys)
+    code, _, err = scan([str(src), "--rewrite", str(tmp_path / "out.onnx"), "--target", "onnx"], capsys)
     assert code == 2 and "external data" in err and not (tmp_path / "out.onnx").exists()

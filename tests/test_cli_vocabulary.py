@@ -1,13 +1,16 @@
-"""One CLI vocabulary (issue 37): one target flag (`--target`, the older `--to` and `--semantics` read as it until
-0.2.0), one default mode (preserve), `lint` in every format `scan` has, help examples that are the real
-defaults, tables that fit 100 columns with message and witness, a stdin hint, the serve start line and a busy
-port naming --port, and the client importable on the core install."""
+"""One CLI vocabulary (issues 37 and 43): every flag of every subcommand is in the table of docs/cli.md (the parser is
+walked against it), one target flag (`--target`, the older `--to` and `--semantics` read as it until 0.2.0),
+`--output/-o` for what a command writes, one default mode (preserve), `lint` in every format `scan` has, help
+examples that are the real defaults, tables that fit 100 columns with message and witness, a stdin hint, the serve
+start line and a busy port naming --port, and the client importable on the core install."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from clipbridge.api.model_base import OLD_NAMES_UNTIL
+from clipbridge.cli.deprecated import Append, OldSpelling, is_old
 from clipbridge.cli.main import build_parser, main
 from clipbridge.cli.output import FORMATS
 from clipbridge.dialects import registry
@@ -44,8 +48,79 @@ def _action(command: str, dest: str):
 def test_one_target_flag_with_the_old_names_as_aliases(command):
     action = _action(command, "target")
     assert action.option_strings == ["--target", "--to", "--semantics"]
-    assert isinstance(action.default, type(None)) and action.__class__.__name__ == "_AppendAction"
+    assert action.default is None and isinstance(action, Append)
+    assert [o for o in action.option_strings if is_old(action, o)] == ["--to", "--semantics"]
     assert f"read until {OLD_NAMES_UNTIL}" in action.help
+
+
+def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """(command path, action) for every option of every subcommand, however deep (`fleet run`)."""
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sub in a.choices.items():
+                yield from _walk(sub, (*path, name))
+        elif a.option_strings and not isinstance(a, argparse._HelpAction):
+            yield " ".join(path) or "clipbridge", a
+
+
+def _table(heading: str) -> list[list[str]]:
+    """The rows of the first table under `heading` in docs/cli.md, each a list of its cells."""
+    section = (ROOT / "docs" / "cli.md").read_text().split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    lines = section.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return [[c.strip() for c in line.strip("|").split("|")] for line in lines[start + 2:end]]
+
+
+def _names(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def vocabulary() -> dict[str, tuple[set[str], set[str]]]:
+    """docs/cli.md's vocabulary: flag -> (the commands it is on, its old names); `--output -o` is one row."""
+    out = {}
+    for flag, _, commands, old in _table("The vocabulary"):
+        for name in _names(flag):
+            out[name] = ({c.strip() for c in commands.split(",")}, set(_names(old)))
+    return out
+
+
+def test_every_flag_of_every_subcommand_is_in_the_vocabulary_table():
+    table = vocabulary()
+    seen: dict[str, set[str]] = {}
+    for command, action in _walk(build_parser()):
+        if isinstance(action, OldSpelling):  # an old command spelling as a whole: in the old spellings table
+            continue
+        new = [o for o in action.option_strings if not is_old(action, o)]
+        for name in new:
+            assert name in table, f"{command}: {name} is not in docs/cli.md's vocabulary table"
+            assert command in table[name][0], f"{command}: {name}'s row in docs/cli.md does not list {command}"
+            seen.setdefault(name, set()).add(command)
+        for old in (o for o in action.option_strings if is_old(action, o)):
+            assert old in table[new[0]][1], f"{command}: {old}, an old name of {new[0]}, is not in its row"
+    assert {n: cmds for n, (cmds, _) in table.items()} == seen  # no row or command the parser does not have
+
+
+def test_every_old_command_spelling_is_in_the_old_spellings_table():
+    rows = " ".join(old for old, _ in _table("Old spellings"))
+    olds = [(c, o) for c, a in _walk(build_parser()) if isinstance(a, OldSpelling) for o in a.option_strings]
+    assert olds
+    for command, option in olds:
+        assert re.search(rf"`{command} [^`]*{option}\b", rows), f"{command} {option} is not in the old spellings"
+
+
+@pytest.mark.parametrize("flag,first", [pytest.param("output", ["--output", "-o"], id="output"),
+                                        pytest.param("target", ["--target"], id="target"),
+                                        pytest.param("engine", ["--engine"], id="engine"),
+                                        pytest.param("format", ["--format"], id="format")])
+def test_one_name_for_each_idea(flag, first):
+    """What a command writes is --output/-o, what it targets --target, its engines --engine, its format --format:
+    no command spells one of them otherwise (an old name after the first is read, with its deprecation line)."""
+    actions = [(c, a) for c, a in _walk(build_parser()) if a.dest == flag]
+    assert actions
+    for command, action in actions:
+        assert action.option_strings[:len(first)] == first, command
+        assert all(is_old(action, o) for o in action.option_strings[len(first):]), command
 
 
 @pytest.mark.parametrize("flag", ["--target", "--to", "--semantics"])
@@ -196,3 +271,13 @@ def test_mode_and_target_defaults_are_written_down():
     api = (ROOT / "docs" / "api.md").read_text()
     api = api.replace("**", "")
     assert "preserve" in api and "--target" in api and f"until {OLD_NAMES_UNTIL}" in api
+
+
+def test_fix_says_its_verdict_in_the_diffs_words():
+    """One set of verdict words (docs/cli.md): fix's are the diff's, never a fourth word such as `differs`."""
+    from typing import get_args
+
+    from clipbridge.api.diff_models import DiffResponse
+    from clipbridge.api.fix_models import FixResponse
+    words = [get_args(m.model_fields["verdict"].annotation) for m in (DiffResponse, FixResponse)]
+    assert words[0] == words[1] == ("equal", "explained", "unexplained")

@@ -109,7 +109,7 @@ def test_execute_on_its_engine_and_compare(answers):
 
 
 def test_the_cli_translates_lists_and_explains_it():
-    out = json.loads(cli("translate", "--to", "fake:v1,onnx", "-", stdin=json.dumps(START)))
+    out = json.loads(cli("translate", "--target", "fake:v1,onnx", "-", stdin=json.dumps(START)))
     assert [t["target"]["dialect"] for t in out["translations"]] == ["fake", "onnx"]
     assert out["source"]["dialect"] == "fake"
     assert "fake" in cli("dialects")
@@ -119,11 +119,11 @@ def test_the_cli_translates_lists_and_explains_it():
 
 def test_scan_and_lint_take_it_as_a_column(tmp_path):
     path = write(tmp_path / "crossed.onnx", clip_model(13, I32, 5, 2, np.int32))
-    head, row = cli("scan", str(path), "--to", "onnx,fake", "--mode", "literal", ok=(1,)).splitlines()[:2]
+    head, row = cli("scan", str(path), "--target", "onnx,fake", "--mode", "literal", ok=(1,)).splitlines()[:2]
     assert head.split()[-2:] == ["onnx", "fake"] and row.split()[-2:] == ["exact", "drift"]
-    lint = cli("lint", str(path), "--to", "fake", "--mode", "literal", ok=(1,))
+    lint = cli("lint", str(path), "--target", "fake", "--mode", "literal", ok=(1,))
     assert "min-greater-than-max" in lint and "(fake)" in lint
-    sarif = json.loads(cli("scan", str(path), "--to", "fake", "--mode", "literal", "--format", "sarif", ok=(1,)))
+    sarif = json.loads(cli("scan", str(path), "--target", "fake", "--mode", "literal", "--format", "sarif", ok=(1,)))
     rule = next(r for r in sarif["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "min-greater-than-max")
     assert rule["properties"]["dialects"]["fake"]["rule"] == catalogue.RULE_TEXTS["min-greater-than-max"][0]
     result = sarif["runs"][0]["results"][0]

@@ -38,7 +38,7 @@ SKIPPED = {
     "python3 -m venv": "creates a virtualenv and installs (what CI itself does), then serves or runs this suite",
     "clipbridge serve": "the server itself: the test starts one on a free port",
     "pip install .": "installs the package into the running environment (what CI itself does)",
-    "clipbridge diff clamps.pt2": "a torch -> ONNX -> OpenVINO -> LiteRT -> Core ML conversion of a model that "
+    "clipbridge chain clamps.pt2": "a torch -> ONNX -> OpenVINO -> LiteRT -> Core ML conversion of a model that "
                                   "tests/chain/models.py builds, with the LiteRT converter's own environment (2 GB); "
                                   "tests/chain/test_chain.py and test_litert_chain.py run that chain and check it",
 }

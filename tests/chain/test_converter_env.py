@@ -108,7 +108,7 @@ def test_the_cli_without_a_build_names_the_command(cache: Path, tmp_path: Path, 
     monkeypatch.setenv("CLIPBRIDGE_CHAIN_BUILD", "0")
     pt2 = tmp_path / "m.pt2"
     pt2.write_bytes(models.clamp_min_int())
-    assert cli(["diff", str(pt2), "--chain", "tflite", "--static"]) == 0
+    assert cli(["chain", str(pt2), "tflite", "--static"]) == 0
     assert "tflite: the LiteRT converter environment" in capsys.readouterr().err
     assert not converter_env.env_dir().exists()
 
@@ -140,7 +140,7 @@ def test_the_cli_builds_on_first_use_and_a_failed_build_leaves_the_hop_not_insta
     monkeypatch.setattr(converter_env, "build", failing)
     pt2 = tmp_path / "m.pt2"
     pt2.write_bytes(models.clamp_min_int())
-    assert cli(["diff", str(pt2), "--chain", "tflite", "--static"]) == 0
+    assert cli(["chain", str(pt2), "tflite", "--static"]) == 0
     err = capsys.readouterr().err
     assert calls == ["build"] and "building the LiteRT converter environment once" in err
     assert "no index reachable" in err and "clipbridge chain-env build" in err

@@ -168,7 +168,7 @@ def test_cli_to_parser_picks_it_up(fake, monkeypatch, capsys):
     from clipbridge.cli.main import _target, main
     assert _target("fake:v1") == FakeTarget(dialect="fake", version="v1")
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(EXAMPLES["onnx"][0])))
-    assert main(["translate", "--to", "fake:v1", "--to", "openvino"]) == 0
+    assert main(["translate", "--target", "fake:v1", "--target", "openvino"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert [t["target"]["dialect"] for t in body["translations"]] == ["fake", "openvino"]
     assert body["translations"][0]["target"]["version"] == "v1"

@@ -1,4 +1,4 @@
-"""`clipbridge diff MODEL --engine A --engine B --fix OUT.onnx`: the written file, exit codes, and the advice
+"""`clipbridge fix MODEL --engine A --engine B --output OUT.onnx`: the written file, exit codes, and the advice
 that no rewrite replaces appearing in every output format."""
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def files(tmp_path_factory):
 
 
 def _cli(files, *extra: str) -> int:
-    return main(["diff", str(files / "m.onnx"), "--engine", "onnxruntime", "--engine", "openvino",
-                 "--inputs", str(files / "x.npz"), "--fix", str(files / "out.onnx"), *extra])
+    return main(["fix", str(files / "m.onnx"), "--engine", "onnxruntime", "--engine", "openvino",
+                 "--inputs", str(files / "x.npz"), "--output", str(files / "out.onnx"), *extra])
 
 
 def test_writes_a_checked_model_and_exits_0_when_proven(files, capsys):
@@ -41,8 +41,8 @@ def test_writes_a_checked_model_and_exits_0_when_proven(files, capsys):
 
 
 def test_three_engines_is_an_error(files, capsys):
-    code = main(["diff", str(files / "m.onnx"), "--engine", "onnxruntime,openvino,onnx-reference",
-                 "--fix", str(files / "o.onnx")])
+    code = main(["fix", str(files / "m.onnx"), "--engine", "onnxruntime,openvino,onnx-reference",
+                 "-o", str(files / "o.onnx")])
     assert code == 2
     assert "exactly two engines" in capsys.readouterr().err
 
@@ -51,9 +51,9 @@ def test_three_engines_is_an_error(files, capsys):
 def deployed(files):
     """The precision OpenVINO's defaults really ran in on this host (read from the fix itself, not assumed)."""
     out = files / "deployed.json"
-    main(["diff", str(files / "m.onnx"), "--engine", "onnxruntime", "--engine", "openvino", "--inputs",
-          str(files / "x.npz"), "--fix", str(files / "d.onnx"), "--precision", "deployed", "--format", "json",
-          "--output", str(out)])
+    main(["fix", str(files / "m.onnx"), "--engine", "onnxruntime", "--engine", "openvino", "--inputs",
+          str(files / "x.npz"), "--output", str(files / "d.onnx"), "--precision", "deployed", "--format", "json",
+          "--report", str(out)])
     return json.loads(out.read_text())
 
 
@@ -61,7 +61,7 @@ def deployed(files):
 def test_advice_is_in_every_format(files, deployed, fmt):
     ran = deployed["proof"]["engines"][1]["precision"]
     out = files / f"report.{fmt}"
-    code = _cli(files, "--precision", "deployed", "--format", fmt, "--output", str(out))
+    code = _cli(files, "--precision", "deployed", "--format", fmt, "--report", str(out))
     text = out.read_text()
     if ran in ("bf16", "f16"):
         assert code == 1

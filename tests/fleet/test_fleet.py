@@ -127,7 +127,7 @@ def test_shards_cover_the_registry_once_and_merge_to_one_run(registry, baseline,
         outs.append(out)
     names = [[r["model"] for r in read_jsonl(o / "results.jsonl")] for o in outs]
     assert sum(len(n) for n in names) == len(set().union(*map(set, names))) == len(discover([str(registry)]))
-    code = main(["fleet", "merge", *map(str, outs), "--out", str(tmp_path / "merged")])
+    code = main(["fleet", "merge", *map(str, outs), "--output", str(tmp_path / "merged")])
     assert code == baseline[2]
     assert answers(read_jsonl(tmp_path / "merged" / "results.jsonl")) == \
         answers(read_jsonl(baseline[0] / "results.jsonl"))
@@ -145,7 +145,7 @@ def test_shard_parses(text, expected):
 
 @pytest.mark.parametrize("text", [pytest.param(t, id=t) for t in ("4/4", "1", "a/2", "-1/2", "1/0")])
 def test_a_bad_shard_is_refused_with_exit_2(text, registry, tmp_path, capsys):
-    assert main(["fleet", str(registry), "--out", str(tmp_path), f"--shard={text}"]) == 2
+    assert main(["fleet", "run", str(registry), "--output", str(tmp_path), f"--shard={text}"]) == 2
     assert "--shard" in capsys.readouterr().err
 
 
@@ -171,12 +171,12 @@ def test_a_model_that_cannot_run_is_an_error_line_and_exit_2(registry, cache_cop
     pytest.param(["--workers", "0"], "--workers", id="no-workers"),
 ])
 def test_usage_errors_exit_2(argv, fragment, registry, tmp_path, capsys):
-    assert main(["fleet", str(registry), "--out", str(tmp_path), "--cache", str(tmp_path / "c"), *argv]) == 2
+    assert main(["fleet", "run", str(registry), "--output", str(tmp_path), "--cache", str(tmp_path / "c"), *argv]) == 2
     assert fragment in capsys.readouterr().err
 
 
 def test_a_missing_source_exits_2(tmp_path, capsys):
-    assert main(["fleet", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")]) == 2
+    assert main(["fleet", "run", str(tmp_path / "nowhere"), "--output", str(tmp_path / "o")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_a_killed_run_resumes_where_it_stopped(registry, baseline, tmp_path):
     out, cache = tmp_path / "out", tmp_path / "cache"
-    cmd = [sys.executable, "-m", "clipbridge.cli.main", "fleet", str(registry), "--out", str(out), "--cache", str(cache),
-           "--workers", "1"]
+    cmd = [sys.executable, "-m", "clipbridge.cli.main", "fleet", "run", str(registry), "--output", str(out),
+           "--cache", str(cache), "--workers", "1"]
     proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:

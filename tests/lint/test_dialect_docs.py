@@ -80,7 +80,7 @@ def test_a_new_dialects_rule_texts_reach_explain_and_sarif_help(fake):
 
 def test_a_new_dialect_in_sarif_rules_of_a_scan(fake, tmp_path, capsys):
     path = write(tmp_path / "m.onnx", clip_model(13, F32, 0, 6, __import__("numpy").float32))
-    assert main(["scan", str(path), "--to", "onnx,fake", "--format", "sarif"]) == 0
+    assert main(["scan", str(path), "--target", "onnx,fake", "--format", "sarif"]) == 0
     sarif = json.loads(capsys.readouterr().out)
     rule = next(r for r in sarif["runs"][0]["tool"]["driver"]["rules"] if r["id"] == Code.NAN_BOUND.value)
     assert rule["properties"]["dialects"]["fake"] == {"rule": FAKE_RULE[0], "source": FAKE_RULE[1]}

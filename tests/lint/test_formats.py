@@ -88,7 +88,7 @@ def test_sarif_carries_the_witness(tmp_path, capsys):
 
 
 def test_translate_sarif_validates(capsys, monkeypatch):
-    code, out, _ = run(["translate", "--to", "directml:5_0", "--to", "onnx:13", "--mode", "literal",
+    code, out, _ = run(["translate", "--target", "directml:5_0", "--target", "onnx:13", "--mode", "literal",
                         "--format", "sarif"], capsys, CROSSED_I8, monkeypatch)
     log = json.loads(out)
     validate_sarif(log)
@@ -182,10 +182,10 @@ def test_markdown_cell(text, expected):
 
 def test_translate_table_and_output_file(tmp_path, capsys, monkeypatch):
     out_file = tmp_path / "r.md"
-    code, out, _ = run(["translate", "--to", "directml:5_0", "--mode", "literal", "--format", "markdown",
+    code, out, _ = run(["translate", "--target", "directml:5_0", "--mode", "literal", "--format", "markdown",
                         "-o", str(out_file)], capsys, CROSSED_I8, monkeypatch)
     assert out == "" and "min-greater-than-max" in out_file.read_text() and code == 1
-    code, out, _ = run(["translate", "--to", "directml:5_0", "--mode", "literal", "--format", "table"], capsys,
+    code, out, _ = run(["translate", "--target", "directml:5_0", "--mode", "literal", "--format", "table"], capsys,
                        CROSSED_I8, monkeypatch)
     lines = out.splitlines()
     assert lines[1].split()[:2] == ["target", "status"]
@@ -212,7 +212,7 @@ def test_markdown_caps_the_findings_table(monkeypatch, capsys):
 
 @pytest.mark.parametrize("to,expected", [
     pytest.param([], ["openvino:opset16", "directml"], id="default-targets"),
-    pytest.param(["--to", "onnx:11"], ["onnx:11"], id="as-asked"),
+    pytest.param(["--target", "onnx:11"], ["onnx:11"], id="as-asked"),
 ])
 def test_an_unsupported_target_keeps_its_name(capsys, monkeypatch, to, expected):
     """An unsupported translation has no target spec: its label comes from what was asked."""

@@ -126,7 +126,7 @@ def test_probe_api_errors(client, payload, status, loc):
 def test_probe_cli_npy(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(CROSSED)))
     # literal named: the same numbers under each dialect's rules (the CLI's default mode is preserve, issue 37)
-    rc = main(["probe", "--npy", str(tmp_path), "--semantics", "onnx", "--semantics", "directml:5_0",
+    rc = main(["probe", "--output", str(tmp_path), "--target", "onnx", "--target", "directml:5_0",
                "--mode", "literal"])
     assert rc == 1  # the dialects disagree on some input
     x = np.load(tmp_path / "inputs.npy")
@@ -234,7 +234,7 @@ def test_bundle_cli(tmp_path, capsys):
     src = tmp_path / "spec.json"
     src.write_text(json.dumps({"source": I16}))
     out = tmp_path / "b.zip"
-    assert main(["bundle", str(src), "-o", str(out), "--semantics", "onnx:12"]) == 0
+    assert main(["bundle", str(src), "-o", str(out), "--target", "onnx:12"]) == 0
     with zipfile.ZipFile(out) as z:
         manifest = json.loads(z.read("manifest.json"))
     assert [s["label"] for s in manifest["semantics"]] == ["onnx:12"] and manifest["dtype"] == "int16"

@@ -66,7 +66,9 @@ class FixResponse(BaseModel):
     reference: Engine
     target: Engine
     precision: Literal["model", "deployed"]
-    verdict: Literal["equal", "differs"] = Field(description="equal when the proof's verdict is equal (the given inputs when sent)")
+    verdict: Literal["equal", "explained", "unexplained"] = Field(description=(
+        "the proof's verdict (the given inputs when sent) in the diff's words; never equal when the fix changes "
+        "the clean outputs (then unexplained)"))
     rules_applied: list[RuleApplied]
     skipped: list[Skipped]
     advice: list[Advice] = Field(description="differences no rewrite removes, with the exact engine setting")

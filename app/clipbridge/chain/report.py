@@ -110,7 +110,7 @@ def _verdict(hop_rows: list[dict]) -> str:
 
 def chain(execute: Execute, model: bytes, npz: bytes | None, spec: str, seed: int = SEED,
           static: bool = False, loc: str = "chain") -> dict[str, Any]:
-    """The report of `clipbridge diff MODEL --chain SPEC` (and POST /v1/models/chain)."""
+    """The report of `clipbridge chain MODEL STAGES` (and POST /v1/models/chain)."""
     kind = source_kind(model)
     names = stages.parse(spec, kind, loc)
     desc = _describe(execute, model, kind)

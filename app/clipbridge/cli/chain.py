@@ -1,4 +1,5 @@
-"""`clipbridge diff MODEL --chain STAGES [--static]`: follow a model across converters (docs/chain.md).
+"""`clipbridge chain MODEL STAGES [--static]`: follow a model across converters (docs/chain.md); its older
+spelling `clipbridge diff MODEL --chain STAGES [--static]` is read until 0.2.0 (app/clipbridge/cli/diff.py).
 
 Exit codes: 0 every running hop is equal (or `--static`: the lowering table was read), 1 a hop differs or a
 converter failed, 2 an error (an unreadable model, a bad chain or option). A stage whose converter is not
@@ -18,12 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from clipbridge.chain import converter_env, formats, report, stages
+from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import run
 
+STAGES_HELP = ("the stages, in order: a comma list or several words of torch, onnx, openvino, tflite, tflite:builtin, "
+               "coreml (the model's own stage is put in front when missing)")
+
 
 def cmd_chain(args: argparse.Namespace) -> int:
-    fmt = "table" if args.format == "table" else args.format
+    """`clipbridge chain` (its STAGES words are joined into the comma list) and the older `diff --chain`."""
+    if getattr(args, "stages", None):
+        args.chain = ",".join(args.stages)
+    fmt = args.format
     if fmt not in formats.FORMATS:
         raise ClipBridgeError(f"--format {fmt} is not a chain format; choose from {', '.join(formats.FORMATS)}",
                               "--format")
@@ -32,11 +40,7 @@ def cmd_chain(args: argparse.Namespace) -> int:
     _build_if_needed(args.chain)
     # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
     body = report.chain(run.direct, model, npz, args.chain, args.seed, static=args.static, loc="--chain")
-    text = formats.render(body, fmt, Path(args.model).name)
-    if args.output:
-        Path(args.output).write_text(text)
-    else:
-        sys.stdout.write(text)
+    o.write_report(formats.render(body, fmt, Path(args.model).name), args.output)
     for h in body["hops"]:
         if h["status"] == "not-installed":
             print(f"note: {h['to']}: {h['error']}", file=sys.stderr)
@@ -78,6 +82,17 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def add_subcommand(sub: Any) -> None:
+    c = sub.add_parser("chain", help="follow a model (a torch.export .pt2, or an .onnx) across converters, hop by "
+                                     "hop; exit 0 every hop equal, 1 a hop differs or a converter failed, 2 error")
+    c.add_argument("model", help="a torch.export .pt2 (torch.export.save), or an .onnx")
+    c.add_argument("stages", nargs="+", metavar="STAGE", help=STAGES_HELP)
+    c.add_argument("--static", action="store_true", help="the lowering table and its predictions only, read from "
+                                                         "the converted graphs; nothing runs (exit 0)")
+    o.add_inputs(c)
+    o.add_seed(c)
+    o.add_format(c, formats.FORMATS, "/v1/models/chain")
+    o.add_output(c, "write the report here instead of stdout")
+    c.set_defaults(func=cmd_chain)
     e = sub.add_parser("chain-env", help="build the LiteRT converter's environment of its own (docs/chain.md); "
                                          "exit 0 built, 1 not built (status), 2 the build failed")
     e.add_argument("action", choices=["build", "status"], help="build: once (about 0.5 GB of downloads, 2 GB "

@@ -1,4 +1,5 @@
-"""`clipbridge fleet SOURCE... --out DIR` and `clipbridge fleet merge DIR... --out DIR` (docs/fleet.md).
+"""`clipbridge fleet run SOURCE... --output DIR` and `clipbridge fleet merge DIR... --output DIR` (docs/fleet.md).
+`clipbridge fleet SOURCE...` and `--out` are the older spellings, read until 0.2.0 (app/clipbridge/cli/deprecated.py).
 
 Exit codes: 0 every model equal, 1 any model differs, 2 any model failed to run (or a usage error)."""
 
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clipbridge.cli.model_options import add_output
 from clipbridge.diff import run as diff_run
 from clipbridge.diff.inputs import SEED
 from clipbridge.fleet import runner
@@ -26,13 +28,16 @@ def default_cache() -> Path:
 
 
 def add_subcommand(sub: Any) -> None:
-    f = sub.add_parser("fleet", help=f"scan and diff every model of a registry; {EXITS}",
-                       description="Scan and diff every model of a registry (docs/fleet.md). "
-                                   "`clipbridge fleet merge DIR... --out DIR` joins shard outputs.")
+    fleet = sub.add_parser("fleet", help=f"scan and diff every model of a registry (run), join shards (merge); {EXITS}",
+                           description="Scan and diff every model of a registry (docs/fleet.md).")
+    commands = fleet.add_subparsers(dest="fleet_command", required=True, metavar="{run,merge}",
+                                     help="run: scan and diff the models; merge: join the outputs of shards")
+    f = commands.add_parser("run", help=f"scan and diff every model of a registry; {EXITS}",
+                            description="Scan and diff every model of a registry (docs/fleet.md).")
     f.add_argument("sources", nargs="+", metavar="SOURCE", help=".onnx files, OpenVINO .xml files and directories "
-                   "(searched recursively); `merge DIR...` joins the outputs of shards")
-    f.add_argument("--out", required=True, metavar="DIR", help="results.jsonl, report.sarif, junit.xml, summary.md "
-                   "(and changes.json with --against) go here")
+                   "(searched recursively)")
+    add_output(f, "the folder results.jsonl, report.sarif, junit.xml, summary.md (and changes.json with --against) "
+               "go to", required=True, old=("--out",), metavar="DIR")
     f.add_argument("--engine", action="append", help="repeatable or comma-separated: "
                    f"{', '.join(diff_run.ENGINE_NAMES)}, or NAME==VERSION to run that version in its own environment "
                    f"(default: {', '.join(diff_run.DEFAULT_ENGINES)})")
@@ -55,6 +60,12 @@ def add_subcommand(sub: Any) -> None:
                    "then is recorded as an error (default 2)")
     f.add_argument("--timeout", type=float, default=600.0, help="seconds per model (default 600)")
     f.set_defaults(func=cmd_fleet)
+    m = commands.add_parser("merge", help=f"join the outputs of shards into the files of one run; {EXITS}")
+    m.add_argument("shards", nargs="+", metavar="DIR", help="the --output folders of the shards")
+    add_output(m, "the folder the joined results.jsonl, report.sarif, junit.xml, summary.md go to", required=True,
+               old=("--out",), metavar="DIR")
+    m.add_argument("--against", metavar="PREV_DIR", help="write changes.json: what changed since that run")
+    m.set_defaults(func=cmd_merge)
 
 
 def _engines(items: list[str] | None) -> list[Any]:
@@ -68,18 +79,17 @@ def _positive(value: int, option: str) -> int:
     return value
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    return runner.merge([Path(d) for d in args.shards], Path(args.output), Path(args.against) if args.against else None)
+
+
 def cmd_fleet(args: argparse.Namespace) -> int:
-    if args.sources[0] == "merge":
-        if len(args.sources) < 2:
-            raise ValueError("fleet merge needs at least one DIR")
-        return runner.merge([Path(d) for d in args.sources[1:]], Path(args.out),
-                            Path(args.against) if args.against else None)
     limits = Limits(workers=_positive(args.workers, "--workers"), recycle=_positive(args.recycle, "--recycle"),
                     retries=max(0, args.retries), timeout_s=args.timeout)
-    cfg = runner.Config(args.sources, Path(args.out), _engines(args.engine), Path(args.cache or default_cache()),
+    cfg = runner.Config(args.sources, Path(args.output), _engines(args.engine), Path(args.cache or default_cache()),
                         args.precision, args.inputs_dir, args.backend, args.ray_address, parse_shard(args.shard),
                         Path(args.against) if args.against else None, args.seed, limits)
     code = runner.run(cfg)
-    print(f"wrote {args.out}/results.jsonl, report.sarif, junit.xml, summary.md"
+    print(f"wrote {args.output}/results.jsonl, report.sarif, junit.xml, summary.md"
           + (", changes.json" if args.against else "") + f" (exit {code})", file=sys.stderr)
     return code

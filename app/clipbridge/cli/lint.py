@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clipbridge.cli import deprecated
 from clipbridge.cli.output import FORMATS, lint_output, print_scan_table, scan_output
-from clipbridge.cli.vocabulary import add_mode, add_target, expand_targets
+from clipbridge.cli.vocabulary import add_mode, add_output, add_target, expand_targets
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.lint.bundle import _npy, build, safe
@@ -40,6 +41,7 @@ def _spec_and_semantics(args: argparse.Namespace) -> tuple[Any, dict[str, Any], 
 
     data = read_json_file(args.spec)
     if isinstance(data, dict) and "source" in data:
+        deprecated.note(args, 'a body\'s "source"', '"spec"')
         data = data["source"]
     if isinstance(data, dict) and "spec" in data:
         data = data["spec"]
@@ -53,8 +55,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     spec, _, sems = _spec_and_semantics(args)
     p = probe(spec, sems, Mode(args.mode))  # type: ignore[arg-type]
     body = {**p.to_json(), "precision": args.precision}
-    if args.npy:
-        out = Path(args.npy)
+    if args.output:
+        out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)
         (out / "inputs.npy").write_bytes(_npy(p.inputs))
         for s in p.semantics:
@@ -114,9 +116,19 @@ def _scan_body(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     return result.to_json(), {"exact": 0, "drift": 1}.get(worst_status(result), 2)
 
 
+def _rewrite_target(args: argparse.Namespace) -> str:
+    """The one target a rewrite is checked against: --target (or the older --for)."""
+    items = expand_targets(args.target, "") or []
+    if args.rewrite_for:
+        items = [args.rewrite_for, *items]
+    if len(items) != 1:
+        raise ClipBridgeError(f"--rewrite needs exactly one --target (e.g. --target directml:5_0), not "
+                              f"{len(items)}{': ' + ', '.join(items) if items else ''}", "--target")
+    return items[0]
+
+
 def _rewrite(args: argparse.Namespace) -> int:
-    if not args.rewrite_for:
-        raise ClipBridgeError("--rewrite needs --for TARGET (e.g. --for directml:5_0)")
+    args.rewrite_for = _rewrite_target(args)
     out = rewrite(Path(args.model).read_bytes(), args.rewrite_for, args.opset)
     Path(args.rewrite).write_bytes(out.model_bytes)
     for item in out.done:
@@ -170,7 +182,7 @@ def add_subcommands(sub: Any) -> None:
                     help="every format scan has: table (default), json (a list of the scan bodies, each with its "
                          "`file`), sarif (2.1.0, a run per model), junit (a testsuite per model x target), github, "
                          "markdown")
-    lt.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_output(lt, "write the report to FILE instead of stdout", metavar="FILE")
     lt.add_argument("--select", action="append", metavar="CODE", help="report only these codes (repeatable, or "
                     "comma-separated); see `clipbridge explain`")
     lt.add_argument("--ignore", action="append", metavar="CODE", help="drop these codes (repeatable, or "
@@ -181,13 +193,14 @@ def add_subcommands(sub: Any) -> None:
     pr = sub.add_parser("probe", help="the inputs that matter for a spec and each dialect's expected output; "
                                       "exit 1 when the dialects disagree on one")
     _probe_args(pr)
-    pr.add_argument("--npy", metavar="DIR", help="write inputs.npy and expected_<semantics>.npy to DIR")
+    add_output(pr, "write inputs.npy, expected_<semantics>.npy and probes.json to DIR instead of the JSON to stdout",
+               old=("--npy",), metavar="DIR")
     pr.set_defaults(func=cmd_probe)
     b = sub.add_parser("bundle", help="a repro zip: spec, ONNX model, OpenVINO IR, DxDispatch model, probes, "
                                       "expected outputs, run_bundle.py")
     _probe_args(b)
-    b.add_argument("--output", "-o", default="clipbridge-bundle.zip",
-                   help="the zip to write (default clipbridge-bundle.zip)")
+    add_output(b, "the zip to write (default clipbridge-bundle.zip)", default="clipbridge-bundle.zip",
+               metavar="FILE")
     b.set_defaults(func=cmd_bundle)
     e = sub.add_parser("explain", help="what a finding code means, each dialect's rule and source, a witness")
     e.add_argument("code", nargs="?", help=f"a finding code, or 'all' (default); one of {', '.join(RULE_IDS)}")

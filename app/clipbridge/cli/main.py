@@ -1,4 +1,5 @@
-"""The `clipbridge` command: serve, translate, dialects, schemas."""
+"""The `clipbridge` command: serve, translate, scan, dialects, schemas and --version; the other commands are
+wired from their modules (app/clipbridge/cli/__init__.py). Every flag is in the vocabulary of docs/cli.md."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from clipbridge.service.capabilities import capabilities
 from clipbridge.dialects import registry
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.cli import chain as chain_cli
+from clipbridge.cli import deprecated
 from clipbridge.cli import diff as diff_cli
+from clipbridge.cli import fix as fix_cli
 from clipbridge.cli import fleet as fleet_cli
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.core.settings import Settings
@@ -23,7 +26,8 @@ from clipbridge.engines.config import limits_text
 from clipbridge.service.field_errors import field_errors
 from clipbridge.cli import lint as lint_cli
 from clipbridge.cli import output as cli_output
-from clipbridge.cli.vocabulary import TARGET_FLAGS, add_mode, add_target, expand_targets, stdin_hint
+from clipbridge.cli.version import Version
+from clipbridge.cli.vocabulary import TARGET_FLAGS, add_mode, add_output, add_target, expand_targets, stdin_hint
 from clipbridge.api.schemas_export import write
 from clipbridge.service.specs import Spec
 from clipbridge.core.suggest import one_of
@@ -50,6 +54,8 @@ def _target(text: str, flag: str = TARGET_FLAGS[0]) -> object:
 def cmd_translate(args: argparse.Namespace) -> int:
     data = _read_spec(args.spec)
     if isinstance(data, dict) and ("spec" in data or "source" in data):  # a /v1/translate body (new or old name)
+        if "spec" not in data:
+            deprecated.note(args, 'a body\'s "source"', '"spec"')
         data = data.get("spec", data.get("source"))
     spec = TypeAdapter(Spec).validate_python(data)
     args.target = expand_targets(args.target, spec.dialect)  # error locations and labels name the expanded items
@@ -145,7 +151,7 @@ def _version_rows(dialect: str, versions: list[dict]) -> list[list[str]]:
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
-    for path in write(Path(args.out)):
+    for path in write(Path(args.output)):
         print(path)
     return 0
 
@@ -212,6 +218,7 @@ def _start_line(sock: object) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
                                 f"{', '.join(registry.names())}, and report drift.")
+    p.add_argument("--version", action=Version)
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the HTTP service (uvicorn); prints the URL it serves on to stderr; exit 0 "
                                      "on SIGTERM, 2 a bad setting, 3 it could not start (a port in use)")
@@ -226,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("translate", help="translate a spec (JSON file or - for stdin); exit 0 exact, 1 drift, "
                                          "2 unsupported or error")
     t.add_argument("spec", nargs="?", default="-", help="a JSON clip spec file (or a /v1/translate body; its "
-                   "'source' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
+                   "'spec' is read); - or nothing: read stdin. For a model use `clipbridge scan`")
     add_target(t, "a target")
     add_mode(t)
     cli_output.add_lint_options(t, "json")
@@ -239,30 +246,34 @@ def build_parser() -> argparse.ArgumentParser:
     cli_output.add_lint_options(m, "table")
     add_mode(m)
     m.add_argument("--rewrite", metavar="OUT.onnx", help="write the model with every Clip given explicit typed "
-                                                         "bounds (needs --for); exit 0 if every clip of the "
-                                                         "result is exact for --for, 1 drift, 2 a clip skipped "
-                                                         "or unsupported")
-    m.add_argument("--for", dest="rewrite_for", metavar="TARGET", help="the target the rewrite is checked against")
+                                                         "bounds for the one --target; exit 0 if every clip of the "
+                                                         "result is exact for it, 1 drift, 2 a clip skipped or "
+                                                         "unsupported")
+    m.add_argument("--for", dest="rewrite_for", action=deprecated.OldSpelling, metavar="TARGET",
+                   new="`clipbridge scan MODEL --rewrite OUT.onnx --target TARGET`")
     m.add_argument("--opset", type=int, help="ONNX opset of the rewritten model (default: the model's, >= 11)")
     m.set_defaults(func=lint_cli.cmd_scan)
     lint_cli.add_subcommands(sub)
     diff_cli.add_subcommand(sub)
-    fleet_cli.add_subcommand(sub)
+    fix_cli.add_subcommand(sub)
     chain_cli.add_subcommand(sub)
+    fleet_cli.add_subcommand(sub)
     d = sub.add_parser("dialects", help=f"print the capability matrix of every dialect ({', '.join(registry.names())}"
                        "): versions, dtypes, ranks")
     d.add_argument("--format", choices=["table", "json"], default="table",
                    help="table: one row per version (default); json: the /v1/dialects body, rules included")
     d.set_defaults(func=cmd_dialects)
     c = sub.add_parser("schemas", help="write JSON Schemas of the API bodies")
-    c.add_argument("--out", default="schemas", help="the folder to write them to (default: schemas)")
+    add_output(c, "the folder to write them to (default: schemas)", old=("--out",), default="schemas", metavar="DIR")
     c.set_defaults(func=cmd_schemas)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(argv)
+    args = argparse.Namespace()
+    argv = deprecated.rewrite_argv(argv, args)  # `fleet SOURCE...` before `fleet run` (noted on stderr)
+    args = build_parser().parse_args(argv, args)
     # the target flag as typed (--target, or an older name until 0.2.0), so that an error names what the user wrote
     args.target_flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in TARGET_FLAGS), TARGET_FLAGS[0])
     try:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from clipbridge.cli.vocabulary import add_output
 from clipbridge.lint import baseline as baseline_file
 from clipbridge.lint import github, junit, markdown, sarif
 from clipbridge.lint.filters import filter_scan
@@ -37,7 +38,7 @@ def add_lint_options(p: argparse.ArgumentParser, default_format: str) -> None:
                    "2 unsupported")
     p.add_argument("--baseline", metavar="FILE", help="findings in this file do not fail the run; new ones do")
     p.add_argument("--write-baseline", metavar="FILE", help="write every current finding to FILE (exit 0)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_output(p, "write the report to FILE instead of stdout", metavar="FILE")
 
 
 def _report(report: LintReport, args: argparse.Namespace) -> LintReport:

@@ -1,8 +1,9 @@
 """Precision trace: where does float16 first overflow, and what produced it?
 
-`--engine onnxruntime --engine onnxruntime@f16` (or `openvino@f16`, `onnx-reference@f16`) runs the model as
-it is on the first engine and a float16 copy of it (every float32 initializer, input, output and Cast target
-made float16, as a float16 export is) on the engine named before `@f16`, captures every node output of both,
+`clipbridge trace MODEL --engine onnxruntime` (here and on the API the engines `onnxruntime` and `onnxruntime@f16`;
+or `openvino@f16`, `onnx-reference@f16`) runs the model as it is on the first engine and a float16 copy of it
+(every float32 initializer, input, output and Cast target made float16, as a float16 export is) on the engine
+named before `@f16`, captures every node output of both,
 and walks them in order:
 - the first tensor where a value finite in float32 is +-inf in float16: `float16-overflow` at the op that
   produced it (a MatMul, Add, Conv, Pow: any op), with the float32 value against 65504;

@@ -7,6 +7,7 @@ which are present (`status`, found without importing them: importing torch or ja
 
 from __future__ import annotations
 
+from importlib import metadata
 from importlib.util import find_spec
 
 from clipbridge.core.errors import BackendUnavailable
@@ -60,3 +61,20 @@ def status() -> list[dict[str, object]]:
     """Each engine backend, whether it is installed here, and the command that installs it."""
     return [{"backend": b, "installed": installed(b), "extra": extra, "install": INSTALL_HINT[extra]}
             for b, (extra, _) in ENGINES.items()]
+
+
+# engine -> the distribution that installs it: onnx-reference is the core's onnx, coreml builds (not runs) on Linux
+DISTRIBUTIONS = {"onnx-reference": "onnx", "onnxruntime": "onnxruntime", "openvino": "openvino", "jax": "jax",
+                 "tosa-reference": "tosa-tools", "litert": "ai-edge-litert", "torch": "torch", "coreml": "coremltools"}
+
+
+def versions() -> dict[str, str | None]:
+    """Each engine's installed version, None when it is not installed: read from the installed distributions'
+    metadata, never by importing them (`clipbridge --version` and GET /v1/version answer at once)."""
+    out: dict[str, str | None] = {}
+    for engine, dist in DISTRIBUTIONS.items():
+        try:
+            out[engine] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[engine] = None
+    return out

@@ -85,7 +85,7 @@ def fix(execute: run.Execute, model: bytes, npz: bytes | None, reference: str, t
     cost = execute("fix-cost", engines.time_pair, base, f16, written, clean, precision, rounds)
     (opset, ir), before_v = execute("fix-write", versions, written), execute("fix-write", versions, model)
     body = {"reference": reference, "target": target, "precision": precision,
-            "verdict": "equal" if proven["verdict"] == "equal" else "differs",
+            "verdict": proof.verdict(proven),
             "rules_applied": [rule] if rule else [], "skipped": [], "advice": [],
             "compared": {reference: "the original model", target: "the written float16 model"},
             "proof": proven, "proof_generated": None, "tried": [r for _, _, r in tried], "cost": cost,

@@ -24,6 +24,15 @@ MAX_ELEMENTS = 1 << 22
 Feeds = dict[str, np.ndarray]
 
 
+def verdict(proven: dict[str, Any], clean_identical: bool = True) -> str:
+    """The fix's verdict in the diff's words (equal, explained, unexplained; docs/cli.md): the proof's own, except
+    that a fix which changes ordinary numbers (the clean outputs not bit-identical) is never `equal`: no rule
+    explains that change, so it is `unexplained`."""
+    if proven["verdict"] == "equal":
+        return "equal" if clean_identical else "unexplained"
+    return str(proven["verdict"])
+
+
 def swapping(execute: run.Execute, original: bytes, written: bytes, target: str) -> run.Execute:
     """An executor that gives `target` the written model wherever the diff would run the original on it: the
     model itself, the model with the diff's marks added (marked alike), and a replay of a node, alone or folded

@@ -1,4 +1,4 @@
-"""POST /v1/models/fix and `clipbridge diff --fix`: write the fixed model, prove it, measure its cost, advise.
+"""POST /v1/models/fix and `clipbridge fix`: write the fixed model, prove it, measure its cost, advise.
 
 Every step that touches the uploaded model in native code (parse + shape inference + checker, each engine run,
 the timing) runs in a sandboxed child (clipbridge.engines.sandbox.run_isolated); the server only moves bytes and arrays.
@@ -92,7 +92,7 @@ def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision:
             # The given inputs decide when there are any: generated +-inf through a Conv can differ at the Conv
             # (inf - inf summed in another order), which is the original model's own and is in proof_generated.
             # `equal` needs the proof and clean outputs bit-identical on the target (no fix that makes a model worse).
-            "verdict": "equal" if proven["verdict"] == "equal" and cost.get("clean_identical") else "differs",
+            "verdict": proof.verdict(proven, bool(cost.get("clean_identical"))),
             "rules_applied": w["rules_applied"], "skipped": w["skipped"],
             "advice": advice(proven, w["float32"]),
             "compared": {reference: "the original model", target: "the written model"},

@@ -51,7 +51,7 @@ def expand_targets(texts: list[str] | None) -> list[str]:
     """The scan's columns: each item may list several targets ('onnx,stablehlo:1'); 'default' stands for the
     default columns (the registry's in_defaults dialects), 'all' for every registered dialect. None or nothing:
     the default columns. Defaults stay the in_defaults dialects so existing reports, baselines and CI keep their
-    columns; another dialect is a column when asked for (--to default,stablehlo)."""
+    columns; another dialect is a column when asked for (--target default,stablehlo)."""
     out: list[str] = []
     for text in texts or []:
         for part in (p.strip() for p in text.split(",")):

@@ -1,7 +1,7 @@
 """The dialect interface: what every dialect module provides, so the rest of clipbridge never names one.
 
 A dialect is registered once, in app/clipbridge/dialects/registry.py. translate, execute, capabilities (/v1/dialects),
-the CLI's --to parser, scan reports, probes and the pydantic unions of specs and targets all read the
+the CLI's --target parser, scan reports, probes and the pydantic unions of specs and targets all read the
 registry; none of them branches on a dialect's name.
 """
 
