@@ -102,7 +102,8 @@ def view(body: dict, artifact: str) -> v.Report:
     rules = sorted({n["cause"] or "unexplained" for n in body["nodes"]})
     return v.Report(
         artifact, [_finding(n, artifact) for n in body["nodes"]],
-        [v.Rule(f"diff/{r}", CAUSES.get(r, r)) for r in rules], summary=("clipbridge diff", f"verdict {body['verdict']}"),
+        [v.Rule(f"diff/{r}", CAUSES.get(r, r)) for r in rules],
+        summary=("clipbridge diff", f"verdict {body['verdict']}"),
         run_properties={"verdict": body["verdict"], "engines": body["engines"], "inputs": body["inputs"],
                         "outputs": body["outputs"], "firstDivergence": body["first_divergence"]},
         junit_name=f"clipbridge diff: {artifact}", suites=_suites(body), markdown=blocks(body, artifact))
