@@ -3,9 +3,12 @@ results.jsonl line is a model too, checked before it is written."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
+from clipbridge.cli.main import main
 from clipbridge.core.settings import Settings
 from clipbridge.fleet.models import FleetRecord
 from clipbridge.main import create_app
@@ -40,3 +43,13 @@ def test_a_fleet_line_is_a_fleet_record():
 def test_a_line_the_model_does_not_describe_is_refused(change):
     with pytest.raises(ValidationError):
         FleetRecord.model_validate({**RECORD, **change})
+
+
+def test_a_shard_of_another_version_is_named_not_a_traceback(tmp_path, capsys):
+    """`fleet merge` of a results.jsonl whose lines are not FleetRecords: exit 2 with the model and the field."""
+    shard = tmp_path / "shard"
+    shard.mkdir()
+    (shard / "results.jsonl").write_text(json.dumps({**RECORD, "verdict": "differs"}) + "\n")
+    assert main(["fleet", "merge", str(shard), "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out" / "report.sarif").exists()
+    assert "'m.onnx' is not a fleet result: verdict" in capsys.readouterr().err

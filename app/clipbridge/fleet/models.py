@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff.models import DiffNode, DiffNodeRef
 
 
@@ -42,3 +43,15 @@ class FleetRecord(_Strict):
     cached: bool
     seconds: float
     error: str | None
+
+
+def check(record: dict[str, Any]) -> None:
+    """A line that is not a FleetRecord (a shard of another version given to `fleet merge`) is a user's error that
+    names the model and the field, never a traceback."""
+    try:
+        FleetRecord.model_validate(record)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ClipBridgeError(f"the results.jsonl line of {record.get('model')!r} is not a fleet result: {where}: "
+                              f"{first['msg']}", "results.jsonl") from None

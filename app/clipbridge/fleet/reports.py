@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from clipbridge.diff.formats import CAUSES
-from clipbridge.fleet.models import FleetRecord
+from clipbridge.fleet import models
 from clipbridge.fleet.store import atomic_write, dumps
 from clipbridge.reports import junit, markdown, sarif
 from clipbridge.reports import view as v
@@ -94,8 +94,8 @@ def write_all(out: Path, records: list[dict[str, Any]]) -> None:
     """Every report, each written atomically; results.jsonl sorted by model (then sha256) so that two backends
     or a merge of shards give the same file."""
     records = sorted(records, key=lambda r: (r["model"], r["sha256"]))
-    for r in records:  # every line is what schemas/FleetRecord.json says, whichever worker or cache wrote it
-        FleetRecord.model_validate(r)
+    for r in records:  # every line is what schemas/FleetRecord.json says, whichever worker, cache or shard wrote it
+        models.check(r)
     report = view(records)
     atomic_write(out / "results.jsonl", "".join(dumps(r) + "\n" for r in records))
     atomic_write(out / "report.sarif", sarif.render([report]))
