@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from clipbridge.chain import child_torch, report
+from clipbridge.chain.models import ChainResponse
 from clipbridge.diff import compare
 from clipbridge.diff.run import direct
 from tests.chain import models
@@ -162,3 +163,12 @@ def test_a_static_chain_needs_no_inputs_for_a_bool_input():
                         "onnx,openvino", static=True)
     assert body["verdict"] == "static" and body["inputs"]["source"] == "none", body["inputs"]
     assert [h["to"] for h in body["hops"]] == ["openvino"]
+
+
+@pytest.mark.parametrize("fixture", [pytest.param("clamps_body", id="linux-chain"),
+                                     pytest.param("clamp_min_int_body", id="with-coreml")])
+def test_the_body_is_a_chain_response(request: pytest.FixtureRequest, fixture: str) -> None:
+    """schemas/ChainResponse.json describes the body as written: every key, none added or left out."""
+    body = request.getfixturevalue(fixture)
+    model = ChainResponse.model_validate(body)
+    assert model.model_dump(mode="json", by_alias=True, exclude_unset=True) == body

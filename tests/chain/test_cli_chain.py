@@ -55,7 +55,7 @@ def test_formats(pt2: Path, tmp_path: Path) -> None:
     validate_sarif(sarif)  # the OASIS 2.1.0 schema, as lint's SARIF is checked
     rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
     assert {"omitted-bound-lowest", "nan-to-lower-bound", "conversion-failed"} <= rules
-    suite = ET.fromstring(out["junit"])
-    assert suite.get("tests") == "3" and suite.find("testcase[@name='coreml']/failure") is not None
+    root = ET.fromstring(out["junit"])  # <testsuites>, as every command's JUnit (clipbridge.reports.junit)
+    assert root.get("tests") == "3" and root.find("testsuite/testcase[@name='coreml']/failure") is not None
     assert out["markdown"].startswith("### clipbridge chain") and "| source op |" in out["markdown"]
     assert out["table"].splitlines()[1].startswith("source op")

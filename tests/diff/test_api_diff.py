@@ -120,7 +120,7 @@ def npz_inputs(draw) -> bytes | None:
 
 def test_bodies_match_the_schema(client, mnv2):
     """Every body the route answers is a DiffResponse (schemas/DiffResponse.json)."""
-    from clipbridge.api.diff_models import DiffResponse
+    from clipbridge.diff.models import DiffResponse
     for model, query in ((M.relu_chain(), ""), (M.plain_chain(), ""), (mnv2, "?precision=deployed"),
                          (M.clip_chain(None, 6.0), "?engine=onnxruntime&engine=onnx-reference&engine=openvino")):
         r = post(client, model, None, query)
@@ -183,7 +183,7 @@ def runnable_models(draw) -> bytes:
 @given(model=runnable_models(), given_inputs=st.booleans(),
        values=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=6, max_size=6))
 def test_runnable_models_give_consistent_bodies(client, model, given_inputs, values):
-    from clipbridge.api.diff_models import DiffResponse
+    from clipbridge.diff.models import DiffResponse
     inputs = npz(x=np.array(values, np.float32)) if given_inputs else None
     r = post(client, model, inputs, "?engine=onnxruntime&engine=openvino&engine=onnx-reference")
     assert r.status_code == 200, r.text

@@ -98,7 +98,7 @@ def test_fix_rewrites_inside_bodies_and_proves_equal(build, feeds):
 
 def test_over_http_the_sandboxed_diff_walks_the_branch(client):
     """The server runs every step in the sandbox: the body is exposed, walked and named there too."""
-    from clipbridge.api.diff_models import DiffResponse
+    from clipbridge.diff.models import DiffResponse
     from tests.diff.test_api_diff import post
 
     r = post(client, (ROOT / "docs" / "example.onnx").read_bytes())

@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import pytest
 
-from clipbridge.api.diff_models import DiffResponse
+from clipbridge.diff.models import DiffResponse
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import report, run
 from clipbridge.fix import service

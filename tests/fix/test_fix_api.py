@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from clipbridge.api.fix_models import FixResponse
+from clipbridge.fix.models import FixResponse
 from tests.fix import models
 
 pytest.importorskip("onnxruntime")

@@ -15,9 +15,9 @@ import pytest
 
 from clipbridge.cli.main import main
 from clipbridge.core.findings import Code
-from clipbridge.lint.github import escape_data, escape_property
-from clipbridge.lint.markdown import cell
 from clipbridge.lint.rules import RULE_IDS
+from clipbridge.reports.github import escape_data, escape_property
+from clipbridge.reports.markdown import cell
 from tests.scan.models import F32, I8, clip_model, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,7 +201,7 @@ def test_github_puts_errors_first(capsys):
 
 
 def test_markdown_caps_the_findings_table(monkeypatch, capsys):
-    monkeypatch.setattr("clipbridge.lint.markdown.MAX_ROWS", 2)  # the example has 2 errors (issue 37: ONNX keeps its
+    monkeypatch.setattr("clipbridge.lint.view.MAX_ROWS", 2)  # the example has 2 errors (issue 37: ONNX keeps its
     _, out, _ = run(["scan", str(EXAMPLE), "--format", "markdown"], capsys)  # run-time bound: no third)
     rows = [ln for ln in out.splitlines() if ln.startswith(("| error", "| warning", "| info"))]
     assert len(rows) == 2 and all(r.startswith("| error") for r in rows)

@@ -17,9 +17,10 @@ from pydantic import TypeAdapter
 
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.lint import github, junit, sarif
 from clipbridge.lint.probe import probe
 from clipbridge.lint.report import apply_filters, from_translate
+from clipbridge.lint.view import view
+from clipbridge.reports import formats, sarif
 from clipbridge.scan.report import target_from_text
 from clipbridge.service.specs import Spec
 from clipbridge.service.translate import translate
@@ -61,12 +62,12 @@ def test_every_format_stays_valid(spec, target, mode, fail_on):
         return  # a spec ONNX itself refuses: nothing to report
     body = json.loads(json.dumps(body, allow_nan=False))  # what the CLI reads: the wire form
     report = apply_filters(from_translate(body, "spec.json", [target]), [], [], fail_on, None)
-    log = sarif.render(report)
+    log = sarif.log([view(report)])
     VALIDATOR.validate(log)
     assert len(log["runs"][0]["results"]) == sum(len(t["findings"]) for t in body["translations"])
-    root = ET.fromstring(junit.render(report))
+    root = ET.fromstring(formats.render(view(report), "junit"))
     assert len(root.findall(".//failure")) == len(report.failing())
-    lines = github.render(report).splitlines()
+    lines = formats.render(view(report), "github").splitlines()
     assert len(lines) == len(report.items) + 1 and all(ln.startswith("::") for ln in lines)
 
 

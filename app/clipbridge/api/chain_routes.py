@@ -18,6 +18,7 @@ from clipbridge.api.model_form import read_model_form
 from clipbridge.api.model_guard import embedded_only
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.chain import report, stages
+from clipbridge.chain.models import ChainResponse
 from clipbridge.core.errors import BackendUnavailable
 from clipbridge.diff.inputs import SEED
 from clipbridge.engines.sandbox import run_isolated
@@ -45,7 +46,8 @@ def _check_installed(spec: str, model: bytes) -> None:
             raise BackendUnavailable(f"stage {name!r}: {hint}; or leave {name!r} out of the chain", "query.chain")
 
 
-@router.post("/v1/models/chain", responses=PROBLEMS, tags=["models"], openapi_extra=CHAIN_BODY)
+@router.post("/v1/models/chain", response_model=ChainResponse, responses=PROBLEMS, tags=["models"],
+             openapi_extra=CHAIN_BODY)
 async def chain_model(request: Request,
                       chain: str = Query(..., min_length=1, max_length=120, description=(
                           "comma list of torch, onnx, openvino, tflite, tflite:builtin, coreml")),

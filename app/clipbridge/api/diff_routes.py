@@ -15,7 +15,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from clipbridge.api.diff_models import DiffResponse
+from clipbridge.diff.models import DiffResponse
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_form, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text

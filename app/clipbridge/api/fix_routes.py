@@ -18,7 +18,7 @@ from clipbridge.api.accept import prefers
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_form
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
-from clipbridge.api.fix_models import FixResponse
+from clipbridge.fix.models import FixResponse
 from clipbridge.diff.engines import require
 from clipbridge.fix.facts import ENGINES
 from clipbridge.fix.service import Fixed, fix

@@ -10,9 +10,11 @@ from pydantic import BaseModel, TypeAdapter
 from clipbridge.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteOptions, ExecuteRequest,
                             ExecuteResponse, Health, Problem, ScanResponse, TranslateRequest,
                             TranslateResponse)
-from clipbridge.api.diff_models import DiffResponse
 from clipbridge.api.lint_models import ProbeRequest, ProbeResponse
-from clipbridge.api.fix_models import FixResponse
+from clipbridge.chain.models import ChainResponse
+from clipbridge.diff.models import DiffResponse
+from clipbridge.fix.models import FixResponse
+from clipbridge.fleet.models import FleetRecord
 from clipbridge.service.specs import Spec
 
 MODELS: dict[str, object] = {
@@ -32,6 +34,8 @@ MODELS: dict[str, object] = {
     "ProbeResponse": ProbeResponse,
     "DiffResponse": DiffResponse,
     "FixResponse": FixResponse,
+    "ChainResponse": ChainResponse,
+    "FleetRecord": FleetRecord,  # a line of `clipbridge fleet`'s results.jsonl (no route answers it)
 }
 
 

@@ -1,13 +1,14 @@
 """A chain report as text: the table with the chain as columns (source op, then per hop what it became and whether
-it differs), Markdown, SARIF 2.1.0 and JUnit XML for CI. JSON is the API's body as it is."""
+it differs); and as the findings view that clipbridge.reports writes as Markdown, SARIF 2.1.0 and JUnit XML for CI.
+JSON is the API's body as it is."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
-from clipbridge import __version__
+from clipbridge.reports import formats
+from clipbridge.reports import view as v
 
 FORMATS = ("table", "json", "markdown", "sarif", "junit")
 WIDTH = 40
@@ -85,48 +86,38 @@ def findings(body: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def markdown(body: dict[str, Any]) -> str:
-    grid = rows(body)
-    md = [f"### clipbridge chain `{' -> '.join(body['chain'])}`: {body['verdict']}", "",
-          "| " + " | ".join(grid[0]) + " |", "|" + "---|" * len(grid[0])]
-    md += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in grid[1:]]
-    return "\n".join(md) + "\n"
+def _finding(f: dict[str, Any], artifact: str) -> v.Finding:
+    """A differing source op at its node (a failed hop: the file as a whole)."""
+    return v.Finding(f["rule"], "warning" if f["rule"] != "unexplained" else "error", f"[{f['hop']}] {f['message']}",
+                     v.Location(artifact, f["node"]), title=f"clipbridge chain {f['hop']}")
 
 
-def sarif(body: dict[str, Any], artifact: str) -> str:
-    rules = body.get("rules", {})
-    results = [{"ruleId": f["rule"], "level": "warning" if f["rule"] != "unexplained" else "error",
-                "message": {"text": f"[{f['hop']}] {f['message']}"},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact}},
-                               "logicalLocations": [{"name": f["node"] or f["hop"], "kind": "function"}]}]}
-               for f in findings(body)]
-    run = {"tool": {"driver": {"name": "clipbridge", "version": __version__, "semanticVersion": __version__,
-                               "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in rules.items()]}},
-           "results": results}
-    return json.dumps({"version": "2.1.0", "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-                       "runs": [run]}, indent=2) + "\n"
-
-
-def junit(body: dict[str, Any], artifact: str) -> str:
+def _suite(body: dict[str, Any], artifact: str) -> v.Suite:
+    """A case per hop: failing by its findings, skipped when it did not run (not installed, or --static)."""
+    found = findings(body)
     cases = []
     for h in body["hops"]:
-        bad = [f for f in findings(body) if f["hop"] == h["to"]]
-        inner = "".join(f"<failure message={quoteattr(f['rule'])}>{escape(f['message'])}</failure>" for f in bad)
-        skipped = "<skipped/>" if h["status"] in ("not-installed", "static") else ""
-        cases.append(f"<testcase classname={quoteattr(artifact)} name={quoteattr(h['to'])}>{inner or skipped}"
-                     "</testcase>")
-    fails = sum(1 for h in body["hops"] if any(f["hop"] == h["to"] for f in findings(body)))
-    return (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="clipbridge-chain" tests="{len(cases)}" '
-            f'failures="{fails}">' + "".join(cases) + "</testsuite>\n")
+        bad = [v.Failure(f["rule"], f["message"]) for f in found if f["hop"] == h["to"]]
+        cases.append(v.Case(h["to"], artifact, bad, skipped=not bad and h["status"] in ("not-installed", "static")))
+    return v.Suite("clipbridge-chain", cases)
+
+
+def view(body: dict[str, Any], artifact: str) -> v.Report:
+    """The chain report as the findings view: the grid as the Markdown table, each hop a JUnit case."""
+    grid = rows(body)
+    chain = " -> ".join(body["chain"])
+    return v.Report(
+        artifact, [_finding(f, artifact) for f in findings(body)],
+        [v.Rule(k, text) for k, text in body.get("rules", {}).items()],
+        summary=("clipbridge chain", f"verdict {body['verdict']}"), junit_name=f"clipbridge chain: {artifact}",
+        suites=[_suite(body, artifact)],
+        markdown=[v.Heading(3, ("clipbridge chain ", v.Code(chain), f": {body['verdict']}")),
+                  v.Table(tuple(grid[0]), tuple(tuple(r) for r in grid[1:]))])
 
 
 def render(body: dict[str, Any], fmt: str, artifact: str) -> str:
     if fmt == "json":
         return json.dumps(body, indent=2) + "\n"
-    if fmt == "markdown":
-        return markdown(body)
-    if fmt == "sarif":
-        return sarif(body, artifact)
-    if fmt == "junit":
-        return junit(body, artifact)
-    return table(body)
+    if fmt == "table":
+        return table(body)
+    return formats.render(view(body, artifact), fmt)

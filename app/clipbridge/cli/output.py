@@ -15,10 +15,12 @@ from typing import Any
 
 from clipbridge.cli.vocabulary import add_output
 from clipbridge.lint import baseline as baseline_file
-from clipbridge.lint import github, junit, markdown, sarif
 from clipbridge.lint.filters import filter_scan
 from clipbridge.lint.report import LEVELS, LintReport, apply_filters, from_scan, from_translate, target_label
 from clipbridge.lint.rules import check_codes
+from clipbridge.lint.view import suites, view
+from clipbridge.reports import formats as report_formats
+from clipbridge.reports import junit, sarif
 from clipbridge.service.translate import default_targets
 
 FORMATS = ("table", "json", "sarif", "junit", "github", "markdown")
@@ -56,13 +58,8 @@ def _write(text: str, args: argparse.Namespace) -> None:
 
 
 def render(report: LintReport, fmt: str) -> str:
-    if fmt == "sarif":
-        return json.dumps(sarif.render(report), indent=2, allow_nan=False) + "\n"
-    if fmt == "junit":
-        return junit.render(report)
-    if fmt == "github":
-        return github.render(report)
-    return markdown.render(report)
+    """A CI format, by its one writer (clipbridge.reports) from the report's findings view."""
+    return report_formats.render(view(report), fmt)
 
 
 def finish(report: LintReport, body: dict[str, Any], args: argparse.Namespace, status_code: int,
@@ -100,11 +97,9 @@ def lint_output(done: list[tuple[str, dict[str, Any], int]], args: argparse.Name
                                                 check_codes(args.ignore, "--ignore"))} for path, body, _ in done]
         _write(json.dumps(bodies, indent=2, allow_nan=False) + "\n", args)
     elif args.format == "sarif":
-        logs = [sarif.render(r) for r in reports]
-        merged = {**(logs[0] if logs else sarif.render_empty()), "runs": [run for log in logs for run in log["runs"]]}
-        _write(json.dumps(merged, indent=2, allow_nan=False) + "\n", args)
-    elif args.format == "junit":
-        _write(junit.render_many(reports), args)
+        _write(sarif.render([view(r) for r in reports]), args)
+    elif args.format == "junit":  # each model's testsuites, named `model: target`
+        _write(junit.render("clipbridge lint", [s for r in reports for s in suites(r, f"{r.artifact}: ")]), args)
     else:
         _write("".join(render(r, args.format) for r in reports), args)
     return code

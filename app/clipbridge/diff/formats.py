@@ -1,16 +1,14 @@
-"""The diff's body as table, SARIF 2.1.0, JUnit XML, GitHub annotations, Markdown, or Model Explorer node data."""
+"""The diff's body as a table, as the findings view the CI formats are written from (clipbridge.reports: SARIF
+2.1.0, JUnit XML, GitHub annotations, Markdown), or as Model Explorer node data."""
 
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
-from collections.abc import Callable
 from typing import Any
 
-from clipbridge import __version__
-from clipbridge.lint.github import escape_data, escape_property
-from clipbridge.lint.markdown import cell
-from clipbridge.lint.sarif import SCHEMA_URI
+from clipbridge.reports import formats
+from clipbridge.reports import view as v
+from clipbridge.reports.view import Level
 
 FORMATS = ("table", "json", "sarif", "junit", "github", "markdown")
 CAUSES = {
@@ -60,83 +58,64 @@ def table(body: dict) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _body_line(v: dict) -> str:
+def _body_line(b: dict) -> str:
     """How the diff read one If/Loop/Scan body (docs/diff.md, "Subgraphs")."""
-    if v["walked"]:
-        return f"body {v['graph']} ({v['op']}): walked, {v['view']}" + (f"; {v['reason']}" if v["reason"] else "")
-    return f"body {v['graph']} ({v['op']}): not walked: {v['reason']}"
+    if b["walked"]:
+        return f"body {b['graph']} ({b['op']}): walked, {b['view']}" + (f"; {b['reason']}" if b["reason"] else "")
+    return f"body {b['graph']} ({b['op']}): not walked: {b['reason']}"
 
 
-def _level(n: dict) -> str:
+def _level(n: dict) -> Level:
     return "warning" if n["origin"] == "inherited" else "error"
 
 
-def sarif(body: dict, artifact: str) -> dict[str, Any]:
+def _finding(n: dict, artifact: str) -> v.Finding:
+    cause = n["cause"] or "unexplained"
+    return v.Finding(f"diff/{cause}", _level(n), _line(n), v.Location(artifact, n["node"]),
+                     _witness(n.get("witness")) or None,
+                     {"op": n["op"], "origin": n["origin"], "witness": n.get("witness")},
+                     ("clipbridgeDiff/v1", f"{n['node']}|{n['cause']}"), title=f"clipbridge diff {n['node']}")
+
+
+def _suites(body: dict) -> list[v.Suite]:
+    """A case per output (failing when it differs) and per reported node (failing unless inherited)."""
+    outputs = [v.Case(o["name"], "diff.outputs", [v.Failure(f"{o['differing']}/{o['total']} elements differ",
+                                                            "\n".join(_line(n) for n in body["nodes"]))]
+                      if o["differing"] else []) for o in body["outputs"]]
+    nodes = [v.Case(n["node"], f"diff.{n['op']}", [v.Failure(f"cause {n['cause'] or 'unexplained'}", _line(n))]
+                    if n["origin"] != "inherited" else []) for n in body["nodes"]]
+    return [v.Suite("outputs", outputs), v.Suite("nodes", nodes)]
+
+
+def blocks(body: dict, artifact: str) -> list[v.Block]:
+    """The verdict, the engines as they ran, a row per reported node."""
+    return [v.Heading(3, f"clipbridge diff: {artifact}"), v.Paragraph((v.Strong(f"Verdict: {body['verdict']}"),)),
+            v.Table(("engine", "version", "precision"),
+                    tuple((e["name"], e["version"], e["precision"]) for e in body["engines"])),
+            v.Table(("node", "op", "differing", "origin", "cause", "witness"), tuple(
+                (n["node"], n["op"], f"{n['differing']}/{n['total']}", n["origin"] or "not replayed",
+                 n["cause"] or "unexplained", _witness(n.get("witness"))) for n in body["nodes"]))]
+
+
+def view(body: dict, artifact: str) -> v.Report:
+    """The diff body as the findings view: a finding per reported node, its cause the rule."""
     rules = sorted({n["cause"] or "unexplained" for n in body["nodes"]})
-    results = [{"ruleId": f"diff/{n['cause'] or 'unexplained'}", "level": _level(n),
-                "message": {"text": _line(n)},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact}},
-                               "logicalLocations": [{"name": n["node"], "kind": "function"}]}],
-                "partialFingerprints": {"clipbridgeDiff/v1": f"{n['node']}|{n['cause']}"},
-                "properties": {"op": n["op"], "origin": n["origin"], "witness": n.get("witness")}}
-               for n in body["nodes"]]
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "clipbridge", "version": __version__, "semanticVersion": __version__,
-                            "rules": [{"id": f"diff/{r}", "shortDescription": {"text": CAUSES.get(r, r)}}
-                                      for r in rules]}},
-        "artifacts": [{"location": {"uri": artifact}}], "results": results,
-        "properties": {"verdict": body["verdict"], "engines": body["engines"], "inputs": body["inputs"],
-                       "outputs": body["outputs"], "firstDivergence": body["first_divergence"]}}]}
-
-
-def junit(body: dict, artifact: str) -> str:
-    root = ET.Element("testsuites", name=f"clipbridge diff: {artifact}")
-    suite = ET.SubElement(root, "testsuite", name="outputs", tests=str(len(body["outputs"])),
-                          failures=str(sum(1 for o in body["outputs"] if o["differing"])))
-    for o in body["outputs"]:
-        case = ET.SubElement(suite, "testcase", name=o["name"], classname="diff.outputs")
-        if o["differing"]:
-            ET.SubElement(case, "failure", message=f"{o['differing']}/{o['total']} elements differ").text = \
-                "\n".join(_line(n) for n in body["nodes"])
-    nodes = ET.SubElement(root, "testsuite", name="nodes", tests=str(len(body["nodes"])),
-                          failures=str(sum(1 for n in body["nodes"] if n["origin"] != "inherited")))
-    for n in body["nodes"]:
-        case = ET.SubElement(nodes, "testcase", name=n["node"], classname=f"diff.{n['op']}")
-        if n["origin"] != "inherited":
-            ET.SubElement(case, "failure", message=f"cause {n['cause'] or 'unexplained'}").text = _line(n)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def github(body: dict, artifact: str) -> str:
-    lines = [f"::{_level(n)} file={escape_property(artifact)},title={escape_property('clipbridge diff ' + n['node'])}"
-             f"::{escape_data(_line(n))}" for n in body["nodes"]]
-    lines.append(f"::notice title=clipbridge diff::{escape_data('verdict ' + body['verdict'])}")
-    return "\n".join(lines) + "\n"
-
-
-def markdown(body: dict, artifact: str) -> str:
-    out = [f"### clipbridge diff: {cell(artifact)}", "", f"**Verdict: {body['verdict']}**", "",
-           "| engine | version | precision |", "|---|---|---|"]
-    out += [f"| {cell(e['name'])} | {cell(e['version'])} | {cell(e['precision'])} |" for e in body["engines"]]
-    out += ["", "| node | op | differing | origin | cause | witness |", "|---|---|---|---|---|---|"]
-    out += [f"| {cell(n['node'])} | {cell(n['op'])} | {n['differing']}/{n['total']} | {cell(n['origin'])} | "
-            f"{cell(n['cause'] or 'unexplained')} | {cell(_witness(n.get('witness')))} |" for n in body["nodes"]]
-    return "\n".join(out) + "\n"
-
-
-def render_with(renderers: dict[str, Callable[[dict, str], Any]], body: dict, fmt: str, artifact: str) -> str:
-    """`body` as `fmt` by a report's renderers (the diff's or the fix's): json and the sarif document pretty-printed
-    without NaN, the text formats as their renderer writes them."""
-    if fmt == "json":
-        return json.dumps(body, indent=2, allow_nan=False) + "\n"
-    if fmt == "sarif":
-        return json.dumps(renderers["sarif"](body, artifact), indent=2, allow_nan=False) + "\n"
-    return renderers[fmt](body, artifact)
+    return v.Report(
+        artifact, [_finding(n, artifact) for n in body["nodes"]],
+        [v.Rule(f"diff/{r}", CAUSES.get(r, r)) for r in rules],
+        summary=("clipbridge diff", f"verdict {body['verdict']}"),
+        run_properties={"verdict": body["verdict"], "engines": body["engines"], "inputs": body["inputs"],
+                        "outputs": body["outputs"], "firstDivergence": body["first_divergence"]},
+        junit_name=f"clipbridge diff: {artifact}", suites=_suites(body), markdown=blocks(body, artifact))
 
 
 def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
-    return render_with({"sarif": sarif, "table": lambda b, a: table(b), "junit": junit, "github": github,
-                        "markdown": markdown}, body, fmt, artifact)
+    """`body` as `fmt`: json pretty-printed without NaN, the table, or a CI format by its one writer."""
+    if fmt == "json":
+        return json.dumps(body, indent=2, allow_nan=False) + "\n"
+    if fmt == "table":
+        return table(body)
+    return formats.render(view(body, artifact), fmt)
 
 
 def node_data(body: dict, graph: str = "main_graph") -> dict[str, Any]:

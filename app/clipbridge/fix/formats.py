@@ -1,15 +1,14 @@
 """A fix's report in every format the diff has: the fix's own findings (rules applied, the advice that no rewrite
-can replace, the cost) in front of the proof rendered by clipbridge.diff.formats. Advice is never silent: it is a
-warning in every format."""
+can replace, the cost) with the proof's (clipbridge.diff.formats), as one findings view that clipbridge.reports
+writes. Advice is never silent: it is a warning in every format."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from typing import Any
+import json
 
 from clipbridge.diff import formats as diff_formats
-from clipbridge.lint.github import escape_data, escape_property
-from clipbridge.lint.markdown import cell
+from clipbridge.reports import formats
+from clipbridge.reports import view as v
 
 FORMATS = diff_formats.FORMATS
 
@@ -19,8 +18,8 @@ def _rule(r: dict) -> str:
 
 
 def _advice(a: dict) -> str:
-    setting = ", ".join(f"{k}={v}" for k, v in a["setting"].items())
-    alt = ", ".join(f"{k}={v}" for k, v in a["alternative"].items())
+    setting = ", ".join(f"{k}={val}" for k, val in a["setting"].items())
+    alt = ", ".join(f"{k}={val}" for k, val in a["alternative"].items())
     return f"{a['code']} ({a['role']} {a['engine']} ran in {a['ran_in']}): set {setting} (or {alt})"
 
 
@@ -43,51 +42,49 @@ def table(body: dict) -> str:
     return "\n".join(rows) + "\nproof:\n" + diff_formats.table(body["proof"])
 
 
-def markdown(body: dict, artifact: str) -> str:
-    out = [f"### clipbridge fix: {cell(artifact)} for {body['target']} (as on {body['reference']})", "",
-           f"**Verdict: {body['verdict']}**", "", "| node | op | rule | why |", "|---|---|---|---|"]
-    out += [f"| {cell(r['node'])} | {cell(r['op'])} | {cell(r['rule'])} | {cell(r['why'])} |"
-            for r in body["rules_applied"]]
-    out += [""] + [f"> **Warning:** {cell(_advice(a))}" for a in body["advice"]] + ["", cell(_cost(body["cost"])), ""]
-    return "\n".join(out) + "\n" + diff_formats.markdown(body["proof"], artifact)
+def _findings(body: dict, artifact: str) -> list[v.Finding]:
+    """Each advice a warning (never silent), each rule applied a note at its node."""
+    advice = [v.Finding(f"fix/{a['code']}", "warning", _advice(a), v.Location(artifact), properties=a,
+                        title=f"clipbridge fix {a['code']}") for a in body["advice"]]
+    return advice + [v.Finding(f"fix/{r['rule']}", "note", _rule(r), v.Location(artifact, r["node"]),
+                               title=f"clipbridge fix {r['node']}") for r in body["rules_applied"]]
 
 
-def github(body: dict, artifact: str) -> str:
-    f = escape_property(artifact)
-    lines = [f"::warning file={f},title={escape_property('clipbridge fix ' + a['code'])}::{escape_data(_advice(a))}"
-             for a in body["advice"]]
-    lines += [f"::notice file={f},title={escape_property('clipbridge fix ' + r['node'])}::{escape_data(_rule(r))}"
-              for r in body["rules_applied"]]
-    return "\n".join(lines) + ("\n" if lines else "") + diff_formats.github(body["proof"], artifact)
+def _suite(body: dict) -> v.Suite:
+    """A case per advice (failing: the difference stays) and per rule applied."""
+    return v.Suite("fix", [v.Case(a["code"], f"fix.{a['engine']}", [v.Failure(_advice(a), a["message"])])
+                           for a in body["advice"]]
+                   + [v.Case(r["node"], f"fix.{r['rule']}") for r in body["rules_applied"]])
 
 
-def sarif(body: dict, artifact: str) -> dict[str, Any]:
-    doc = diff_formats.sarif(body["proof"], artifact)
-    run = doc["runs"][0]
-    loc = [{"physicalLocation": {"artifactLocation": {"uri": artifact}}}]
+def _blocks(body: dict, artifact: str) -> list[v.Block]:
+    out: list[v.Block] = [
+        v.Heading(3, f"clipbridge fix: {artifact} for {body['target']} (as on {body['reference']})"),
+        v.Paragraph((v.Strong(f"Verdict: {body['verdict']}"),)),
+        v.Table(("node", "op", "rule", "why"), tuple((r["node"], r["op"], r["rule"], r["why"])
+                                                     for r in body["rules_applied"]))]
+    if body["advice"]:
+        out.append(v.Quote("Warning", tuple(_advice(a) for a in body["advice"])))
+    return out + [v.Paragraph((_cost(body["cost"]),))]
+
+
+def view(body: dict, artifact: str) -> v.Report:
+    """The fix's own findings after the proof's (the diff of the written model), in one report."""
+    proof = diff_formats.view(body["proof"], artifact)
     ids = sorted({f"fix/{a['code']}" for a in body["advice"]} | {f"fix/{r['rule']}" for r in body["rules_applied"]})
-    run["tool"]["driver"]["rules"] += [{"id": i, "shortDescription": {"text": i.split("/", 1)[1]}} for i in ids]
-    run["results"] += [{"ruleId": f"fix/{a['code']}", "level": "warning", "message": {"text": _advice(a)},
-                        "locations": loc, "properties": a} for a in body["advice"]]
-    run["results"] += [{"ruleId": f"fix/{r['rule']}", "level": "note", "message": {"text": _rule(r)},
-                        "locations": [{**loc[0], "logicalLocations": [{"name": r["node"], "kind": "function"}]}]}
-                       for r in body["rules_applied"]]
-    run["properties"]["fix"] = {k: body[k] for k in ("reference", "target", "verdict", "cost")}
-    return doc
-
-
-def junit(body: dict, artifact: str) -> str:
-    root = ET.fromstring(diff_formats.junit(body["proof"], artifact).split("\n", 1)[1])
-    suite = ET.SubElement(root, "testsuite", name="fix", tests=str(len(body["advice"]) + len(body["rules_applied"])),
-                          failures=str(len(body["advice"])))
-    for a in body["advice"]:
-        case = ET.SubElement(suite, "testcase", name=a["code"], classname=f"fix.{a['engine']}")
-        ET.SubElement(case, "failure", message=_advice(a)).text = a["message"]
-    for r in body["rules_applied"]:
-        ET.SubElement(suite, "testcase", name=r["node"], classname=f"fix.{r['rule']}")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    proof.rules += [v.Rule(i, i.split("/", 1)[1]) for i in ids]
+    proof.findings += _findings(body, artifact)
+    proof.run_properties = {**(proof.run_properties or {}),
+                            "fix": {k: body[k] for k in ("reference", "target", "verdict", "cost")}}
+    proof.suites.append(_suite(body))
+    proof.markdown = _blocks(body, artifact) + proof.markdown
+    return proof
 
 
 def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
-    return diff_formats.render_with({"sarif": sarif, "table": lambda b, a: table(b), "junit": junit, "github": github,
-                                     "markdown": markdown}, body, fmt, artifact)
+    """`body` as `fmt`: json pretty-printed without NaN, the table, or a CI format by its one writer."""
+    if fmt == "json":
+        return json.dumps(body, indent=2, allow_nan=False) + "\n"
+    if fmt == "table":
+        return table(body)
+    return formats.render(view(body, artifact), fmt)

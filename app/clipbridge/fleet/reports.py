@@ -1,18 +1,18 @@
-"""The run's files: results.jsonl (one line per model, sorted by model), report.sarif (2.1.0, one result per
-finding with the model as its artifact), junit.xml (one test case per model) and summary.md."""
+"""The run's files: results.jsonl (one line per model, sorted by model), and from one findings view written by
+clipbridge.reports: report.sarif (2.1.0, one result per finding with the model as its artifact), junit.xml (one test
+case per model) and summary.md."""
 
 from __future__ import annotations
 
-import json
-import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from clipbridge import __version__
 from clipbridge.diff.formats import CAUSES
+from clipbridge.fleet import models
 from clipbridge.fleet.store import atomic_write, dumps
-from clipbridge.lint.sarif import SCHEMA_URI
+from clipbridge.reports import junit, markdown, sarif
+from clipbridge.reports import view as v
 
 EQUAL = ("equal", "scanned")  # a scanned IR is not diffed: nothing differs (docs/fleet.md)
 
@@ -31,76 +31,73 @@ def _finding_text(f: dict[str, Any]) -> str:
             f"cause {f['cause'] or 'unexplained'}" + (f"; witness at {w.get('index')}: {outs}" if w else ""))
 
 
-def sarif(records: list[dict[str, Any]]) -> dict[str, Any]:
-    results, rules = [], set()
-    for r in records:
-        where = [{"physicalLocation": {"artifactLocation": {"uri": r["model"]}}}]
-        if r["error"]:
-            rules.add("error")
-            results.append({"ruleId": "fleet/error", "level": "error", "message": {"text": r["error"]},
-                            "locations": where})
-        for f in r["findings"]:
-            rule = f["cause"] or "unexplained"
-            rules.add(rule)
-            results.append({"ruleId": f"diff/{rule}", "level": "warning" if f["origin"] == "inherited" else "error",
-                            "message": {"text": _finding_text(f)},
-                            "locations": [{**where[0], "logicalLocations": [{"name": f["node"], "kind": "function"}]}],
-                            "partialFingerprints": {"clipbridgeFleet/v1": f"{r['sha256']}|{f['node']}|{f['cause']}"},
-                            "properties": {"op": f["op"], "origin": f["origin"], "witness": f.get("witness")}})
+def _findings(r: dict[str, Any]) -> list[v.Finding]:
+    """A model that failed is one fleet/error; each node the diff reported is a diff/<cause> finding at its node."""
+    out = [v.Finding("fleet/error", "error", r["error"], v.Location(r["model"]))] if r["error"] else []
+    return out + [v.Finding(f"diff/{f['cause'] or 'unexplained'}", "warning" if f["origin"] == "inherited" else "error",
+                            _finding_text(f), v.Location(r["model"], f["node"]), None,
+                            {"op": f["op"], "origin": f["origin"], "witness": f.get("witness")},
+                            ("clipbridgeFleet/v1", f"{r['sha256']}|{f['node']}|{f['cause']}"))
+                  for f in r["findings"]]
+
+
+def _rules(records: list[dict[str, Any]]) -> list[v.Rule]:
+    used = {"error"} if any(r["error"] for r in records) else set()
+    used |= {f["cause"] or "unexplained" for r in records for f in r["findings"]}
     described = {**CAUSES, "error": "The model could not be scanned or diffed (the error says why)."}
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "clipbridge", "version": __version__, "semanticVersion": __version__,
-                            "rules": [{"id": f"{'fleet' if x == 'error' else 'diff'}/{x}",
-                                       "shortDescription": {"text": described.get(x, x)}} for x in sorted(rules)]}},
-        "artifacts": [{"location": {"uri": r["model"]}} for r in records], "results": results}]}
+    return [v.Rule(f"{'fleet' if x == 'error' else 'diff'}/{x}", described.get(x, x)) for x in sorted(used)]
 
 
-def junit(records: list[dict[str, Any]]) -> str:
-    root = ET.Element("testsuites", name="clipbridge fleet")
-    suite = ET.SubElement(root, "testsuite", name="models", tests=str(len(records)),
-                          failures=str(sum(1 for r in records if not r["error"] and r["verdict"] not in EQUAL)),
-                          errors=str(sum(1 for r in records if r["error"])),
-                          time=f"{sum(r['seconds'] for r in records):.3f}")
-    for r in records:
-        case = ET.SubElement(suite, "testcase", name=r["model"], classname="fleet", time=f"{r['seconds']:.3f}")
-        if r["error"]:
-            ET.SubElement(case, "error", message=r["error"][:200]).text = r["error"]
-        elif r["verdict"] not in EQUAL:
-            ET.SubElement(case, "failure", message=f"verdict {r['verdict']}").text = \
-                "\n".join(_finding_text(f) for f in r["findings"])
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+def _case(r: dict[str, Any]) -> v.Case:
+    failing = not r["error"] and r["verdict"] not in EQUAL
+    return v.Case(r["model"], "fleet", [v.Failure(f"verdict {r['verdict']}", "\n".join(
+        _finding_text(f) for f in r["findings"]))] if failing else [],
+                  error=v.Failure(r["error"][:200], r["error"]) if r["error"] else None, seconds=r["seconds"])
 
 
 def _introduced(r: dict[str, Any]) -> int:
     return sum(1 for f in r["findings"] if f["origin"] == "introduced")
 
 
-def summary(records: list[dict[str, Any]], top: int = 10) -> str:
+def _blocks(records: list[dict[str, Any]], top: int) -> list[v.Block]:
+    """summary.md: the counts, the worst models (errors, then the most introduced differences), the slowest."""
     verdicts = Counter("error" if r["error"] else r["verdict"] for r in records)
-    out = ["# clipbridge fleet", "", f"{len(records)} models; " + ", ".join(f"{n} {v}" for v, n in
-                                                                         sorted(verdicts.items())),
-           f"{sum(r['cached'] for r in records)} from the cache; exit code {exit_code(records)}", ""]
+    out: list[v.Block] = [v.Heading(1, "clipbridge fleet"), v.Paragraph((
+        f"{len(records)} models; " + ", ".join(f"{n} {k}" for k, n in sorted(verdicts.items())),
+        f"{sum(r['cached'] for r in records)} from the cache; exit code {exit_code(records)}"))]
     worst = sorted((r for r in records if r["error"] or r["verdict"] not in EQUAL),
                    key=lambda r: (not r["error"], -_introduced(r), r["model"]))[:top]
     if worst:
-        out += ["## The worst models", "", "| model | verdict | introduced | first divergence | error |",
-                "|---|---|---|---|---|"]
-        for r in worst:
-            fd = r["first_divergence"]
-            out.append(f"| {r['model']} | {r['verdict']} | {_introduced(r)} | "
-                       f"{fd['node'] + ' (' + fd['op'] + ')' if fd else '-'} | {(r['error'] or '-')[:120]} |")
-        out.append("")
-    out += ["## The slowest models", "", "| model | seconds | cached |", "|---|---|---|"]
-    out += [f"| {r['model']} | {r['seconds']:.3f} | {r['cached']} |"
-            for r in sorted(records, key=lambda r: -r["seconds"])[:top]]
-    return "\n".join(out).replace("|  |", "| - |") + "\n"
+        out += [v.Heading(2, "The worst models"), v.Table(
+            ("model", "verdict", "introduced", "first divergence", "error"),
+            tuple((r["model"], r["verdict"], str(_introduced(r)), _first(r["first_divergence"]),
+                   (r["error"] or "-")[:120]) for r in worst))]
+    slowest = sorted(records, key=lambda r: -r["seconds"])[:top]
+    return out + [v.Heading(2, "The slowest models"), v.Table(("model", "seconds", "cached"), tuple(
+        (r["model"], f"{r['seconds']:.3f}", str(r["cached"])) for r in slowest))]
+
+
+def _first(fd: dict[str, Any] | None) -> str:
+    return f"{fd['node']} ({fd['op']})" if fd else "-"
+
+
+def view(records: list[dict[str, Any]], top: int = 10) -> v.Report:
+    """The run as one findings view: every model an artifact of one SARIF run, a JUnit case per model."""
+    return v.Report("", [f for r in records for f in _findings(r)], _rules(records),
+                    artifacts=[r["model"] for r in records], junit_name="clipbridge fleet",
+                    suites=[v.Suite("models", [_case(r) for r in records],
+                                    sum(r["seconds"] for r in records))],
+                    markdown=_blocks(records, top))
 
 
 def write_all(out: Path, records: list[dict[str, Any]]) -> None:
     """Every report, each written atomically; results.jsonl sorted by model (then sha256) so that two backends
     or a merge of shards give the same file."""
     records = sorted(records, key=lambda r: (r["model"], r["sha256"]))
+    for r in records:  # every line is what schemas/FleetRecord.json says, whichever worker, cache or shard wrote it
+        models.check(r)
+    report = view(records)
     atomic_write(out / "results.jsonl", "".join(dumps(r) + "\n" for r in records))
-    atomic_write(out / "report.sarif", json.dumps(sarif(records), indent=2, allow_nan=False) + "\n")
-    atomic_write(out / "junit.xml", junit(records))
-    atomic_write(out / "summary.md", summary(records))
+    atomic_write(out / "report.sarif", sarif.render([report]))
+    atomic_write(out / "junit.xml", junit.render(report.junit_name, report.suites))
+    atomic_write(out / "summary.md", markdown.render(report.markdown))

@@ -21,6 +21,8 @@ from clipbridge.engines import config as engine_config
 from clipbridge.dialects import registry
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.lint.probe import Probe, ProbeSemantics, probe
+from clipbridge.reports import markdown
+from clipbridge.reports.view import Heading, Paragraph, Table
 from clipbridge.service.specs import AnySpec, AnyTarget
 
 RUNNER = Path(__file__).with_name("bundle_runner.py")
@@ -91,20 +93,19 @@ def build(spec: AnySpec, source: dict[str, Any], semantics: list[str | AnyTarget
 
 
 def _readme(manifest: dict[str, Any]) -> str:
-    rows = "\n".join(f"| {e['label']} | {e.get('meaning') or e.get('error')} | {e.get('model') or '-'} |"
-                     for e in manifest["semantics"])
-    return f"""# clipbridge repro bundle
+    return markdown.render([
+        Heading(1, "clipbridge repro bundle"),
+        Paragraph((f"{len(manifest['probes'])} probe inputs of {manifest['dtype']} (`inputs.npy`), the output each "
+                   "dialect's", "specification gives (`expected/<dialect>.npy`), and the op under each dialect:")),
+        Table(("semantics", "meaning", "model"), tuple(
+            (e["label"], str(e.get("meaning") or e.get("error")), e.get("model") or "-")
+            for e in manifest["semantics"])),
+        Paragraph(README_RUN)])
 
-{len(manifest['probes'])} probe inputs of {manifest['dtype']} (`inputs.npy`), the output each dialect's
-specification gives (`expected/<dialect>.npy`), and the op under each dialect:
 
-| semantics | meaning | model |
-|---|---|---|
-{rows}
-
-Run `python run_bundle.py` (needs numpy; runs onnxruntime and openvino when installed) for a per-dialect
-diff against the expectations; exit 0 when everything that ran matches, 1 on a mismatch, 2 when no engine
-could run. For DirectML, run `dxdispatch <label>.dxdispatch.json > <label>.dxdispatch.txt` on a Windows machine
-(DxDispatch from microsoft/DirectML) and copy the .txt here: `run_bundle.py` reads the printed output from it.
-A mismatch listed beside an engine note is a known engine deviation from its specification.
-"""
+README_RUN = (
+    "Run `python run_bundle.py` (needs numpy; runs onnxruntime and openvino when installed) for a per-dialect",
+    "diff against the expectations; exit 0 when everything that ran matches, 1 on a mismatch, 2 when no engine",
+    "could run. For DirectML, run `dxdispatch <label>.dxdispatch.json > <label>.dxdispatch.txt` on a Windows machine",
+    "(DxDispatch from microsoft/DirectML) and copy the .txt here: `run_bundle.py` reads the printed output from it.",
+    "A mismatch listed beside an engine note is a known engine deviation from its specification.")

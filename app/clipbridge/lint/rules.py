@@ -16,6 +16,8 @@ from clipbridge.dialects import registry
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.core.errors import SpecError
 from clipbridge.core.findings import CODE_DOCS, Code
+from clipbridge.reports import markdown
+from clipbridge.reports.view import Paragraph, Strong, Table
 from clipbridge.scan.report import target_from_text
 from clipbridge.service.specs import Spec
 from clipbridge.service.translate import translate
@@ -204,6 +206,7 @@ def explain_text(rule_id: str) -> str:
 def help_markdown(rule_id: str) -> str:
     """SARIF rule help as Markdown (GitHub code scanning shows it beside each alert)."""
     r = RULES[rule_id]
-    rows = "\n".join(f"| {d} | {rule} | {src} |" for d, (rule, src) in r.dialects.items())
-    return (f"**{r.title}**\n\n{r.meaning}\n\n| dialect | rule | source |\n|---|---|---|\n{rows}\n\n"
-            f"Run `clipbridge explain {r.id}` for a worked example with its witness.")
+    return markdown.render([
+        Paragraph((Strong(r.title),)), Paragraph((r.meaning,)),
+        Table(("dialect", "rule", "source"), tuple((d, rule, src) for d, (rule, src) in r.dialects.items())),
+        Paragraph((f"Run `clipbridge explain {r.id}` for a worked example with its witness.",))]).rstrip("\n")

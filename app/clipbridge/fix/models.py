@@ -1,4 +1,5 @@
-"""Response body of POST /v1/models/fix (schemas/FixResponse.json is exported from it)."""
+"""The fix report as a pydantic model: the body of POST /v1/models/fix (its response_model) and of `clipbridge diff
+--fix --format json`; schemas/FixResponse.json is exported from it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from clipbridge.api.diff_models import DiffResponse
+from clipbridge.diff.models import DiffResponse
 
 Engine = Literal["onnxruntime", "openvino", "onnx-reference", "onnxruntime@f16", "openvino@f16", "onnx-reference@f16"]
 

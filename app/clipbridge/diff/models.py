@@ -1,4 +1,6 @@
-"""The body of POST /v1/models/diff (docs/diff.md), as a schema: what `clipbridge diff --format json` prints."""
+"""The diff report as a pydantic model: the body of POST /v1/models/diff (its response_model), what `clipbridge diff
+--format json` prints, and each line's findings in fleet's results.jsonl; schemas/DiffResponse.json is exported
+from it (docs/diff.md)."""
 
 from __future__ import annotations
 
