@@ -277,7 +277,7 @@ def test_fix_says_its_verdict_in_the_diffs_words():
     """One set of verdict words (docs/cli.md): fix's are the diff's, never a fourth word such as `differs`."""
     from typing import get_args
 
-    from clipbridge.api.diff_models import DiffResponse
-    from clipbridge.api.fix_models import FixResponse
+    from clipbridge.diff.models import DiffResponse
+    from clipbridge.fix.models import FixResponse
     words = [get_args(m.model_fields["verdict"].annotation) for m in (DiffResponse, FixResponse)]
     assert words[0] == words[1] == ("equal", "explained", "unexplained")

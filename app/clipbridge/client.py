@@ -31,7 +31,7 @@ except ImportError as exc:  # a core dependency since issue 37; a trimmed enviro
                       "from a checkout, or pip install httpx)") from exc
 from pydantic import BaseModel
 
-from clipbridge.api.fix_models import FixResponse
+from clipbridge.fix.models import FixResponse
 from clipbridge.api.lint_models import ProbeRequest, ProbeResponse
 from clipbridge.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteRequest, ExecuteResponse,
                             Health, Problem, ScanResponse, TranslateRequest, TranslateResponse)

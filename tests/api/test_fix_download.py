@@ -10,7 +10,7 @@ import pytest
 from starlette.requests import Request
 
 from clipbridge.api.accept import prefers
-from clipbridge.api.fix_models import FixResponse
+from clipbridge.fix.models import FixResponse
 
 OCTET = "application/octet-stream"
 FIX = "/v1/models/fix?reference=onnxruntime&target=openvino"

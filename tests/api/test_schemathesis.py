@@ -148,6 +148,25 @@ def npy_of(tensor: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
+def _dialects_of(body: dict[str, Any]) -> list[str]:
+    """The dialect names whose semantics a repaired execute/compare body runs (its target(s), else its spec's)."""
+    named = body.get("targets") if isinstance(body.get("targets"), list) else [body.get("target")]
+    names = [t if isinstance(t, str) else t.get("dialect") if isinstance(t, dict) else None for t in named]
+    return [n.partition(":")[0] for n in names if isinstance(n, str)] or [body["spec"]["dialect"]]
+
+
+def _with_a_taken_reading(body: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
+    """A random `reading` is a 400 unless the body's dialects take it (tests/api covers that refusal): a repaired
+    case gets one of the readings they take, or none where they take none."""
+    from clipbridge.service.execute import readings_of
+    taken = sorted({r for n in _dialects_of(body) for r in readings_of(n.strip().lower())})
+    if body["reading"] not in taken:
+        body = {k: v for k, v in body.items() if k != "reading"}
+        if taken:
+            body["reading"] = data.draw(st.sampled_from(taken), label="reading")
+    return body
+
+
 def repaired(case: Any, data: st.DataObject) -> Any:
     """Give a positive case a resolvable spec (and a tensor of its dtype), three times in four."""
     label = case.operation.label
@@ -180,6 +199,8 @@ def repaired(case: Any, data: st.DataObject) -> Any:
         sem = body.get("target")
         if isinstance(sem, dict) and sem.get("dialect") == "stablehlo":
             body["target"] = "stablehlo"  # its only version field is a free string: random text is a 422
+        if "reading" in body:
+            body = _with_a_taken_reading(body, data)
     case.body = body
     return case
 

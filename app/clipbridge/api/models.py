@@ -126,6 +126,14 @@ class Health(_Strict):
     version: str
 
 
+class VersionResponse(_Strict):
+    """GET /v1/version: the package and each engine's installed version (null: not installed), the same facts as
+    `clipbridge --version` (clipbridge.engines.extras.versions: package metadata, no engine is imported)."""
+    package: Literal["clipbridge"]
+    version: str
+    engines: dict[str, str | None]
+
+
 class ProblemError(_Strict):
     loc: str
     msg: str

@@ -7,7 +7,9 @@ from fastapi import APIRouter, Request, Response
 from clipbridge import __version__
 from clipbridge.api.strict import StrictJSONRoute
 from clipbridge.api.translate_route import TranslateRoute
-from clipbridge.api.models import DialectsResponse, Health, Problem, TranslateRequest, TranslateResponse
+from clipbridge.api.models import (DialectsResponse, Health, Problem, TranslateRequest, TranslateResponse,
+                                   VersionResponse)
+from clipbridge.engines.extras import versions
 from clipbridge.service.capabilities import capabilities
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.service.translate import translate_text
@@ -20,6 +22,12 @@ router = APIRouter(route_class=StrictJSONRoute)
 @router.get("/healthz", response_model=Health, tags=["ops"])
 def healthz() -> dict:
     return {"status": "ok", "version": __version__}
+
+
+@router.get("/v1/version", response_model=VersionResponse, tags=["ops"])
+def version() -> dict:
+    """The package's version and each engine's installed version (null where it is not installed)."""
+    return {"package": "clipbridge", "version": __version__, "engines": versions()}
 
 
 @router.get("/v1/dialects", response_model=DialectsResponse, tags=["translate"])
