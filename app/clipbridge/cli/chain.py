@@ -20,6 +20,7 @@ from typing import Any
 from clipbridge.chain import converter_env, formats, report, stages
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import run
+from clipbridge.scan.external import embedded_from_file
 
 
 def cmd_chain(args: argparse.Namespace) -> int:
@@ -27,7 +28,7 @@ def cmd_chain(args: argparse.Namespace) -> int:
     if fmt not in formats.FORMATS:
         raise ClipBridgeError(f"--format {fmt} is not a chain format; choose from {', '.join(formats.FORMATS)}",
                               "--format")
-    model = Path(args.model).read_bytes()
+    model = embedded_from_file(args.model)  # an ONNX source's external data beside it, as diff reads it
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     _build_if_needed(args.chain)
     # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
