@@ -17,8 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from clipbridge.api.model_form import read_model_form
 from clipbridge.api.model_guard import embedded_only
 from clipbridge.api.execute_routes import PROBLEMS, slots
-from clipbridge.chain import report, stages
-from clipbridge.core.errors import BackendUnavailable
+from clipbridge.chain import preflight, report
 from clipbridge.diff.inputs import SEED
 from clipbridge.engines.sandbox import run_isolated
 
@@ -38,11 +37,9 @@ def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
 
 
 def _check_installed(spec: str, model: bytes) -> None:
-    """A stage whose converter is not installed here: a 422 naming the install command (and the stage)."""
-    for name in stages.parse(spec, report.source_kind(model), "query.chain"):
-        hint = stages.missing_converter(name)
-        if hint:
-            raise BackendUnavailable(f"stage {name!r}: {hint}; or leave {name!r} out of the chain", "query.chain")
+    """The stages, the [chain] extra and the converter environment (the server never builds it): a 422 naming
+    every missing piece with its install command (clipbridge.chain.preflight)."""
+    preflight.check(spec, model, "query.chain", server=True)
 
 
 @router.post("/v1/models/chain", responses=PROBLEMS, tags=["models"], openapi_extra=CHAIN_BODY)

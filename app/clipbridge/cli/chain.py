@@ -1,8 +1,8 @@
 """`clipbridge diff MODEL --chain STAGES [--static]`: follow a model across converters (docs/chain.md).
 
 Exit codes: 0 every running hop is equal (or `--static`: the lowering table was read), 1 a hop differs or a
-converter failed, 2 an error (an unreadable model, a bad chain or option). A stage whose converter is not
-installed is a hop with status `not-installed` naming its install command (also printed on stderr).
+converter failed, 2 an error (an unreadable model, a bad chain or option, a missing piece of the [chain] extra:
+checked before anything is built or converted, clipbridge.chain.preflight).
 
 A chain with a LiteRT stage builds the LiteRT converter's environment on its first run (once: about 0.5 GB of
 downloads, 2 GB installed; a message on stderr; CLIPBRIDGE_CHAIN_BUILD=0 turns that off, and a build that fails
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clipbridge.chain import converter_env, formats, report, stages
+from clipbridge.chain import converter_env, formats, preflight, report, stages
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import run
 from clipbridge.scan.external import embedded_from_file
@@ -29,6 +29,7 @@ def cmd_chain(args: argparse.Namespace) -> int:
         raise ClipBridgeError(f"--format {fmt} is not a chain format; choose from {', '.join(formats.FORMATS)}",
                               "--format")
     model = embedded_from_file(args.model)  # an ONNX source's external data beside it, as diff reads it
+    preflight.check(args.chain, model, "--chain")  # the stages and the [chain] extra, before any build
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     _build_if_needed(args.chain)
     # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
