@@ -21,6 +21,7 @@ from clipbridge.chain import converter_env, formats, preflight, report, stages
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import run
 from clipbridge.scan.external import embedded_from_file
+from clipbridge.engines import quiet
 
 
 def cmd_chain(args: argparse.Namespace) -> int:
@@ -33,7 +34,8 @@ def cmd_chain(args: argparse.Namespace) -> int:
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     _build_if_needed(args.chain)
     # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
-    body = report.chain(run.direct, model, npz, args.chain, args.seed, static=args.static, loc="--chain")
+    with quiet.to_log("chain"):  # the converters' and engines' own lines go to the log (clipbridge -v)
+        body = report.chain(run.direct, model, npz, args.chain, args.seed, static=args.static, loc="--chain")
     text = formats.render(body, fmt, Path(args.model).name)
     if args.output:
         Path(args.output).write_text(text)

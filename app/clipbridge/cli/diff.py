@@ -14,6 +14,7 @@ from clipbridge.diff.inputs import SEED
 from clipbridge.cli import chain as chain_cli
 from clipbridge.cli import fix as fix_cli
 from clipbridge.scan.external import embedded_from_file
+from clipbridge.engines import quiet
 
 
 def add_subcommand(sub: Any) -> None:
@@ -65,7 +66,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return fix_cli.cmd_fix(args, _engines(args.engine))
     opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed)
     # The CLI runs the engines in its own process: the model is the caller's own file.
-    body, runs = report.diff(run.direct, model, npz, opts)
+    with quiet.to_log("diff"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
+        body, runs = report.diff(run.direct, model, npz, opts)
     text = formats.render(body, args.format, Path(args.model).name)
     if args.output:
         Path(args.output).write_text(text)

@@ -12,6 +12,7 @@ from clipbridge.core.errors import ClipBridgeError
 from clipbridge.fix import formats
 from clipbridge.fix.service import fix
 from clipbridge.scan.external import embedded_from_file
+from clipbridge.engines import quiet
 
 
 def cmd_fix(args: argparse.Namespace, engines: tuple[str, ...]) -> int:
@@ -21,7 +22,8 @@ def cmd_fix(args: argparse.Namespace, engines: tuple[str, ...]) -> int:
     model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     # The CLI runs the engines in its own process: the model is the caller's own file.
-    fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)
+    with quiet.to_log("fix"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
+        fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)
     Path(args.fix).write_bytes(fixed.model)
     body = {**fixed.body, "model": {**fixed.body["model"], "path": str(args.fix)}}
     text = formats.render(body, args.format, Path(args.model).name)

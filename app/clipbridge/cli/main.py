@@ -28,6 +28,7 @@ from clipbridge.api.schemas_export import write
 from clipbridge.service.specs import Spec
 from clipbridge.core.suggest import one_of
 from clipbridge.service.translate import translate
+from clipbridge.engines import quiet
 
 
 EXAMPLE_SPEC = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
@@ -212,6 +213,8 @@ def _start_line(sock: object) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
                                 f"{', '.join(registry.names())}, and report drift.")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the log on stderr, the engines' and "
+                   "converters' own lines among it (by default they never reach the terminal)")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the HTTP service (uvicorn); prints the URL it serves on to stderr; exit 0 "
                                      "on SIGTERM, 2 a bad setting, 3 it could not start (a port in use)")
@@ -264,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     # the target flag as typed (--target, or an older name until 0.2.0), so that an error names what the user wrote
+    quiet.configure(args.verbose)
     args.target_flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in TARGET_FLAGS), TARGET_FLAGS[0])
     try:
         code = args.func(args)

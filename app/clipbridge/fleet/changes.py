@@ -2,12 +2,14 @@
 
 A model is matched by its path inside the registry (results.jsonl's `path`, relative to its SOURCE: the same
 registry in another folder matches; against a run written before that field existed, both runs are matched by
-`model`, the path as given). A model found under a new path with the same sha256, where its old path is gone, is `moved` and compared
-as the same model. The lists name a model by the path as given in its own run (the current run's for
-`changed_models`, `new` and `moved.to`; the previous run's for `removed` and `moved.from`). A model is listed when its verdict, first divergence, causes or
-findings changed (a new sha256 or engine version alone, with the same answers, is not a change of answer); each
-entry is keyed by (cause, engine, model) and carries both answers and a witness. New and removed models are
-listed apart; an engine whose version differs between the runs is named once at the top."""
+`model`, the path as given). A model found under a new path with the sha256 of a path that is gone is `moved`,
+and compared as the same model. The lists name a model by the path as given in its own run (the current run's
+for `changed_models`, `new` and `moved.to`; the previous run's for `removed` and `moved.from`).
+
+A model is listed when its verdict, first divergence, causes or findings changed (a new sha256 or engine version
+alone, with the same answers, is not a change of answer); each entry is keyed by (cause, engine, model) and
+carries both answers and a witness. New and removed models are listed apart; an engine whose version differs
+between the runs is named once at the top."""
 
 from __future__ import annotations
 
