@@ -48,7 +48,8 @@ def missing(names: list[str], source: str, server: bool) -> list[str]:
 
 def check(spec: str, model: bytes, loc: str, server: bool = False) -> list[str]:
     """The chain's stages, or BackendUnavailable naming every missing piece with its command (module docstring);
-    a wrong chain is the ClipBridgeError stages.parse raises. `server`: the converter environment must be built."""
+    a wrong chain is the ClipBridgeError stages.parse raises. `model`: its bytes, or only the first four (the kind
+    is all the check reads). `server`: the converter environment must be built."""
     source = stages.source_kind(model)
     names = stages.parse(spec, source, loc)
     gaps = missing(names, source, server)

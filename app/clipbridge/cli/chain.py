@@ -29,8 +29,9 @@ def cmd_chain(args: argparse.Namespace) -> int:
     if fmt not in formats.FORMATS:
         raise ClipBridgeError(f"--format {fmt} is not a chain format; choose from {', '.join(formats.FORMATS)}",
                               "--format")
+    with open(args.model, "rb") as f:  # the stages and the [chain] extra, from the model's first bytes: before
+        preflight.check(args.chain, f.read(4), "--chain")  # the model is read, or anything is built
     model = embedded_from_file(args.model)  # an ONNX source's external data beside it, as diff reads it
-    preflight.check(args.chain, model, "--chain")  # the stages and the [chain] extra, before any build
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     _build_if_needed(args.chain)
     # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
