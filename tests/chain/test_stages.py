@@ -45,7 +45,7 @@ def test_converted_from(stage: str, chain: list[str], want: str) -> None:
 def test_missing_converter_names_the_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
     monkeypatch.setattr(stages, "installed", lambda module: module != "coremltools")
     monkeypatch.setenv("CLIPBRIDGE_CACHE", str(tmp_path))
-    assert stages.missing_converter("coreml") == 'coremltools is not installed: pip install -e ".[chain]"'
+    assert stages.missing_converter("coreml") == 'coremltools is not installed: pip install "clipbridge[chain]"'
     assert stages.missing_converter("openvino") is None
     assert stages.missing_converter("tflite") == ("the LiteRT converter environment (litert-torch-0.10.0, about "
                                                   "2 GB installed) is not built: clipbridge chain-env build")

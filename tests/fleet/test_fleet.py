@@ -22,7 +22,8 @@ from tests.fleet.conftest import COUNT, answers, config, quiet
 from tests.fleet.registry import KINDS, BUILDERS
 
 WARM = job.Warm(("onnxruntime", "openvino"))
-FIELDS = {"model", "sha256", "verdict", "first_divergence", "findings", "engines", "cached", "seconds", "error", "scan"}
+FIELDS = {"model", "path", "sha256", "verdict", "first_divergence", "findings", "engines", "cached", "seconds",
+          "error", "scan"}
 SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "data"
 
 

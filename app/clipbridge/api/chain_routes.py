@@ -17,9 +17,8 @@ from fastapi.concurrency import run_in_threadpool
 from clipbridge.api.model_form import read_model_form
 from clipbridge.api.model_guard import embedded_only
 from clipbridge.api.execute_routes import PROBLEMS, slots
-from clipbridge.chain import report, stages
+from clipbridge.chain import preflight, report
 from clipbridge.chain.models import ChainResponse
-from clipbridge.core.errors import BackendUnavailable
 from clipbridge.diff.inputs import SEED
 from clipbridge.engines.sandbox import run_isolated
 
@@ -39,11 +38,9 @@ def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
 
 
 def _check_installed(spec: str, model: bytes) -> None:
-    """A stage whose converter is not installed here: a 422 naming the install command (and the stage)."""
-    for name in stages.parse(spec, report.source_kind(model), "query.chain"):
-        hint = stages.missing_converter(name)
-        if hint:
-            raise BackendUnavailable(f"stage {name!r}: {hint}; or leave {name!r} out of the chain", "query.chain")
+    """The stages, the [chain] extra and the converter environment (the server never builds it): a 422 naming
+    every missing piece with its install command (clipbridge.chain.preflight)."""
+    preflight.check(spec, model, "query.chain", server=True)
 
 
 @router.post("/v1/models/chain", response_model=ChainResponse, responses=PROBLEMS, tags=["models"],

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.chain import converter_env
+from clipbridge.chain import converter_env, stages
 from clipbridge.core.errors import ClipBridgeError
 
 # aten targets that clamp: source ops the chain follows (docs/chain.md, "Clip-like source ops").
@@ -167,7 +167,7 @@ def to_coreml(pt2: bytes) -> list[dict[str, Any]]:
     try:
         import coremltools as ct
     except ImportError:
-        raise ConversionFailed("coremltools is not installed: pip install -e \".[chain]\"", "model") from None
+        raise ConversionFailed(f"coremltools is not installed: {stages.INSTALL_CHAIN}", "model") from None
     ep = load(pt2).run_decompositions({})
     try:
         mlmodel = ct.convert(ep, convert_to="mlprogram", skip_model_load=True,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from clipbridge.chain import child_engines, child_torch, hops, inputs, lowering, rules, stages
-from clipbridge.core.errors import ClipBridgeError
+from clipbridge.chain import child_engines, child_torch, hops, inputs, lowering, preflight, rules, stages
+from clipbridge.chain.stages import source_kind
+from clipbridge.core.errors import BackendUnavailable, ClipBridgeError
 from clipbridge.core.numbers import wire_number
 from clipbridge.chain.stagerun import Execute, Stage, convert, dist_version, read_lowering, run_stage
 from clipbridge.diff.inputs import SEED
@@ -14,11 +15,6 @@ from clipbridge.diff.inputs import SEED
 STATIC_NOTE = "static only: coremltools cannot predict off Apple hardware (libcoremlpython is missing)"
 ONNX_OPS = {"Clip": "clamp", "Max": "clamp", "Min": "clamp", "Relu": "relu", "HardSwish": "hardswish",
             "HardSigmoid": "hardsigmoid", "LeakyRelu": "relu"}
-
-
-def source_kind(model: bytes) -> str:
-    """A .pt2 is a zip archive (torch.export.save); anything else is read as an ONNX model."""
-    return "torch" if model[:4] == b"PK\x03\x04" else "onnx"
 
 
 def _onnx_clips(graph: dict[str, Any]) -> list[dict[str, Any]]:
@@ -38,7 +34,12 @@ def _onnx_clips(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _describe(execute: Execute, model: bytes, kind: str) -> dict[str, Any]:
-    """The source's inputs and clip-like ops; a model that cannot be read is a 4xx on `model`, never a 5xx."""
+    """The source's inputs and clip-like ops; a model that cannot be read is a 4xx on `model`, never a 5xx, and
+    a reader that is not installed (torch, for a .pt2) is named with its install command, never blamed on the
+    model."""
+    absent = preflight.missing(["torch"], kind, server=False) if kind == "torch" else []
+    if absent:
+        raise BackendUnavailable(f"a .pt2 is read by torch, and {absent[0]}", "model")
     try:
         if kind == "torch":
             return execute("chain:torch", child_torch.describe, model)
@@ -47,7 +48,7 @@ def _describe(execute: Execute, model: bytes, kind: str) -> dict[str, Any]:
     except ClipBridgeError:
         raise
     except Exception as exc:  # a parser's own failure on the bytes: named, reduced, never relayed raw
-        what = "a torch.export.save archive" if kind == "torch" else "an ONNX model"
+        what = "torch.export.save archive" if kind == "torch" else "ONNX model"
         raise ClipBridgeError(f"model is not a readable {what} ({type(exc).__name__})", "model") from None
     return {"inputs": specs, "clips": _onnx_clips(graph)}
 

@@ -9,7 +9,7 @@ from clipbridge.chain import converter_env
 from clipbridge.core.errors import ClipBridgeError
 
 STAGES = ("torch", "onnx", "openvino", "tflite", "tflite:builtin", "coreml")
-INSTALL_CHAIN = 'pip install -e ".[chain]"'
+INSTALL_CHAIN = 'pip install "clipbridge[chain]"'
 LITERT_STAGES = ("tflite", "tflite:builtin")
 ENV = converter_env.NAME
 LITERT_VERSION = converter_env.NAME.rpartition("-")[2]
@@ -40,6 +40,11 @@ ENGINES: dict[str, tuple[str, str | None]] = {
     "tflite:builtin": ("ai-edge-litert", "none (BUILTIN_WITHOUT_DEFAULT_DELEGATES)"),
     "coreml": ("coremltools", None),
 }
+
+
+def source_kind(model: bytes) -> str:
+    """A .pt2 is a zip archive (torch.export.save); anything else is read as an ONNX model."""
+    return "torch" if model[:4] == b"PK\x03\x04" else "onnx"
 
 
 def installed(module: str) -> bool:

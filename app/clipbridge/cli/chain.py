@@ -2,8 +2,8 @@
 spelling `clipbridge diff MODEL --chain STAGES [--static]` is read until 0.2.0 (app/clipbridge/cli/diff.py).
 
 Exit codes: 0 every running hop is equal (or `--static`: the lowering table was read), 1 a hop differs or a
-converter failed, 2 an error (an unreadable model, a bad chain or option). A stage whose converter is not
-installed is a hop with status `not-installed` naming its install command (also printed on stderr).
+converter failed, 2 an error (an unreadable model, a bad chain or option, a missing piece of the [chain] extra:
+checked before anything is built or converted, clipbridge.chain.preflight).
 
 A chain with a LiteRT stage builds the LiteRT converter's environment on its first run (once: about 0.5 GB of
 downloads, 2 GB installed; a message on stderr; CLIPBRIDGE_CHAIN_BUILD=0 turns that off, and a build that fails
@@ -18,10 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clipbridge.chain import converter_env, formats, report, stages
+from clipbridge.chain import converter_env, formats, preflight, report, stages
 from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import run
+from clipbridge.scan.external import embedded_from_file
+from clipbridge.engines import quiet
 
 STAGES_HELP = ("the stages, in order: a comma list or several words of torch, onnx, openvino, tflite, tflite:builtin, "
                "coreml (the model's own stage is put in front when missing)")
@@ -35,11 +37,14 @@ def cmd_chain(args: argparse.Namespace) -> int:
     if fmt not in formats.FORMATS:
         raise ClipBridgeError(f"--format {fmt} is not a chain format; choose from {', '.join(formats.FORMATS)}",
                               "--format")
-    model = Path(args.model).read_bytes()
+    with open(args.model, "rb") as f:  # the stages and the [chain] extra, from the model's first bytes: before
+        preflight.check(args.chain, f.read(4), "--chain")  # the model is read, or anything is built
+    model = embedded_from_file(args.model)  # an ONNX source's external data beside it, as diff reads it
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     _build_if_needed(args.chain)
     # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
-    body = report.chain(run.direct, model, npz, args.chain, args.seed, static=args.static, loc="--chain")
+    with quiet.to_log("chain"):  # the converters' and engines' own lines go to the log (clipbridge -v)
+        body = report.chain(run.direct, model, npz, args.chain, args.seed, static=args.static, loc="--chain")
     o.write_report(formats.render(body, fmt, Path(args.model).name), args.output)
     for h in body["hops"]:
         if h["status"] == "not-installed":

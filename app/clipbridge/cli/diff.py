@@ -19,6 +19,7 @@ from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import bundle, engines, formats, report, run, trace
 from clipbridge.scan.external import embedded_from_file
+from clipbridge.engines import quiet
 
 TRACE_ENGINES = ", ".join(run.ENGINE_NAMES)
 
@@ -96,7 +97,8 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     opts = run.Options(names, args.precision, args.rtol, args.atol, args.seed)
     # The CLI runs the engines in its own process: the model is the caller's own file.
-    body, runs = report.diff(run.direct, model, npz, opts)
+    with quiet.to_log("diff"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
+        body, runs = report.diff(run.direct, model, npz, opts)
     o.write_report(formats.render(body, args.format, Path(args.model).name), args.output)
     if args.node_data:
         path = Path(args.node_data)

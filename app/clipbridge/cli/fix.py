@@ -17,6 +17,7 @@ from clipbridge.diff.trace import SUFFIX
 from clipbridge.fix import formats
 from clipbridge.fix.service import fix
 from clipbridge.scan.external import embedded_from_file
+from clipbridge.engines import quiet
 
 
 def add_subcommand(sub: Any) -> None:
@@ -47,7 +48,8 @@ def run_fix(args: argparse.Namespace, engines: tuple[str, ...], model_out: str, 
     model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     # The CLI runs the engines in its own process: the model is the caller's own file.
-    fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)
+    with quiet.to_log("fix"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
+        fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)
     Path(model_out).write_bytes(fixed.model)
     body = {**fixed.body, "model": {**fixed.body["model"], "path": str(model_out)}}
     o.write_report(formats.render(body, args.format, Path(args.model).name), report_out)

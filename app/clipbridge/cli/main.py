@@ -32,6 +32,7 @@ from clipbridge.api.schemas_export import write
 from clipbridge.service.specs import Spec
 from clipbridge.core.suggest import one_of
 from clipbridge.service.translate import translate
+from clipbridge.engines import quiet
 
 
 EXAMPLE_SPEC = '{"dialect":"onnx","opset":13,"elem_type":"FLOAT","min":0,"max":6}'
@@ -219,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clipbridge", description="Translate Clip/Clamp between "
                                 f"{', '.join(registry.names())}, and report drift.")
     p.add_argument("--version", action=Version)
+    p.add_argument("-v", "--verbose", action="store_true", help="show the log on stderr, the engines' and "
+                   "converters' own lines among it (by default they never reach the terminal)")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the HTTP service (uvicorn); prints the URL it serves on to stderr; exit 0 "
                                      "on SIGTERM, 2 a bad setting, 3 it could not start (a port in use)")
@@ -275,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = deprecated.rewrite_argv(argv, args)  # `fleet SOURCE...` before `fleet run` (noted on stderr)
     args = build_parser().parse_args(argv, args)
     # the target flag as typed (--target, or an older name until 0.2.0), so that an error names what the user wrote
+    quiet.configure(args.verbose)
     args.target_flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in TARGET_FLAGS), TARGET_FLAGS[0])
     try:
         code = args.func(args)

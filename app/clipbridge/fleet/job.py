@@ -31,7 +31,9 @@ from clipbridge.diff import report, run
 from clipbridge.diff.engines import installed
 from clipbridge.engines.threads import set_engine_threads
 from clipbridge.fleet import envs
+from clipbridge.fleet.sources import sha256_after
 from clipbridge.fleet.store import dumps
+from clipbridge.scan.external import read_model
 from clipbridge.scan.report import scan, sniff, worst_status
 
 MAX_ERROR = 600  # characters of an error kept in results.jsonl
@@ -98,14 +100,15 @@ def run_one(task: Task) -> dict[str, Any]:
     set_engine_threads(task.threads)
     try:
         path = Path(task.path)
-        data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != task.sha256 and sniff(data) == "onnx":
+        model = read_model(path)  # as `clipbridge diff` reads it: external data beside the model, embedded
+        if sniff(model.raw) == "onnx" and \
+                sha256_after(hashlib.sha256(model.raw), model.data_files) != task.sha256:
             raise ClipBridgeError("the model changed while the run was going on; run again", "model")
-        scanned = _scan_part(data, path)
+        scanned = _scan_part(model.raw, path)  # as `clipbridge scan` reads it: external tensors unread
         if scanned["format"] == "onnx":  # the engines run ONNX: an IR is scanned only (docs/fleet.md)
             npz = Path(task.inputs).read_bytes() if task.inputs else None
             opts = run.Options(task.engines, task.precision, None, None, task.seed)
-            body, _ = report.diff(envs.executor(task.envs, task.threads), data, npz, opts)
+            body, _ = report.diff(envs.executor(task.envs, task.threads), model.embedded, npz, opts)
         error = None
     except ClipBridgeError as exc:
         error = exc.message[:MAX_ERROR]

@@ -32,6 +32,9 @@ class FleetScan(_Strict):
 
 class FleetRecord(_Strict):
     model: str = Field(description="the model's path as discovered")
+    path: str | None = Field(None, description="the model's path inside the registry (relative to the SOURCE it was "
+                             "found under): what `--against` matches runs by; null in lines written before 0.1.0's "
+                             "registry paths")
     sha256: str
     verdict: Literal["equal", "explained", "unexplained", "error", "scanned"] = Field(
         description="the diff's verdict; error: the model could not be scanned or diffed; scanned: an IR, scanned "

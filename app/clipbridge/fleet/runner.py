@@ -17,7 +17,7 @@ from clipbridge.fleet.changes import compare
 from clipbridge.fleet.job import Task, Warm
 from clipbridge.fleet.keys import EngineSpec, cache_key
 from clipbridge.fleet.progress import Progress
-from clipbridge.fleet.sources import Model, describe, in_shard, walk
+from clipbridge.fleet.sources import Found, Model, describe, in_shard, walk
 from clipbridge.fleet.store import JOURNAL, Cache, Journal, atomic_write, read_jsonl
 
 
@@ -52,14 +52,14 @@ def _tasks(cfg: Config, todo: list[Model]) -> list[Task]:
 Hit = tuple[Model, dict[str, Any], float]  # the model, its cached record, the seconds the lookup took
 
 
-def _lookup(cfg: Config, found: list[tuple[str, Path]], cache: Cache, workers: local.Workers | None,
+def _lookup(cfg: Config, found: list[Found], cache: Cache, workers: local.Workers | None,
             keys: dict[str, str]) -> tuple[list[Hit], list[Model]]:
     """Hash each model in turn and take its answer from the cache, or queue it: each model queued starts a worker
     (up to --workers), whose start then overlaps the hashing of the rest."""
     hits: list[Hit] = []
     todo: list[Model] = []
-    for name, path in found:
-        m = describe(name, path, cfg.inputs_dir)
+    for f in found:
+        m = describe(f, cfg.inputs_dir)
         if not in_shard(m.sha256, cfg.shard):
             continue
         keys[m.name] = cache_key(m.sha256, m.inputs_sha256, cfg.seed, cfg.engines, cfg.precision)
@@ -72,6 +72,12 @@ def _lookup(cfg: Config, found: list[tuple[str, Path]], cache: Cache, workers: l
         else:
             hits.append((m, hit, time.perf_counter() - start))
     return hits, todo
+
+
+def named(r: dict[str, Any], name: str, key: str) -> dict[str, Any]:
+    """The line under this run's names: the path as given, then the path inside the registry (a cached line, or
+    one computed in another folder, carries the names of the run that computed it)."""
+    return {"model": name, "path": key, **{k: v for k, v in r.items() if k not in ("model", "path")}}
 
 
 def run(cfg: Config, progress: Progress | None = None) -> int:
@@ -89,7 +95,10 @@ def run(cfg: Config, progress: Progress | None = None) -> int:
     counted = progress is None  # ours: its total is known once the models are hashed
     bar = progress or Progress(0)
 
+    where = {f.name: f.key for f in found}
+
     def finished(r: dict[str, Any], cacheable: bool = True) -> None:
+        r = named(r, r["model"], where[r["model"]])
         if cacheable and not r["cached"]:
             cache.put(keys[r["model"]], {**r, "seconds": r["seconds"]})  # before the journal line: resume sees it
         journal.append(r)
@@ -101,7 +110,7 @@ def run(cfg: Config, progress: Progress | None = None) -> int:
         if counted:
             bar.total = len(hits) + len(todo)
         for m, hit, seconds in hits:
-            finished({**hit, "model": m.name, "cached": True, "seconds": round(seconds, 4)})
+            finished({**named(hit, m.name, m.key), "cached": True, "seconds": round(seconds, 4)})
         tasks = _tasks(cfg, todo)
         if cfg.backend == "ray":
             backends.run_ray(tasks, cfg.limits, finished, cfg.ray_address, _pins(cfg))

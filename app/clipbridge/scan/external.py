@@ -1,33 +1,91 @@
-"""The CLI's reading of a user's own model file: external data next to the model is followed, as onnx.load does.
+"""The one reading of a user's own model file, for `clipbridge diff`, `clipbridge chain` (an ONNX source) and
+fleet's workers: external data next to the model is followed, as onnx.load does.
 
-Only the CLI imports this. The service never follows external data: its routes refuse it
-(clipbridge.scan.wire.refuse_external, clipbridge.api.model_guard).
+torch's exporter (torch 2.13, dynamo) writes `MODEL.onnx.data` beside every export, so a registry of exports is a
+registry of models with external data. Each location a model names is checked here before onnx reads it: relative,
+no `..`, no drive, no NUL (clipbridge.scan.wire.check_external_location), and the file inside the model's folder,
+a regular file, not a symlink; onnx.load then applies its own checks (symlink, containment, hard link) as a second
+line. The service never calls this: its routes refuse external data (clipbridge.scan.wire.refuse_external,
+clipbridge.api.model_guard; docs/isolation.md).
 """
 
 from __future__ import annotations
 
+import mmap
+from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
 
 from clipbridge.core.errors import ArtifactError
-from clipbridge.scan.wire import ExternalDataRefused, refuse_external
+from clipbridge.scan.wire import ExternalDataRefused, _tensors, is_external, load_light
+
+UNREADABLE = "the model's external data cannot be read next to it"
 
 
-def embedded_from_file(path) -> bytes:
-    """The CLI's reading of a user's own model file: as is when every tensor is inside it; else loaded as
-    onnx.load does, which reads external data from files next to the model (refusing absolute paths, '..' and
-    symlinks), and serialized with that data embedded. The service never calls this: it refuses external data."""
-    data = Path(path).read_bytes()
+@dataclass(frozen=True)
+class ModelFile:
+    """A model file as read: `raw` its bytes as they are (what the scan reads: an external tensor stays an unread
+    stub), `embedded` with every external tensor's data read in (what the engines run), `data_files` the external
+    data files it names (hashed after the model: the weights are part of the model)."""
+
+    raw: bytes
+    embedded: bytes
+    data_files: tuple[Path, ...] = ()
+
+
+def _located(folder: Path, location: str) -> Path:
+    """The file a (checked) location names, inside the model's folder, a regular file and no symlink."""
+    target = folder / location
+    inside = target.resolve().is_relative_to(folder.resolve())
+    if not inside or any(p.is_symlink() for p in (target, *target.parents) if p != folder and
+                         p.is_relative_to(folder)):
+        raise ArtifactError(f"{UNREADABLE}: {location[:120]!r} leaves the model's folder (a symlink)", "model")
+    if not target.is_file():
+        raise ArtifactError(f"{UNREADABLE}: {location[:120]!r} is not a file beside the model", "model")
+    return target
+
+
+def data_files(path: Path, raw: bytes | mmap.mmap) -> tuple[Path, ...]:
+    """The external data files an ONNX model names, each checked (module docstring), in location order; none for
+    bytes that are not an ONNX model; ArtifactError for a location that leaves the folder or a missing file."""
     try:
-        refuse_external(data)
-        return data
-    except ExternalDataRefused:
-        pass
-    except ArtifactError:  # not a model at all: the command's own reading says so, in its words
-        return data
+        light = load_light(raw)
+    except ExternalDataRefused:  # absolute, '..', a drive, empty: never opened
+        raise ArtifactError(f"{UNREADABLE}: a tensor's location is not a file name inside the model's folder "
+                            "(absolute, '..', a drive or empty)", "model") from None
+    except ArtifactError:  # not an ONNX model: the command's own reading says so, in its words
+        return ()
+    locations = {next((e.value for e in t.external_data if e.key == "location"), "")
+                 for t in _tensors(light.model) if is_external(t)}
+    return tuple(_located(path.parent, loc) for loc in sorted(locations))
+
+
+def files_of(path: Path) -> tuple[Path, ...]:
+    """The model's external data files, for hashing before any worker reads it; () when the file is no ONNX model or
+    names a file that cannot be read (the worker's reading then says why, for that model)."""
     try:
-        return onnx.load(str(path), load_external_data=True).SerializeToString()
-    except Exception as exc:  # noqa: BLE001 - onnx's own refusal (a missing file, a path outside the directory)
-        raise ArtifactError(f"the model's external data cannot be read next to it: {' '.join(str(exc).split())[:300]}",
-                            "model") from None
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            return data_files(path, buf)
+    except (ArtifactError, OSError, ValueError):  # ValueError: an empty file cannot be mapped
+        return ()
+
+
+def read_model(path: str | Path) -> ModelFile:
+    """The model at `path`: as is when every tensor is inside it (or the bytes are not an ONNX model: the
+    command's own reading says so, in its words); else loaded as onnx.load does, with the data embedded."""
+    path = Path(path)
+    raw = path.read_bytes()
+    files = data_files(path, raw)
+    if not files:
+        return ModelFile(raw, raw)
+    try:
+        embedded = onnx.load(str(path), load_external_data=True).SerializeToString()
+    except Exception as exc:  # noqa: BLE001 - onnx's own refusal (a path outside the folder, a bad offset, > 2 GB)
+        raise ArtifactError(f"{UNREADABLE}: {' '.join(str(exc).split())[:300]}", "model") from None
+    return ModelFile(raw, embedded, files)
+
+
+def embedded_from_file(path: str | Path) -> bytes:
+    """The model with its external data embedded (read_model): what the engines of diff, fix and chain run."""
+    return read_model(path).embedded

@@ -1,0 +1,71 @@
+"""A quiet terminal (issue 47): the engines' and converters' own lines go to the log (`clipbridge -v` shows them),
+never to the user's terminal by default (clipbridge.engines.quiet). Each case runs the command in a process of
+its own and reads its real stderr (file descriptor 2), where the C++ loggers write."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# What an engine or a third-party library writes: onnxruntime's and glog-style loggers, Python warnings, logging's
+# default format, coremltools' lines, progress bars.
+ENGINE_LINE = re.compile(r"\[[EWIV]:onnxruntime|^[EWIF]\d{4} |Warning\b|WARNING|ERROR -|Failed to load|ops/s|"
+                         r"torchvision|\[torch\.onnx\]|Traceback")
+PROBE = """
+import os, sys, warnings
+from clipbridge.engines import quiet
+quiet.configure({verbose})
+with quiet.to_log("probe"):
+    os.write(2, b"[E:onnxruntime:, inference_session.cc:2544] Exception during initialization\\n")
+    warnings.warn("a third-party FutureWarning", FutureWarning)
+    print("Converting PyTorch Frontend ==> MIL Ops:   0%|  | 0/2 [00:00<?, ? ops/s]", file=sys.stderr)
+print("error: clipbridge's own line", file=sys.stderr)
+"""
+
+
+def _stderr(args: list[str], cwd: Path = ROOT) -> tuple[int, str]:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize(("verbose", "shown"), [pytest.param(False, False, id="default"),
+                                                 pytest.param(True, True, id="verbose")])
+def test_engine_lines_go_to_the_log(verbose: bool, shown: bool) -> None:
+    code, err = _stderr([sys.executable, "-c", PROBE.format(verbose=verbose)])
+    assert code == 0 and "error: clipbridge's own line" in err  # clipbridge's own lines always reach it
+    assert ("Exception during initialization" in err) is shown
+    assert ("a third-party FutureWarning" in err) is shown and ("ops/s" in err) is shown
+    if shown:
+        assert "clipbridge.engines: probe: [E:onnxruntime:" in err
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param(["diff", "docs/relu6.onnx"], id="readme-diff"),
+    pytest.param(["diff", "docs/relu6.onnx", "--fix", "{tmp}/relu6.openvino.onnx"], id="readme-fix"),
+])
+def test_the_readme_examples_print_no_engine_line(args: list[str], tmp_path: Path) -> None:
+    cli = [sys.executable, "-m", "clipbridge.cli.main", *[a.format(tmp=tmp_path) for a in args]]
+    code, err = _stderr(cli)
+    assert code in (0, 1)
+    assert not [ln for ln in err.splitlines() if ENGINE_LINE.search(ln)], err
+
+
+@pytest.mark.slow
+def test_a_chain_keeps_the_converters_lines_in_the_log(tmp_path: Path) -> None:
+    """torch's exporter (torchvision registration warnings, FutureWarnings) and coremltools (`Failed to load`,
+    its progress bars, its `ERROR - converting` line) write to stderr during a chain: the log only."""
+    pytest.importorskip("torch")
+    pytest.importorskip("coremltools")
+    from tests.chain import models
+    pt2 = tmp_path / "m.pt2"
+    pt2.write_bytes(models.clamp_min_int())
+    cli = [sys.executable, "-m", "clipbridge.cli.main", "diff", str(pt2), "--chain", "onnx,coreml", "--static"]
+    code, err = _stderr(cli)
+    assert code == 0 and not [ln for ln in err.splitlines() if not ln.startswith(("note:", "error:"))], err
+    code, err = _stderr([*cli[:3], "-v", *cli[3:]])
+    assert code == 0 and "clipbridge.engines: chain: " in err
