@@ -75,7 +75,7 @@ def test_every_option_and_positional_has_help():
 
 
 def _env():
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+    return {**os.environ, "PYTHONPATH": f"{ROOT / 'app'}{os.pathsep}{ROOT}"}
 
 
 def test_python_dash_m_app_works():

@@ -220,7 +220,7 @@ def test_serve_on_a_busy_port_names_the_port_option(capsys):
 def test_serve_prints_a_start_line_with_the_url():
     sock = listening_socket()
     port = port_of(sock)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'app'}{os.pathsep}{ROOT}"}
     proc = subprocess.Popen([sys.executable, "-m", "clipbridge", "serve", "--fd", str(sock.fileno()), "--log-level",
                              "warning"], pass_fds=(sock.fileno(),), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             env=env, cwd=ROOT)

@@ -125,7 +125,7 @@ def matches(shown: str, actual: str) -> bool:
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLIPBRIDGE_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = f"{ROOT / 'app'}{os.pathsep}{ROOT}"
     return env
 
 

@@ -115,7 +115,7 @@ def test_well_formed_settings_are_read(clean_env, name, value, attr, expected):
                          ids=["blank-key", "negative-limit", "cors"])
 def test_serve_exits_non_zero_naming_the_variable(name, value):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLIPBRIDGE_")}
-    env.update({"PYTHONPATH": str(ROOT), name: value, "CLIPBRIDGE_PORT": "1"})  # never bound: it stops first
+    env.update({"PYTHONPATH": f"{ROOT / 'app'}{os.pathsep}{ROOT}", name: value, "CLIPBRIDGE_PORT": "1"})  # never bound: it stops first
     done = subprocess.run([sys.executable, "-m", "clipbridge.cli.main", "serve"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2, (done.returncode, done.stderr[-1000:])

@@ -64,7 +64,7 @@ def test_a_chain_keeps_the_converters_lines_in_the_log(tmp_path: Path) -> None:
     from tests.chain import models
     pt2 = tmp_path / "m.pt2"
     pt2.write_bytes(models.clamp_min_int())
-    cli = [sys.executable, "-m", "clipbridge.cli.main", "diff", str(pt2), "--chain", "onnx,coreml", "--static"]
+    cli = [sys.executable, "-m", "clipbridge.cli.main", "chain", str(pt2), "onnx,coreml", "--static"]
     code, err = _stderr(cli)
     assert code == 0 and not [ln for ln in err.splitlines() if not ln.startswith(("note:", "error:"))], err
     code, err = _stderr([*cli[:3], "-v", *cli[3:]])

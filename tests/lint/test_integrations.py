@@ -23,7 +23,7 @@ SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_t
 
 
 def env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **extra}
+    return {**os.environ, "PYTHONPATH": f"{ROOT / 'app'}{os.pathsep}{ROOT}", "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **extra}
 
 
 def hooks() -> list[dict]:

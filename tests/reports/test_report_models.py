@@ -14,7 +14,7 @@ from clipbridge.fleet.models import FleetRecord
 from clipbridge.main import create_app
 
 OPENAPI = create_app(Settings()).openapi()
-RECORD = {"model": "m.onnx", "sha256": "0" * 64, "verdict": "equal", "first_divergence": None, "findings": [],
+RECORD = {"model": "m.onnx", "path": "m.onnx", "sha256": "0" * 64, "verdict": "equal", "first_divergence": None, "findings": [],
           "engines": [{"name": "onnxruntime", "version": "1.0", "precision": "f32", "settings": {}}],
           "scan": {"format": "onnx", "clips": 0, "status": "exact", "clip_like": 0}, "cached": False,
           "seconds": 0.1, "error": None}
@@ -33,6 +33,12 @@ def test_a_route_declares_its_report(path, model):
 
 def test_a_fleet_line_is_a_fleet_record():
     assert FleetRecord.model_validate(RECORD).model_dump(mode="json") == RECORD
+
+
+def test_a_line_written_before_registry_paths_is_still_a_fleet_record():
+    """`--against` reads last night's results.jsonl, which may predate `path`: it validates, with path null."""
+    old = {k: v for k, v in RECORD.items() if k != "path"}
+    assert FleetRecord.model_validate(old).path is None
 
 
 @pytest.mark.parametrize("change", [

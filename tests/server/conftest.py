@@ -62,7 +62,7 @@ def start_server(env: dict[str, str]) -> tuple[subprocess.Popen, int]:
     sock = listening_socket()
     port = port_of(sock)
     full = {k: v for k, v in os.environ.items() if not k.startswith("CLIPBRIDGE_")}
-    full.update({"PYTHONPATH": str(ROOT), "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "0", **env})
+    full.update({"PYTHONPATH": f"{ROOT / 'app'}{os.pathsep}{ROOT}", "CLIPBRIDGE_HOST": "127.0.0.1", "CLIPBRIDGE_ACCESS_LOG": "0", **env})
     log = tempfile.NamedTemporaryFile(prefix="clipbridge-serve-", suffix=".log", delete=False)  # not a pipe: a
     # full pipe would block the server; server_log(proc) reads it
     proc = subprocess.Popen([sys.executable, "-m", "clipbridge.cli.main", "serve", "--fd", str(sock.fileno()), "--log-level",
