@@ -110,7 +110,7 @@ def static_pt2_body() -> dict:
     failed = hop("coreml", "failed", "convert: AssertionError: dtypes differ", [],
                  [{"node": "clamp_4", "rule": "int-literal-refused"}])
     failed["cause"] = {"rule": "int-literal-refused", "nodes": ["clamp_4"]}
-    return {"verdict": "static", "chain": ["torch", "onnx", "tflite", "coreml"], "source": "torch",
+    return {"verdict": None, "static": True, "chain": ["torch", "onnx", "tflite", "coreml"], "source": "torch",
             "inputs": {"source": "generated", "seed": 20240, "tensors": []}, "clips": [clip],
             "stages": [], "rules": {"omitted-bound-lowest": "ONNX Clip-11+: an omitted bound is lowest()/max()"},
             "hops": [hop("onnx", "ok", None, became, [{"node": "clamp_4", "rule": "omitted-bound-lowest"}]),

@@ -36,7 +36,7 @@ def test_a_chain_runs_in_the_sandbox(client, small: bytes) -> None:  # noqa: ANN
 def test_static_only(client, small: bytes) -> None:  # noqa: ANN001
     r = post(client, small, "?chain=onnx&static=true")
     assert r.status_code == 200, r.text[:400]
-    assert r.json()["verdict"] == "static" and r.json()["hops"][0]["lowering"][0]["became"] == "Clip(x, 0.0)"
+    assert r.json()["verdict"] is None and r.json()["static"] and r.json()["hops"][0]["lowering"][0]["became"] == "Clip(x, 0.0)"
 
 
 def _problem(r, status: int, loc: str) -> None:  # noqa: ANN001

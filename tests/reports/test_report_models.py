@@ -59,3 +59,40 @@ def test_a_shard_of_another_version_is_named_not_a_traceback(tmp_path, capsys):
     assert main(["fleet", "merge", str(shard), "--out", str(tmp_path / "out")]) == 2
     assert not (tmp_path / "out" / "report.sarif").exists()
     assert "'m.onnx' is not a fleet result: verdict" in capsys.readouterr().err
+
+
+def _verdict_words(schema: dict) -> set:
+    """Every value a `verdict` property of the schema (or of any model it defines) may take."""
+    words: set = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "verdict" and isinstance(value, dict):
+                    words.update(_enum(value))
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+    walk(schema)
+    return words
+
+
+def _enum(prop: dict) -> set:
+    if "enum" in prop:
+        return set(prop["enum"])
+    if "const" in prop:
+        return {prop["const"]}
+    if prop.get("type") == "null":
+        return {None}
+    return set().union(*(_enum(p) for p in prop.get("anyOf", []) + prop.get("oneOf", []))) if \
+        ("anyOf" in prop or "oneOf" in prop) else {"<free text>"}
+
+
+@pytest.mark.parametrize("name", ["DiffResponse", "FixResponse", "ChainResponse", "FleetRecord"])
+def test_every_verdict_is_one_of_the_one_vocabulary(name):
+    """Issue 43: a verdict is equal, explained, unexplained (or error), in diff, fix, chain and fleet alike; null
+    where nothing was compared (chain --static, an IR in a fleet)."""
+    from clipbridge.api.schemas_export import schemas
+    words = _verdict_words(schemas()[name])
+    assert words and words <= {"equal", "explained", "unexplained", "error", None}, words

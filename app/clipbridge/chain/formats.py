@@ -14,6 +14,11 @@ FORMATS = ("table", "json", "markdown", "sarif", "junit")
 WIDTH = 40
 
 
+def _verdict(body: dict) -> str:
+    """The verdict as shown: a static answer (verdict null: nothing ran) reads `static (nothing ran)`."""
+    return body["verdict"] or "static (nothing ran)"
+
+
 def _cell(hop: dict[str, Any], node: str) -> str:
     """What the source op became on this hop, and its difference against the source ('=' equal, '!' differs)."""
     row = next((r for r in hop.get("lowering", []) if r["node"] == node), None)
@@ -68,7 +73,7 @@ def table(body: dict[str, Any]) -> str:
     notes = [f"{h['to']}: {h['error'] or h.get('note')}" for h in body["hops"] if h.get("error") or h.get("note")]
     predicted = [f"{h['to']}: predicted {len(h['predicted'])}, confirmed {len(h.get('confirmed', []))}, "
                  f"unpredicted {len(h.get('unpredicted', []))}" for h in body["hops"] if "confirmed" in h]
-    return "\n".join([f"chain {' -> '.join(body['chain'])}: {body['verdict']}", *lines, *notes, *predicted]) + "\n"
+    return "\n".join([f"chain {' -> '.join(body['chain'])}: {_verdict(body)}", *lines, *notes, *predicted]) + "\n"
 
 
 def findings(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -109,9 +114,9 @@ def view(body: dict[str, Any], artifact: str) -> v.Report:
     return v.Report(
         artifact, [_finding(f, artifact) for f in findings(body)],
         [v.Rule(k, text) for k, text in body.get("rules", {}).items()],
-        summary=("clipbridge chain", f"verdict {body['verdict']}"), junit_name=f"clipbridge chain: {artifact}",
+        summary=("clipbridge chain", f"verdict {_verdict(body)}"), junit_name=f"clipbridge chain: {artifact}",
         suites=[_suite(body, artifact)],
-        markdown=[v.Heading(3, ("clipbridge chain ", v.Code(chain), f": {body['verdict']}")),
+        markdown=[v.Heading(3, ("clipbridge chain ", v.Code(chain), f": {_verdict(body)}")),
                   v.Table(tuple(grid[0]), tuple(tuple(r) for r in grid[1:]))])
 
 

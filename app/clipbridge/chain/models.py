@@ -124,7 +124,10 @@ class Hop(_Strict):
 
 
 class ChainResponse(_Strict):
-    verdict: Literal["equal", "explained", "unexplained", "static"]
+    verdict: Literal["equal", "explained", "unexplained"] | None = Field(
+        description="the worst comparison of any hop; null when nothing ran (`static`): a verdict is only ever "
+        "equal, explained, unexplained (or an error answer), the one vocabulary of diff, fix, chain and fleet")
+    static: bool = Field(description="the lowering table and its predictions only: nothing was converted-and-run")
     chain: list[str]
     source: Literal["torch", "onnx"]
     inputs: ChainInputs

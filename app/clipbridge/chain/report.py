@@ -133,7 +133,7 @@ def chain(execute: Execute, model: bytes, npz: bytes | None, spec: str, seed: in
         for st in chain_.values():
             run_stage(execute, st, clips, model, feeds)
     hop_rows = [hop(st, chain_, clips, kind, not static) for st in chain_.values() if st.name != kind]
-    return {"verdict": "static" if static else _verdict(hop_rows), "chain": names, "source": kind,
+    return {"verdict": None if static else _verdict(hop_rows), "static": static, "chain": names, "source": kind,
             "inputs": {"source": "none" if static else "given" if npz is not None else "generated",
                        "seed": None if npz or static else seed,
                        "tensors": [{"name": s["name"], "dtype": s["dtype"], "shape": s["shape"]} for s in specs]},

@@ -84,7 +84,7 @@ def record(task: Task, body: dict[str, Any] | None, scanned: dict[str, Any] | No
     """The results.jsonl line: the diff body's verdict, first divergence and nodes (the findings) as they are."""
     return {
         "model": task.name, "sha256": task.sha256,
-        "verdict": "error" if error else body["verdict"] if body else "scanned",
+        "verdict": "error" if error else body["verdict"] if body else None,  # None: an IR, scanned only
         "first_divergence": body["first_divergence"] if body else None,
         "findings": body["nodes"] if body else [],
         "engines": _engines(body) if body else [{"name": e, "version": None, "precision": task.precision,

@@ -36,9 +36,9 @@ class FleetRecord(_Strict):
                              "found under): what `--against` matches runs by; null in lines written before 0.1.0's "
                              "registry paths")
     sha256: str
-    verdict: Literal["equal", "explained", "unexplained", "error", "scanned"] = Field(
-        description="the diff's verdict; error: the model could not be scanned or diffed; scanned: an IR, scanned "
-        "and not diffed")
+    verdict: Literal["equal", "explained", "unexplained", "error"] | None = Field(
+        description="the diff's verdict; error: the model could not be scanned or diffed; null: an IR, scanned "
+        "and not diffed (it counts as equal)")
     first_divergence: DiffNodeRef | None
     findings: list[DiffNode] = Field(description="the diff's reported nodes, as /v1/models/diff has them")
     engines: list[FleetEngine]

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from clipbridge.fleet.reports import EQUAL
+from clipbridge.fleet.reports import passes, state
 
 WIDTH = 28
 
@@ -23,12 +23,11 @@ class Progress:
         self.done += 1
         self.cached += bool(r["cached"])
         self.failed += bool(r["error"])
-        self.differ += not r["error"] and r["verdict"] not in EQUAL
+        self.differ += not r["error"] and not passes(r)
         if self.tty:
             self.stream.write("\r" + self.bar())
         else:
-            state = "error" if r["error"] else r["verdict"]
-            self.stream.write(f"[{self.done}/{self.total}] {r['model']}: {state}"
+            self.stream.write(f"[{self.done}/{self.total}] {r['model']}: {state(r)}"
                               f"{' (cached)' if r['cached'] else ''} {r['seconds']:.2f}s\n")
         self.stream.flush()
 

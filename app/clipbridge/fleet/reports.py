@@ -14,14 +14,24 @@ from clipbridge.fleet.store import atomic_write, dumps
 from clipbridge.reports import junit, markdown, sarif
 from clipbridge.reports import view as v
 
-EQUAL = ("equal", "scanned")  # a scanned IR is not diffed: nothing differs (docs/fleet.md)
+
+
+def passes(r: dict[str, Any]) -> bool:
+    """Nothing differs: the diff's verdict is equal, or the model is an IR, scanned and not diffed (verdict null:
+    the diff's engines run ONNX; docs/fleet.md)."""
+    return not r["error"] and r["verdict"] in (None, "equal")
+
+
+def state(r: dict[str, Any]) -> str:
+    """A model's one word in the summary and the progress lines: its verdict, `error`, or `not diffed` (an IR)."""
+    return "error" if r["error"] else r["verdict"] or "not diffed"
 
 
 def exit_code(records: list[dict[str, Any]]) -> int:
     """0 every model equal, 1 any differs, 2 any failed to run."""
     if any(r["error"] for r in records):
         return 2
-    return 1 if any(r["verdict"] not in EQUAL for r in records) else 0
+    return 0 if all(map(passes, records)) else 1
 
 
 def _finding_text(f: dict[str, Any]) -> str:
@@ -49,7 +59,7 @@ def _rules(records: list[dict[str, Any]]) -> list[v.Rule]:
 
 
 def _case(r: dict[str, Any]) -> v.Case:
-    failing = not r["error"] and r["verdict"] not in EQUAL
+    failing = not r["error"] and not passes(r)
     return v.Case(r["model"], "fleet", [v.Failure(f"verdict {r['verdict']}", "\n".join(
         _finding_text(f) for f in r["findings"]))] if failing else [],
                   error=v.Failure(r["error"][:200], r["error"]) if r["error"] else None, seconds=r["seconds"])
@@ -61,16 +71,16 @@ def _introduced(r: dict[str, Any]) -> int:
 
 def _blocks(records: list[dict[str, Any]], top: int) -> list[v.Block]:
     """summary.md: the counts, the worst models (errors, then the most introduced differences), the slowest."""
-    verdicts = Counter("error" if r["error"] else r["verdict"] for r in records)
+    verdicts = Counter(map(state, records))
     out: list[v.Block] = [v.Heading(1, "clipbridge fleet"), v.Paragraph((
         f"{len(records)} models; " + ", ".join(f"{n} {k}" for k, n in sorted(verdicts.items())),
         f"{sum(r['cached'] for r in records)} from the cache; exit code {exit_code(records)}"))]
-    worst = sorted((r for r in records if r["error"] or r["verdict"] not in EQUAL),
+    worst = sorted((r for r in records if not passes(r)),
                    key=lambda r: (not r["error"], -_introduced(r), r["model"]))[:top]
     if worst:
         out += [v.Heading(2, "The worst models"), v.Table(
             ("model", "verdict", "introduced", "first divergence", "error"),
-            tuple((r["model"], r["verdict"], str(_introduced(r)), _first(r["first_divergence"]),
+            tuple((r["model"], state(r), str(_introduced(r)), _first(r["first_divergence"]),
                    (r["error"] or "-")[:120]) for r in worst))]
     slowest = sorted(records, key=lambda r: -r["seconds"])[:top]
     return out + [v.Heading(2, "The slowest models"), v.Table(("model", "seconds", "cached"), tuple(

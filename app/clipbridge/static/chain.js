@@ -134,7 +134,7 @@ function table(body, detail) {
     hops.map((hop) => cell(cellLabel(hop), { 'data-hop': hop.to, text: fn(hop) })));
   const head = h('tr', {}, h('th', { scope: 'col', text: 'Source op' }), hops.map(hopHead));
   // a static answer ran nothing: no outputs to count, no divergence
-  const ran = body.verdict !== 'static';
+  const ran = !body.static;
   return h('table', { class: 'diff-table chain-table cards' }, h('thead', {}, head),
     h('tbody', {}, rows, ran ? [summary('Outputs differing', outputs), summary('First divergence', first)] : null));
 }
@@ -168,12 +168,12 @@ function report(body, fileName) {
   const inputs = body.inputs.source === 'given' ? 'given (.npz)' : `generated, seed ${body.inputs.seed}`;
   return [
     h('p', { class: 'scan-file', text: fileName }),
-    h('p', { class: 'chain-verdict' }, `Chain ${body.chain.join(' → ')}: `, h('strong', { text: body.verdict })),
-    h('p', { class: 'reading-note' }, h('strong', { text: 'Reading: ' }), body.verdict === 'static'
+    h('p', { class: 'chain-verdict' }, `Chain ${body.chain.join(' → ')}: `, h('strong', { text: body.static ? 'static' : body.verdict })),
+    h('p', { class: 'reading-note' }, h('strong', { text: 'Reading: ' }), body.static
       ? 'the converted graphs as read, nothing ran; a "?" mark is a prediction of clipbridge\'s meanings.'
       : 'observed engines — each converted model as its engine ran it, against the source; ✓ marks a '
         + 'prediction the run confirmed.'),
-    body.verdict === 'static' ? null : h('p', { text: `Inputs: ${inputs}.` }),
+    body.static ? null : h('p', { text: `Inputs: ${inputs}.` }),
     body.clips.length ? table(body, detail) : h('p', { class: 'none', text: 'The source has no clip-like op.' }),
     detail,
     ...hopNotes(body),
@@ -213,7 +213,7 @@ export function initChain({ status = () => {} } = {}) {
     try {
       const body = await api('/v1/models/chain', { body: form, query });
       fill(out, ...report(body, model.name));
-      status(`Chain of ${model.name}: ${body.verdict}`);
+      status(`Chain of ${model.name}: ${body.static ? 'static' : body.verdict}`);
     } catch (exc) {
       out.replaceChildren();
       showProblem(errors, exc);
