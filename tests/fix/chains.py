@@ -34,7 +34,7 @@ def fused_pair(ops: list[Op], pair: tuple[str, str]) -> bool:
     return "openvino" in pair and adjacent
 
 
-def chain(ops: list[Op], opset: int = 17) -> onnx.ModelProto:
+def chain(ops: list[Op], opset: int = 17, shape: tuple[int, ...] = (2, 5)) -> onnx.ModelProto:
     nodes, inits, cur = [], [], "x"
     for i, op in enumerate(ops):
         out = f"t{i}"
@@ -55,8 +55,8 @@ def chain(ops: list[Op], opset: int = 17) -> onnx.ModelProto:
             nodes.append(helper.make_node(UNARY[op[0]], [cur], [out], name=f"n{i}"))
         cur = out
     nodes.append(helper.make_node("Identity", [cur], ["y"], name="out"))
-    g = helper.make_graph(nodes, "main_graph", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])], initializer=inits)
+    g = helper.make_graph(nodes, "main_graph", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))], initializer=inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     return m
