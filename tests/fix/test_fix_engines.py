@@ -186,3 +186,20 @@ def test_a_fused_constant_first_pair_is_explained_at_the_real_op_and_fixed(ops):
     assert all(n["cause"] != "not-a-clip" for n in introduced) and body["verdict"] == "explained", body
     fixed = fix(data, None, "onnxruntime", "openvino", "model", rounds=2)
     assert fixed.body["rules_applied"] and fixed.body["proof"]["verdict"] == "equal", fixed.body["proof"]["nodes"]
+
+
+def test_a_guard_on_the_next_node_is_not_taken_for_this_node_s_own():
+    """x -> Max(-1, x) -> Min(2, t) -> Clip: the fix guards the Clip with Where(Equal(x, x), y', x), which reads
+    the Min's output as the value for NaN. The Min replayed as written is the Min alone: the Clip's guard (whose
+    guarded value is not captured in the Min's replay) is not the Min's (it was: the fix answered a 4xx)."""
+    from clipbridge.fix import replay
+    data = chains.chain([("max", -1.0, True), ("min", 2.0, True), ("clip",)]).SerializeToString()
+    written = onnx.load_from_string(fix(data, None, "onnxruntime", "openvino", "model", rounds=1,
+                                        execute=run.direct).model)
+    guards = [n for n in written.graph.node if n.op_type == "Where"]
+    assert len(guards) == 1 and "t1" in guards[0].input  # the Clip's guard reads the Min's output
+    x = np.zeros((2, 5), np.float32)
+    single = onnx.load_from_string(replay.fixed_single(written.SerializeToString(), "n1", {"t0": x}))
+    assert [n.name for n in single.graph.node] == ["n1"]
+    clip = onnx.load_from_string(replay.fixed_single(written.SerializeToString(), "n2", {"t1": x}))
+    assert [n.op_type for n in clip.graph.node] == ["Clip", "Equal", "Where"]  # the Clip's own guard stays

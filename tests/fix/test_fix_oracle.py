@@ -61,6 +61,7 @@ CHAINS = [
     pytest.param([("min", 2.0, False), ("max", -1.0, True), ("clip",)], id="min,max-first,clip"),
     pytest.param([("max", -1.0, True), ("min", 2.0, True)], id="fused-pair(known gap)"),
     pytest.param([("clip",), ("min", 2.0, True), ("max", -1.0, True)], id="clip,fused-pair(known gap)"),
+    pytest.param([("max", -1.0, True), ("min", 2.0, True), ("clip",)], id="fused-pair(known gap),clip"),
 ]
 
 
