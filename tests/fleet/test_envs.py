@@ -17,7 +17,6 @@ from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import config, quiet
 
 PINNED = "2025.4.0"  # an OpenVINO release other than the one installed (openvino==2026.4.1 in [dev])
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def built(cache: Path) -> Path:
@@ -48,7 +47,9 @@ def test_a_pinned_engine_runs_its_own_version(registry, env_cache, tmp_path):
     records = read_jsonl(tmp_path / "out" / "results.jsonl")
     assert code in (0, 1) and all(r["error"] is None for r in records)
     python = envs.build(env_cache, EngineSpec("openvino", PINNED))  # built once: reused, not rebuilt
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
+    # clipbridge as fleet's own child finds it (envs.code_root: app/ of this checkout; none from a site-packages)
+    root = envs.code_root()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | ({"PYTHONPATH": root} if root else {})
     for r in records:
         assert r["engines"][1]["version"].startswith(PINNED) and r["engines"][0]["name"] == "onnxruntime"
         assert (r["engines"][1]["settings"]["inference_num_threads"], r["engines"][1]["settings"]["cpu_pinning"]) == \
