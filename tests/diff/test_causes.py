@@ -38,6 +38,21 @@ def clip(lo=0.0, hi=6.0, omitted=()) -> ClipLike:
     pytest.param(clip(0.1, 6.0), 0.09998, {"onnxruntime": 0.0999755859375, "openvino": 0.1},
                  np.dtype(np.float16), "bound-rounding", id="f16-rounded-bound"),
     pytest.param(clip(0.0, 6.0), 3.0, {"onnxruntime": 3.0, "openvino": 3.001}, F32, None, id="no-rule"),
+    # A rule about two readings of the node names a cause only where each engine gave what one reading gives.
+    pytest.param(clip(6.0, 0.0), 3.0, {"onnxruntime": 0.0, "openvino": 42.0}, F32, None,
+                 id="crossed-but-an-output-no-reading-gives"),
+    pytest.param(clip(6.0, 0.0), 3.0, {"onnxruntime": 0.0, "openvino": 3.0}, F32, None,
+                 id="crossed-but-an-output-left-unclipped"),
+    pytest.param(clip(0.0, 1e5), float("inf"), {"onnxruntime": float("inf"), "openvino": 1.0},
+                 np.dtype(np.float16), None, id="f16-overflow-but-an-output-no-reading-gives"),
+    pytest.param(clip(-1e5, 6.0), float("-inf"), {"onnxruntime": float("-inf"), "openvino": -65504.0},
+                 np.dtype(np.float16), "float16-bound-overflow", id="f16-overflow-of-the-lower-bound"),
+    pytest.param(clip(0.1, 6.0), 0.09998, {"onnxruntime": 0.0999755859375, "openvino": 0.5},
+                 np.dtype(np.float16), None, id="f16-rounded-bound-but-an-output-no-reading-gives"),
+    pytest.param(clip(2.5, 10.0), 2.0, {"onnxruntime": 2.0, "openvino": 3.0}, np.dtype(np.int32), "bound-rounding",
+                 id="int-bound-cast-or-ceiled"),
+    pytest.param(clip(2.5, 10.0), 2.0, {"onnxruntime": 2.0, "openvino": 7.0}, np.dtype(np.int32), None,
+                 id="int-bound-but-an-output-no-reading-gives"),
 ])
 def test_element_cause(c, v, outs, dtype, want):
     assert causes.element_cause(c, v, outs, dtype) == want

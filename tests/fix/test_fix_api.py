@@ -1,5 +1,5 @@
 """POST /v1/models/fix over HTTP: the body, every user error a 4xx naming its field, and a bounded, seeded
-generator of clip-like chains that never gets a 5xx and always gets a proof without a clip difference."""
+generator of clip-like chains (tests/fix/chains.py) that always gets a 200 and a proof without a clip difference."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ import io
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, assume, example, given, seed, settings
 from hypothesis import strategies as st
-from onnx import TensorProto, helper, numpy_helper
 
 from clipbridge.fix.models import FixResponse
-from tests.fix import models
+from tests.fix import chains, models
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("openvino")
@@ -105,52 +104,40 @@ def test_raw_body_is_415(client):
     assert r.status_code == 415
 
 
-OPS = st.sampled_from(["clip", "clip-omit-min", "clip-omit-max", "clip-crossed", "relu", "hardsigmoid", "max",
-                       "min", "max-const-first", "neg"])
-ENGINES = ["onnxruntime", "openvino", "onnx-reference"]
+MAX_FIRST, MIN_FIRST = ("max", -1.0, True), ("min", 2.0, True)
+SETTINGS = dict(deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-def _chain(ops: list[str], opset: int) -> onnx.ModelProto:
-    """x -> each op in turn (Neg between clips moves values around) -> y."""
-    nodes, inits, cur = [], [], "x"
-    for i, op in enumerate(ops):
-        out, k = f"t{i}", lambda v, n: inits.append(numpy_helper.from_array(np.array(v, np.float32), f"{n}{i}"))
-        if op.startswith("clip"):
-            lo, hi = {"clip": (-1.0, 2.0), "clip-omit-min": (None, 2.0), "clip-omit-max": (-1.0, None),
-                      "clip-crossed": (2.0, -1.0)}[op]
-            ins = [cur, "", ""]
-            for pos, (v, n) in enumerate(((lo, "lo"), (hi, "hi")), start=1):
-                if v is not None:
-                    k(v, n)
-                    ins[pos] = f"{n}{i}"
-            while ins[-1] == "":
-                ins.pop()
-            nodes.append(helper.make_node("Clip", ins, [out], name=f"n{i}"))
-        elif op in ("max", "min", "max-const-first"):
-            k(0.5, "c")
-            ins = [f"c{i}", cur] if op == "max-const-first" else [cur, f"c{i}"]
-            nodes.append(helper.make_node("Max" if op.startswith("max") else "Min", ins, [out], name=f"n{i}"))
-        else:
-            nodes.append(helper.make_node({"relu": "Relu", "hardsigmoid": "HardSigmoid", "neg": "Neg"}[op],
-                                          [cur], [out], name=f"n{i}"))
-        cur = out
-    nodes.append(helper.make_node("Identity", [cur], ["y"], name="out"))
-    g = helper.make_graph(nodes, "main_graph", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])], initializer=inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+def _proven(client, ops: list, opset: int, pair: tuple[str, str]) -> None:
+    """The property: a 200 (a 4xx is a failure too: every generated chain is a valid model), and a proof that is
+    `equal` with no clip-like node left introducing a difference."""
+    r = _post(client, chains.chain(ops, opset).SerializeToString(), f"reference={pair[0]}&target={pair[1]}")
+    assert r.status_code == 200, r.text
+    proof = r.json()["proof"]
+    assert [n for n in proof["nodes"] if n["origin"] == "introduced" and n["pattern"]] == [], proof["nodes"]
+    assert proof["verdict"] == "equal", proof
 
 
 @seed(25)
-@settings(max_examples=12, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(ops=st.lists(OPS, min_size=1, max_size=4), opset=st.sampled_from([13, 17, 21]),
-       pair=st.permutations(ENGINES).map(lambda p: p[:2]))
-def test_generated_models_never_5xx_and_leave_no_clip_difference(client, ops, opset, pair):
-    r = _post(client, _chain(ops, opset).SerializeToString(), f"reference={pair[0]}&target={pair[1]}")
-    assert r.status_code < 500, r.text
-    if r.status_code == 200:
-        proof = r.json()["proof"]
-        assert [n for n in proof["nodes"] if n["origin"] == "introduced" and n["pattern"]] == [], proof["nodes"]
-        assert proof["verdict"] == "equal", proof
+@settings(max_examples=12, **SETTINGS)
+@given(ops=st.lists(chains.OPS, min_size=1, max_size=4), opset=st.sampled_from([13, 17, 21]), pair=chains.PAIRS)
+@example(ops=[MAX_FIRST, ("neg",), MIN_FIRST], opset=17, pair=("onnxruntime", "openvino"))
+@example(ops=[("min", 2.0, True), ("max", -1.0, False), ("clip",)], opset=17, pair=("onnxruntime", "openvino"))
+@example(ops=[("max", -1.0, False), MIN_FIRST], opset=13, pair=("openvino", "onnxruntime"))
+def test_generated_models_are_fixed_and_proven(client, ops, opset, pair):
+    assume(not chains.fused_pair(ops, pair))  # the known gap: the strict xfail below
+    _proven(client, ops, opset, pair)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known gap (docs/testing.md): a Max next to a Min, "
+                   "both with the constant first, fused by OpenVINO into a Clamp: the diff blames the output's "
+                   "Identity (not-a-clip), the fix writes no rule for the pair, the proof differs")
+@seed(25)
+@settings(max_examples=4, **SETTINGS)
+@given(before=st.lists(chains.OPS, max_size=1), after=st.lists(chains.OPS, max_size=1),
+       order=st.sampled_from([(MAX_FIRST, MIN_FIRST), (MIN_FIRST, MAX_FIRST)]), pair=chains.PAIRS)
+@example(before=[], after=[], order=(MAX_FIRST, MIN_FIRST), pair=("onnxruntime", "openvino"))
+def test_generated_models_with_a_fused_pair_are_fixed_and_proven(client, before, after, order, pair):
+    assume("openvino" in pair)
+    _proven(client, [*before, *order, *after], 17, pair)

@@ -17,17 +17,26 @@ from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import config, quiet
 
 PINNED = "2025.4.0"  # an OpenVINO release other than the one installed (openvino==2026.4.1 in [dev])
-ROOT = Path(__file__).resolve().parents[2]
+
+
+def built(cache: Path) -> Path:
+    """The cache with the pinned environment built in it. A build that fails is the test's failure, not a skip:
+    building it is the mechanism under test (a CI without the package index fails here, saying why)."""
+    envs.build(cache, EngineSpec("openvino", PINNED), log=lambda _: None)
+    return cache
 
 
 @pytest.fixture(scope="session")
 def env_cache(tmp_path_factory) -> Path:
-    cache = tmp_path_factory.mktemp("envcache")
-    try:
-        envs.build(cache, EngineSpec("openvino", PINNED), log=lambda _: None)
-    except Exception as exc:  # no package index reachable: the mechanism cannot be exercised here
-        pytest.skip(f"could not build the openvino=={PINNED} environment: {str(exc)[:200]}")
-    return cache
+    return built(tmp_path_factory.mktemp("envcache"))
+
+
+def test_a_failed_build_of_the_pinned_environment_fails_the_tests(tmp_path, monkeypatch):
+    def no_index(*args, **kwargs):
+        raise envs.ClipBridgeError(f"could not install openvino=={PINNED}: no index", "--engine")
+    monkeypatch.setattr(envs, "build", no_index)
+    with pytest.raises(envs.ClipBridgeError, match="could not install"):  # raised as is: pytest.skip is not
+        built(tmp_path)                                                    # an exception of this kind
 
 
 @pytest.mark.slow
@@ -38,7 +47,9 @@ def test_a_pinned_engine_runs_its_own_version(registry, env_cache, tmp_path):
     records = read_jsonl(tmp_path / "out" / "results.jsonl")
     assert code in (0, 1) and all(r["error"] is None for r in records)
     python = envs.build(env_cache, EngineSpec("openvino", PINNED))  # built once: reused, not rebuilt
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": f"{ROOT / 'app'}{os.pathsep}{ROOT}"}
+    # clipbridge as fleet's own child finds it (envs.code_root: app/ of this checkout; none from a site-packages)
+    root = envs.code_root()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | ({"PYTHONPATH": root} if root else {})
     for r in records:
         assert r["engines"][1]["version"].startswith(PINNED) and r["engines"][0]["name"] == "onnxruntime"
         assert (r["engines"][1]["settings"]["inference_num_threads"], r["engines"][1]["settings"]["cpu_pinning"]) == \

@@ -4,7 +4,11 @@ slot handing its model back at the end of a run, and the parent's writes on a th
 
 from __future__ import annotations
 
+import os
 import queue
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -116,7 +120,49 @@ def test_the_writer_keeps_the_order_and_reports_a_failed_write():
 def test_the_warm_up_imports_the_engines_and_sets_their_threads():
     import sys
     try:
-        assert job.warm(job.Warm(ENGINES, threads=1)) >= 0
+        start = time.perf_counter()
+        seconds = job.warm(job.Warm(ENGINES, threads=1))
+        assert 0 < seconds <= time.perf_counter() - start  # the time the warm-up itself took
         assert threads.engine_threads() == 1 and {"onnxruntime", "openvino"} <= set(sys.modules)
     finally:
         threads.set_engine_threads(None)
+
+
+def _kill_when_busy(slot: slots.Slot, killed: list[int]) -> threading.Thread:
+    """SIGKILL the slot's worker process as soon as a model is handed to it (it leaves the idle queue), mid-model:
+    a diff takes far longer than this thread's millisecond polls."""
+    slot.current.wait()  # warmed up: the pool of one has its worker waiting in its idle queue
+    idle = slot.current.pool._idle
+    worker = idle.queue[0]
+
+    def kill() -> None:
+        deadline = time.monotonic() + 60
+        while idle.qsize() and time.monotonic() < deadline:  # idle: not yet handed the model
+            time.sleep(0.0005)
+        os.kill(worker.proc.pid, signal.SIGKILL)
+        killed.append(worker.proc.pid)
+    thread = threading.Thread(target=kill, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize(("retries", "answered"), [
+    pytest.param(1, True, id="retried-on-a-fresh-worker"),
+    pytest.param(0, False, id="no-retry-left-an-error-not-cached"),
+])
+def test_a_worker_killed_mid_model_is_replaced_and_the_model_retried(registry, retries, answered):
+    task = _task(sorted(registry.rglob("*.onnx"))[1])
+    slot = slots.Slot(Limits(workers=1, retries=retries), job.Warm(ENGINES))
+    killed: list[int] = []
+    try:
+        killer = _kill_when_busy(slot, killed)
+        record, cacheable = slot.run(task)
+        killer.join()
+        survivor = slot.current.pool._idle.queue[0].proc.pid if answered else None
+    finally:
+        slot.close()
+    assert len(killed) == 1 and survivor != killed[0]
+    if answered:  # the answer of a run nobody killed, and cached like one
+        assert cacheable and answers([record]) == answers([job.run_one(task)])
+    else:
+        assert not cacheable and record["verdict"] == "error" and "tried 1 times" in record["error"], record

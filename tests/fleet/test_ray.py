@@ -11,6 +11,7 @@ from clipbridge.fleet import backends, job, runner
 from clipbridge.fleet.backends import Limits
 from clipbridge.fleet.store import read_jsonl
 from tests.fleet.conftest import config, quiet
+from tests.fleet.test_envs import PINNED
 
 ray = pytest.importorskip("ray")
 
@@ -55,3 +56,19 @@ def test_a_dying_task_is_retried_then_recorded_as_an_error(local_ray, registry, 
 def test_pinned_engines_become_the_tasks_runtime_env():
     assert backends.runtime_env({"openvino": "2025.4.0"}) == {"pip": ["openvino==2025.4.0"]}
     assert backends.runtime_env({}) is None
+
+
+@pytest.mark.slow
+def test_a_pinned_engine_runs_its_own_version_on_ray(local_ray, registry, tmp_path):
+    """A real local run: Ray builds the task's runtime_env (`pip: openvino==PINNED`) and the results name the
+    version that ran there, with the answers the local backend's pinned environment gives (tests/fleet/test_envs.py
+    checks those against `clipbridge diff` run whole by that environment)."""
+    sources = [str(p) for p in sorted(registry.rglob("*.onnx"))[:4:3]]  # a clean and a NaN-hazard model
+    engines = ("onnxruntime", f"openvino=={PINNED}")
+    code = runner.run(config(sources, tmp_path / "ray", tmp_path / "cache-ray", engines=engines, backend="ray"),
+                      quiet())
+    on_ray = read_jsonl(tmp_path / "ray" / "results.jsonl")
+    assert [r["error"] for r in on_ray] == [None, None], on_ray
+    assert all(r["engines"][1]["version"].startswith(PINNED) for r in on_ray), [r["engines"] for r in on_ray]
+    local = runner.run(config(sources, tmp_path / "local", tmp_path / "cache-local", engines=engines), quiet())
+    assert (code, _no_seconds(on_ray)) == (local, _no_seconds(read_jsonl(tmp_path / "local" / "results.jsonl")))

@@ -33,7 +33,10 @@ def test_a_killed_run_resumes_where_it_stopped(registry, baseline, tmp_path):
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
     journal = (out / JOURNAL).read_bytes()
-    assert journal.endswith(b"\n") or b"\n" not in journal  # a line is one write: never half of one
+    lines = journal.split(b"\n")
+    # A line is one write: the file ends with a newline and every line is a whole record (no half of one).
+    assert journal.endswith(b"\n") and lines[-1] == b""
+    assert len(lines) - 1 >= 3 and all(json.loads(line)["model"] for line in lines[:-1])
     entries = list((cache / "results").rglob("*.json"))
     assert all(json.loads(p.read_text()) for p in entries)  # every cache entry is whole
     done = len(entries)

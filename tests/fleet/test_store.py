@@ -3,6 +3,8 @@ SYNC_EVERY_S and at a run's end, and an entry a crashed machine left empty or cu
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from clipbridge.fleet import runner, store
@@ -60,5 +62,36 @@ def test_a_run_flushes_its_cache_before_its_reports(registry, tmp_path, synced):
     assert synced and synced[-1] == str(tmp_path / "cache" / "results")
 
 
-def test_the_file_system_flush_runs_here(tmp_path):
-    store.sync_filesystem(tmp_path)  # Linux's syncfs, or os.sync where the C library has none
+class Spy:
+    """The C library, its syncfs watched: which file system each call flushed, and its result."""
+
+    def __init__(self, result: int | None = None) -> None:
+        self.real = store._libc()
+        self.devices: list[int] = []
+        self.result = result
+
+    def syncfs(self, fd: int) -> int:
+        self.devices.append(os.fstat(fd).st_dev)
+        return self.real.syncfs(fd) if self.result is None else self.result
+
+
+def test_the_file_system_flush_runs_here_on_the_path_s_file_system(tmp_path, monkeypatch):
+    if getattr(store._libc(), "syncfs", None) is None:  # derived from the host: a C library without syncfs
+        calls: list[int] = []
+        monkeypatch.setattr(store.os, "sync", lambda: calls.append(1))
+        store.sync_filesystem(tmp_path)
+        assert calls == [1]
+        return
+    spy = Spy()
+    monkeypatch.setattr(store, "_libc", lambda: spy)
+    assert store.sync_filesystem(tmp_path) is None  # the real syncfs answered 0
+    assert spy.devices == [os.stat(tmp_path).st_dev]
+
+
+def test_a_failed_flush_is_an_error_not_silence(tmp_path, monkeypatch):
+    spy = Spy(result=-1)
+    monkeypatch.setattr(store, "_libc", lambda: spy)
+    with pytest.raises(OSError, match="syncfs failed"):
+        store.sync_filesystem(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        store.sync_filesystem(tmp_path / "absent")

@@ -14,6 +14,7 @@ from typing import Any
 from clipbridge.cli.model_options import add_output
 from clipbridge.diff import run as diff_run
 from clipbridge.diff.inputs import SEED
+from clipbridge.engines.venvs import cache_root
 from clipbridge.fleet import runner
 from clipbridge.fleet.backends import Limits
 from clipbridge.fleet.keys import parse_engine
@@ -23,8 +24,8 @@ EXITS = "exit 0 every model equal, 1 any differs, 2 any failed to run"
 
 
 def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "clipbridge" / "fleet"
+    """fleet's part of clipbridge's cache, which $CLIPBRIDGE_CACHE moves as it does for the rest of the tool."""
+    return cache_root() / "fleet"
 
 
 def add_subcommand(sub: Any) -> None:

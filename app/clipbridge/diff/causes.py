@@ -1,8 +1,10 @@
 """Why a clip-like node's output differs between engines, from clipbridge's meaning of the node under each.
 
-Each cause is a named rule over the element's captured input and the node's pattern. A rule that predicts
-each engine's value checks the prediction against what the engines gave; a mismatch leaves the element
-without a cause (never a guess).
+Each cause is a named rule over the element's captured input and the node's pattern. Every rule checks what
+the engines gave at the element (its witness) before it names a cause: a rule that predicts each engine's value
+checks the prediction; a rule about two readings of the node (crossed bounds, a bound rounded or overflowed)
+checks that each engine's output is the value one of those readings gives (`_witnessed`). A mismatch leaves the
+element without a cause (never a guess).
 """
 
 from __future__ import annotations
@@ -29,6 +31,29 @@ def _bits(v: float) -> int:
 
 def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def _witnessed(outs: dict[str, float], readings: list[float]) -> bool:
+    """Every engine's output at the witness is the value one of the rule's readings gives: the rule explains
+    what the engines did there, not only that the node could differ."""
+    return bool(outs) and all(any(_same(got, r) for r in readings) for got in outs.values())
+
+
+def _clips(v: float, los: set[float | None], his: set[float | None], dtype: np.dtype) -> list[float]:
+    """v clipped to each reading of the bounds, in double and as the tensor's type holds the result; NaN stays
+    NaN (a rule about the bounds says nothing about NaN)."""
+    out: list[float] = []
+    for lo in los:
+        for hi in his:
+            r = v
+            if lo is not None and not math.isnan(r):
+                r = max(r, lo)
+            if hi is not None and not math.isnan(r):
+                r = min(r, hi)
+            with np.errstate(over="ignore", invalid="ignore"):
+                held = float(np.dtype(dtype).type(r)) if np.dtype(dtype).kind == "f" or math.isfinite(r) else r
+            out += [r, held]
+    return out
 
 
 def in_type(c: ClipLike, dtype: np.dtype) -> ClipLike:
@@ -73,9 +98,13 @@ def nan_through_overflowed_bound(c: ClipLike, v: float, outs: dict[str, float], 
 
 
 def min_greater_than_max(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
-    """ONNX Clip-13: min > max makes every output max (the reading order differs between engines)."""
-    return "min-greater-than-max" if c.pattern == "clip" and c.lo is not None and c.hi is not None \
-        and c.lo > c.hi else None
+    """ONNX Clip-13: min > max makes every output max (the reading order differs between engines): each engine
+    gave max or min (or NaN for a NaN input)."""
+    if not (c.pattern == "clip" and c.lo is not None and c.hi is not None and c.lo > c.hi):
+        return None
+    held = in_type(c, dtype)
+    readings = [held.lo, held.hi] + ([float("nan")] if math.isnan(v) else [])
+    return "min-greater-than-max" if _witnessed(outs, readings) else None
 
 
 def default_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
@@ -99,13 +128,20 @@ def float16_bound_overflow(c: ClipLike, v: float, outs: dict[str, float], dtype:
     if np.dtype(dtype) != np.float16:
         return None
     beyond = [b for b in (c.lo, c.hi) if b is not None and math.isfinite(b) and abs(b) > FLOAT16_MAX]
-    return "float16-bound-overflow" if beyond and abs(v) > FLOAT16_MAX else None
+    if not beyond or not abs(v) > FLOAT16_MAX:
+        return None
+
+    def readings(b: float | None) -> set[float | None]:  # the bound as float16 holds it (+-inf) or saturated
+        return {b} if b is None or abs(b) <= FLOAT16_MAX else {math.copysign(math.inf, b),
+                                                                 math.copysign(FLOAT16_MAX, b)}
+    return "float16-bound-overflow" if _witnessed(outs, _clips(v, readings(c.lo), readings(c.hi), dtype)) else None
 
 
 def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
     """A bound not exactly a value of the tensor's type is rounded (ONNX: cast to T; OpenVINO: ceil for min
-    and floor for max on integers), and the element lies between the two readings."""
-    for b in (c.lo, c.hi):
+    and floor for max on integers), the element lies between the two readings, and each engine gave what one
+    reading of that bound gives."""
+    for side, b in (("lo", c.lo), ("hi", c.hi)):
         if b is None or not math.isfinite(b):
             continue
         dt = np.dtype(dtype)
@@ -116,9 +152,21 @@ def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtyp
         else:
             lo, hi = math.floor(b), math.ceil(b)
             t = float(lo) if lo == hi else b + 0.5
-        if t != b and lo <= v <= hi:
+        if t != b and lo <= v <= hi and _witnessed(outs, _rounded_readings(c, side, b, v, dtype)):
             return "bound-rounding"
     return None
+
+
+def _rounded_readings(c: ClipLike, side: str, b: float, v: float, dtype: np.dtype) -> list[float]:
+    """v clipped with the bound `b` read as written, cast to the type, or (integers) its floor and ceil."""
+    dt = np.dtype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ways: set[float | None] = {b, float(dt.type(b)) if dt.kind == "f" else float(int(b))}
+    if dt.kind != "f":
+        ways |= {float(math.floor(b)), float(math.ceil(b))}
+    held = in_type(c, dtype)
+    los, his = (ways, {held.hi}) if side == "lo" else ({held.lo}, ways)
+    return _clips(v, los, his, dtype)
 
 
 RULES = (nan_through_overflowed_bound, nan_input, min_greater_than_max, default_bound, float16_bound_overflow,

@@ -23,8 +23,11 @@ def _guard(g: onnx.GraphProto, out: str) -> list[onnx.NodeProto]:
                   and list(n.input) == [out]), None)
     if floor is not None:
         return [floor]
+    # The node's own guard reads `out` as the value it guards, which the rule named after the guard's output
+    # (rules._guard: Y_unguarded_clipbridge). A guard on the next node may read `out` too, as the value to give
+    # for NaN (nan-guard: Where(Equal(x, x), y', x)); that one belongs to the next node, not to this one.
     where = next((n for n in g.node if n.op_type == "Where" and "_where_clipbridge" in n.name
-                  and out in n.input[1:]), None)
+                  and out in n.input[1:] and out.startswith(f"{n.output[0]}_unguarded_clipbridge")), None)
     if where is None:
         return []
     cond = next((n for n in g.node if n.op_type in ("Equal", "IsNaN") and n.output[0] == where.input[0]), None)
