@@ -52,11 +52,17 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
                          "model: every engine pinned to the model's own types; deployed: each engine's defaults")),
                      rtol: float | None = Query(default=None, ge=0, le=1e6, description="default: per dtype"),
                      atol: float | None = Query(default=None, ge=0, le=1e30, description="default: per dtype"),
-                     seed: int = Query(default=SEED, ge=0, le=2**32 - 1, description="the input generator's seed")
+                     seed: int = Query(default=SEED, ge=0, le=2**32 - 1, description="the input generator's seed"),
+                     probe: Literal["off", "edge"] = Query(default="edge", description=(
+                         "edge: a second pass on generated NaN, +-inf, float16's 65504 and the bounds, its own "
+                         "`edge` section; off: the ordinary pass only")),
+                     fail_on: list[Literal["masked", "edge"]] | None = Query(default=None, max_length=2, description=(
+                         "repeatable: `fails` is also true when a difference is masked inside the model, or when "
+                         "the edge probe differs (by default only the outputs decide)"))
                      ) -> Response:
     """Which clip, which rule, on which input: the engines' outputs compared node by node, each difference
     introduced or inherited, with its cause and a witness."""
-    opts = run.Options(_engines(engine), precision, rtol, atol, seed)
+    opts = run.Options(_engines(engine), precision, rtol, atol, seed, probe=probe, fail_on=tuple(fail_on or ()))
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.

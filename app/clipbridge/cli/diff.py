@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clipbridge.diff import bundle, engines, formats, report, run
+from clipbridge.diff import bundle, engines, formats, probe, report, run
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff.inputs import SEED
 from clipbridge.cli import chain as chain_cli
@@ -21,8 +21,8 @@ def add_subcommand(sub: Any) -> None:
                                     "exit 0 equal, 1 differs, 2 error")
     d.add_argument("model", help="an .onnx file (tensor data in external files next to it is read, as onnx.load "
                    "does; the service never reads external data)")
-    d.add_argument("--inputs", metavar="IN.npz", help="the inputs, keyed by graph input name (default: generated "
-                                                      "boundary values, seeded)")
+    d.add_argument("--inputs", metavar="IN.npz", help="the inputs, keyed by graph input name (default: an "
+                                                      "ordinary generated sample, seeded)")
     d.add_argument("--engine", action="append", help="repeatable or comma-separated: "
                    f"{', '.join(run.ENGINE_NAMES)} (default: {', '.join(run.DEFAULT_ENGINES)})")
     d.add_argument("--precision", choices=["model", "deployed"], default="model",
@@ -31,6 +31,12 @@ def add_subcommand(sub: Any) -> None:
     d.add_argument("--rtol", type=float, help="relative tolerance (default: per dtype, docs/diff.md)")
     d.add_argument("--atol", type=float, help="absolute tolerance (default: per dtype, docs/diff.md)")
     d.add_argument("--seed", type=int, default=SEED, help=f"the generator's seed (default {SEED})")
+    d.add_argument("--probe", choices=probe.PROBES, default="edge",
+                   help="edge (default): a second pass on generated NaN, +-inf, float16's 65504 and each clip's "
+                        "bounds, reported as its own `edge` section; off: the ordinary pass only")
+    d.add_argument("--fail-on", action="append", metavar="masked|edge", default=None,
+                   help="repeatable or comma-separated: also exit 1 when a difference is masked inside the model "
+                        "(masked) or the edge probe differs (edge); by default only the outputs decide")
     d.add_argument("--format", choices=formats.FORMATS, default="table",
                    help="table (default); json: the /v1/models/diff body; sarif, junit, github, markdown for CI")
     d.add_argument("--output", "-o", help="write the report here instead of stdout")
@@ -63,9 +69,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     if getattr(args, "fix", None):
         return fix_cli.cmd_fix(args, _engines(args.engine))
-    opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed)
+    opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed,
+                       probe=args.probe, fail_on=_engines(args.fail_on) if args.fail_on else ())
+    opts.check("--")
     # The CLI runs the engines in its own process: the model is the caller's own file.
-    body, runs = report.diff(run.direct, model, npz, opts)
+    body, runs = _diff(opts, model, npz, args.format)
     text = formats.render(body, args.format, Path(args.model).name)
     if args.output:
         Path(args.output).write_text(text)
@@ -77,4 +85,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
         path.with_suffix(".causes.json").write_text(json.dumps(formats.cause_layer(body), indent=2))
     if args.bundle:
         Path(args.bundle).write_bytes(bundle.build(body, runs, opts.precision))
-    return 0 if body["verdict"] == "equal" else 1
+    return 1 if body["fails"] else 0
+
+
+def _diff(opts: run.Options, model: bytes, npz: bytes | None, fmt: str) -> tuple[dict, Any]:
+    """report.diff, where a fault of clipbridge's own is an error (exit 2, with a JSON body under --format json),
+    never a traceback with exit 1, which reads as "the engines differ" (issue 44)."""
+    try:
+        return report.diff(run.direct, model, npz, opts)
+    except (ClipBridgeError, OSError, ValueError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # the cause rules, the walk: ours, not the model's
+        message = f"the diff failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        if fmt == "json":
+            sys.stdout.write(json.dumps({"verdict": "error", "error": {"message": message, "loc": None}}) + "\n")
+        raise ClipBridgeError(message) from exc

@@ -29,4 +29,4 @@ def cmd_fix(args: argparse.Namespace, engines: tuple[str, ...]) -> int:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
-    return 0 if body["verdict"] == "equal" else 1
+    return 0 if body["proof"]["verdict"] == "equal" else 1  # exactly when the proof is equal (issue 44)

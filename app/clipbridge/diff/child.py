@@ -151,11 +151,12 @@ def _types(m: onnx.ModelProto, model_bytes: bytes | None = None) -> tuple[dict[s
 
 
 @model_errors
-def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan:
-    """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`)."""
+def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED, sample: str = "ordinary") -> Plan:
+    """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`: an
+    ordinary sample, or the edge probe's values)."""
     m = load(model_bytes)
     clips = find(m)
-    feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed)
+    feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed, sample)
     consts = {t.name for t in m.graph.initializer} | {o for n in m.graph.node if n.op_type == "Constant"
                                                       for o in n.output}
     nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))

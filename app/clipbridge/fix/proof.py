@@ -57,7 +57,7 @@ def swapping(execute: run.Execute, original: bytes, written: bytes, target: str)
 def prove(execute: run.Execute, original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
           precision: str) -> dict[str, Any]:
     """The diff body of written-on-target against original-on-reference (given inputs, or generated ones)."""
-    opts = run.Options((reference, target), precision)
+    opts = run.Options((reference, target), precision, sample="edge")  # generated: NaN, +-inf and the bounds
     body, _ = report.diff(swapping(execute, original, written, target), original, npz, opts)
     return body
 
