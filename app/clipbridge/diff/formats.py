@@ -23,7 +23,8 @@ CAUSES = {
     "quantize-saturation": "A clip folded into an int8/uint8 range (its bound moved to the grid), or a non-finite "
                            "value into QuantizeLinear.",
     "quantize-rounding": "QuantizeLinear of a value exactly between two steps: half to even against half away.",
-    "inference-precision": "The engine ran the node (or the kernel it was fused into) in a narrower type.",
+    "inference-precision": "The engine ran the node (or the kernel it was fused into) in another type than the "
+                           "model's: narrower (bf16), or wider (a float16 model computed in f32).",
     "not-a-clip": "The node is not clip-like: clipbridge names no clip rule for its difference.",
 }
 
@@ -50,14 +51,41 @@ def table(body: dict) -> str:
              + (f" (marking changed {', '.join(e['observer_effect'])})" if e["observer_effect"] else "")
              for e in body["engines"]]
     i = body["inputs"]
-    rows.append(f"inputs: {i['source']}" + (f" (seed {i['seed']})" if i["seed"] is not None else "")
+    rows.append(f"inputs: {i['source']}" + (f" {i.get('sample') or ''} sample (seed {i['seed']})"
+                                             if i["seed"] is not None else "")
                 + f"; method {body['method']}")
     rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" for o in body["outputs"]]
     rows += [_body_line(v) for v in body.get("subgraphs", [])]
     fd = body["first_divergence"]
     rows.append(f"first divergence: {fd['node']} ({fd['op']})" if fd else "first divergence: none")
     rows += [f"  {_line(n)}" for n in body["nodes"]]
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows + _outcome_lines(body)) + "\n"
+
+
+def _outcome_lines(body: dict) -> list[str]:
+    """Issue 44: the masked differences (one line, the nodes indented), layouts aligned, the edge probe's pass."""
+    rows = [f"layout: {n['tensor']} on {n['engine']}: {n['shape']} compared as {n['as']} ({n['note']})"
+            for n in body.get("layout") or []]
+    masked = body.get("masked") or {}
+    if masked.get("summary"):
+        rows.append(f"masked: {masked['summary']}")
+        rows += [f"  {_line(n)}" for n in masked["nodes"]]
+    edge = body.get("edge")
+    if edge is not None:
+        if edge.get("error"):
+            return rows + [f"edge probe: error: {edge['error']['message']}"]
+        i = edge["inputs"]
+        rows.append(f"edge probe: {edge['verdict']} (generated NaN, +-inf, 65504, the bounds; seed {i['seed']}; "
+                    "counts for the exit code with --fail-on edge)")
+        rows += [f"  output {o['name']}: {o['differing']}/{o['total']} differ" for o in edge["outputs"]]
+        fd = edge["first_divergence"]
+        rows.append(f"  first divergence: {fd['node']} ({fd['op']})" if fd else "  first divergence: none")
+        rows += [f"    {_line(n)}" for n in edge["nodes"]]
+        if edge["masked"].get("summary"):
+            rows.append(f"  masked: {edge['masked']['summary']}")
+    if body.get("fails") and body.get("verdict") == "equal":
+        rows.append(f"fails: --fail-on {','.join(body.get('fail_on') or [])}")
+    return rows
 
 
 def _body_line(v: dict) -> str:

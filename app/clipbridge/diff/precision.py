@@ -27,7 +27,9 @@ def other(precisions: dict[str, str], dtype: str | None) -> str | None:
     if want is None:
         return None
     for engine, p in precisions.items():
-        if p in SHORT.values() and p != want:
+        # Only OpenVINO reports an inference precision (its compiled hint); onnxruntime's and onnx.reference's
+        # "precision" is their outputs' float types, and they compute each node in its declared type.
+        if engine.startswith("openvino") and p in SHORT.values() and p != want:
             others = ", ".join(f"{e} ran {q}" for e, q in precisions.items() if e != engine)
             return (f"{engine} ran it in {p} (its reported inference precision); the model's type is {dtype}"
                     + (f", {others}" if others else ""))
