@@ -78,14 +78,22 @@ def generate(model: onnx.ModelProto, clips: list[ClipLike], seed: int = SEED,
         if sample == "ordinary":
             flat = ordinary.values(rng, count, dtype, rows.get(vi.name))
         else:
-            flat = _edge(rng, count, dtype, boundary_values(clips, vi.name, dtype))
+            flat = _edge(rng, count, dtype, boundary_values(clips, vi.name, dtype), rows.get(vi.name))
         feeds[vi.name] = flat.reshape(dims)
     return feeds
 
 
-def _edge(rng: np.random.Generator, count: int, dtype: np.dtype, bounds: list[float]) -> np.ndarray:
+def _edge(rng: np.random.Generator, count: int, dtype: np.dtype, bounds: list[float],
+          rows: int | None = None) -> np.ndarray:
     """The edge probe: standard normal floats with NaN, the infinities, beyond float16, float32's extremes, both
-    zeros and the clips' bounds planted at evenly spread positions; integers with the type's extremes."""
+    zeros and the clips' bounds planted at evenly spread positions; integers with the type's extremes, except
+    the indices of a Gather's table: its own extremes (-rows, rows - 1; an index out of range is an error on
+    every engine, not a difference)."""
+    if dtype.kind in "iu" and rows is not None:
+        flat = rng.integers(0, rows, count).astype(dtype)
+        ends = [v for v in (-rows, rows - 1) if np.iinfo(dtype).min <= v]
+        flat[: min(count, len(ends))] = ends[: min(count, len(ends))]
+        return flat
     if dtype.kind == "f":
         flat = rng.standard_normal(count).astype(dtype)
         planted = np.array(list(SPECIALS) + bounds, dtype=np.float64)

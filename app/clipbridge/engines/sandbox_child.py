@@ -50,7 +50,7 @@ class _SafeUnpickler(pickle.Unpickler):
         # worker's word), and only a class: an exception's type, or one of the project's own data classes.
         loaded = sys.modules.get(module)
         found = getattr(loaded, name, None) if loaded is not None and "." not in name else None
-        if isinstance(found, type) and (issubclass(found, BaseException) or module.startswith("app.")):
+        if isinstance(found, type) and (issubclass(found, BaseException) or module.startswith("clipbridge.")):
             return found
         raise pickle.UnpicklingError(f"a sandbox result may not refer to {module}.{name}")
 
