@@ -52,6 +52,8 @@ class DiffOutput(_Strict):
     name: str
     differing: int
     total: int
+    tolerance: dict[str, Any] | None = Field(default=None, description="the rtol, atol this output was compared "
+                                             "with, and their source (--tolerance NAME, *, --rtol/--atol, default)")
 
 
 class DiffNodeRef(_Strict):

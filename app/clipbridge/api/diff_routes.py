@@ -21,6 +21,7 @@ from clipbridge.api.model_form import read_model_form, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
 from clipbridge.diff import isolated as in_child
 from clipbridge.diff import run
+from clipbridge.diff import tolerance as diff_tolerance
 from clipbridge.diff.inputs import SEED
 from clipbridge.engines.sandbox import run_isolated
 from clipbridge.diff.engines import require as require_engines
@@ -56,13 +57,17 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
                      probe: Literal["off", "edge"] = Query(default="edge", description=(
                          "edge: a second pass on generated NaN, +-inf, float16's 65504 and the bounds, its own "
                          "`edge` section; off: the ordinary pass only")),
+                     tolerance: list[str] | None = Query(default=None, max_length=64, description=(
+                         "repeatable NAME=RTOL,ATOL: the tolerance of output NAME (* for every output) over the "
+                         "per-dtype default")),
                      fail_on: list[Literal["masked", "edge"]] | None = Query(default=None, max_length=2, description=(
                          "repeatable: `fails` is also true when a difference is masked inside the model, or when "
                          "the edge probe differs (by default only the outputs decide)"))
                      ) -> Response:
     """Which clip, which rule, on which input: the engines' outputs compared node by node, each difference
     introduced or inherited, with its cause and a witness."""
-    opts = run.Options(_engines(engine), precision, rtol, atol, seed, probe=probe, fail_on=tuple(fail_on or ()))
+    opts = run.Options(_engines(engine), precision, rtol, atol, seed, probe=probe, fail_on=tuple(fail_on or ()),
+                       tolerances=diff_tolerance.parse(tolerance, "query.tolerance"))
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.

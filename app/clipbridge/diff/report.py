@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import causes, outcome, precision, probe, quantized, run, trace
+from clipbridge.diff import causes, outcome, precision, probe, quantized, run, tolerance, trace
 from clipbridge.diff import plain as plain_runs
 from clipbridge.engines import threads
 from clipbridge.diff.child import NodeInfo
@@ -215,7 +215,8 @@ def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Opti
     for name in runs.plan.outputs:
         m = run.differs(runs, name, opts)
         total = int(runs.values[opts.engines[0]][name].size)
-        outputs.append({"name": name, "differing": total if m is None else int(m.sum()), "total": total})
+        outputs.append({"name": name, "differing": total if m is None else int(m.sum()), "total": total,
+                        "tolerance": tolerance.used(opts, name, runs.plan.outputs, walk._dtype(name))})
     differing = [o["name"] for o in outputs if o["differing"]]
     origins = None if any(not walk.origin.get(o) for o in differing) else \
         {n for o in differing for n in walk.origin[o]}

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, subgraphs
+from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, subgraphs, tolerance
 from clipbridge.diff import plain as plain_runs
 from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag, read by clipbridge.fix.proof
 from clipbridge.diff.inputs import SEED
@@ -50,6 +50,7 @@ class Options:
     sample: str = "ordinary"  # generated inputs: ordinary values, or the edge probe's (clipbridge.diff.inputs)
     probe: str = "off"  # "edge": a second pass on the edge sample, its own section (clipbridge.diff.probe)
     fail_on: tuple[str, ...] = ()  # "masked", "edge": what else fails the diff (clipbridge.diff.outcome)
+    tolerances: tuple[tuple[str, float, float], ...] = ()  # per output (clipbridge.diff.tolerance)
 
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
@@ -204,7 +205,7 @@ def _differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
         other = runs.values[engine].get(tensor)
         if other is None:
             return None
-        m = compare.differing(first, other, opts.rtol, opts.atol)
+        m = compare.differing(first, other, *tolerance.for_tensor(opts, tensor, runs.plan.outputs))
         if m.shape != mask.shape:
             return np.ones(first.shape, dtype=bool)
         mask |= m
@@ -267,6 +268,7 @@ def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) ->
     """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
     opts.check()
     plan = execute("diff:prepare", child.prepare, model, npz, opts.seed, opts.sample)
+    tolerance.check_names(opts.tolerances, plan.outputs)
     walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
     try:
         runs = run_engines(execute, model, walked_plan, opts, walked)
