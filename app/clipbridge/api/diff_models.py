@@ -39,6 +39,8 @@ class DiffInputs(_Strict):
     sample: Literal["ordinary", "edge"] | None = Field(default=None, description="generated: an ordinary sample "
                                                        "(seeded normal floats, valid integers) or the edge probe's "
                                                        "NaN, +-inf and bounds; null when given")
+    symbolic: list[dict[str, Any]] = Field(default_factory=list, description="each symbolic or unknown input "
+                                           "dimension: input, axis, dim (its name), value (what it ran with)")
     tensors: list[DiffTensor]
 
 

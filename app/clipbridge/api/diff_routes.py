@@ -21,6 +21,7 @@ from clipbridge.api.model_form import read_model_form, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
 from clipbridge.diff import isolated as in_child
 from clipbridge.diff import run
+from clipbridge.diff import shapes as diff_shapes
 from clipbridge.diff import tolerance as diff_tolerance
 from clipbridge.diff.inputs import SEED
 from clipbridge.engines.sandbox import run_isolated
@@ -60,6 +61,8 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
                      tolerance: list[str] | None = Query(default=None, max_length=64, description=(
                          "repeatable NAME=RTOL,ATOL: the tolerance of output NAME (* for every output) over the "
                          "per-dtype default")),
+                     shape: list[str] | None = Query(default=None, max_length=64, description=(
+                         "repeatable INPUT=DIMS (e.g. image=8x3x224x224): generate INPUT at this shape")),
                      fail_on: list[Literal["masked", "edge"]] | None = Query(default=None, max_length=2, description=(
                          "repeatable: `fails` is also true when a difference is masked inside the model, or when "
                          "the edge probe differs (by default only the outputs decide)"))
@@ -67,7 +70,8 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     """Which clip, which rule, on which input: the engines' outputs compared node by node, each difference
     introduced or inherited, with its cause and a witness."""
     opts = run.Options(_engines(engine), precision, rtol, atol, seed, probe=probe, fail_on=tuple(fail_on or ()),
-                       tolerances=diff_tolerance.parse(tolerance, "query.tolerance"))
+                       tolerances=diff_tolerance.parse(tolerance, "query.tolerance"),
+                       shapes=diff_shapes.parse(shape, "query.shape"))
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.

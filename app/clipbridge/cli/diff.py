@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clipbridge.diff import bundle, engines, formats, probe, report, run, tolerance
+from clipbridge.diff import bundle, engines, formats, probe, report, run, shapes, tolerance
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff.inputs import SEED
 from clipbridge.cli import chain as chain_cli
@@ -33,6 +33,9 @@ def add_subcommand(sub: Any) -> None:
     d.add_argument("--tolerance", action="append", metavar="NAME=RTOL,ATOL",
                    help="repeatable: the tolerance of output NAME (* for every output), over the per-dtype default "
                         "(docs/diff.md); the report names the tolerance each output was compared with")
+    d.add_argument("--shape", action="append", metavar="INPUT=DIMS",
+                   help="repeatable: generate INPUT at this shape, e.g. image=8x3x224x224 (symbolic dimensions "
+                        "take the value given, fixed ones must match; default: 1 for each symbolic dimension)")
     d.add_argument("--seed", type=int, default=SEED, help=f"the generator's seed (default {SEED})")
     d.add_argument("--probe", choices=probe.PROBES, default="edge",
                    help="edge (default): a second pass on generated NaN, +-inf, float16's 65504 and each clip's "
@@ -74,7 +77,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return fix_cli.cmd_fix(args, _engines(args.engine))
     opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed,
                        probe=args.probe, fail_on=_engines(args.fail_on) if args.fail_on else (),
-                       tolerances=tolerance.parse(args.tolerance, "--tolerance"))
+                       tolerances=tolerance.parse(args.tolerance, "--tolerance"),
+                       shapes=shapes.parse(args.shape, "--shape"))
     opts.check("--")
     # The CLI runs the engines in its own process: the model is the caller's own file.
     body, runs = _diff(opts, model, npz, args.format)

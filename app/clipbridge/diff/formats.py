@@ -54,6 +54,9 @@ def table(body: dict) -> str:
     rows.append(f"inputs: {i['source']}" + (f" {i.get('sample') or ''} sample (seed {i['seed']})"
                                              if i["seed"] is not None else "")
                 + f"; method {body['method']}")
+    if i.get("symbolic"):
+        rows.append("symbolic dimensions: " + ", ".join(f"{d['input']}[{d['axis']}] {d['dim'] or '?'}={d['value']}"
+                                                        for d in i["symbolic"]))
     rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" for o in body["outputs"]]
     rows += [_body_line(v) for v in body.get("subgraphs", [])]
     fd = body["first_divergence"]

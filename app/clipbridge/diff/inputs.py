@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from clipbridge.diff import ordinary
+from clipbridge.diff import ordinary, shapes
 from clipbridge.scan.patterns import ClipLike
 from clipbridge.core.errors import ClipBridgeError
 
@@ -60,14 +60,16 @@ def boundary_values(clips: list[ClipLike], name: str, dtype: np.dtype) -> list[f
 
 
 def generate(model: onnx.ModelProto, clips: list[ClipLike], seed: int = SEED,
-             sample: str = "ordinary") -> dict[str, np.ndarray]:
+             sample: str = "ordinary", given: shapes.Shapes = ()) -> dict[str, np.ndarray]:
     """One array per graph input, seeded: an ordinary sample (issue 44: what a model sees in use), or the edge
     probe's (normal values with the specials, boundary values and integer extremes planted first)."""
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
     rows = ordinary.index_rows(model)
+    sizes = dict(given)
     for vi in graph_inputs(model):
         dims, dtype = _shape_dtype(vi)
+        dims = shapes.resolve(vi, sizes.get(vi.name), DYNAMIC_DIM)
         count = int(np.prod(dims)) if dims else 1
         if count > MAX_GENERATED:
             raise ClipBridgeError(f"graph input {vi.name!r} has {count} elements (more than {MAX_GENERATED} are "

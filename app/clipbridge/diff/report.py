@@ -229,6 +229,7 @@ def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Opti
         "inputs": {"source": "given" if runs.plan.given else "generated",
                    "seed": None if runs.plan.given else opts.seed,
                    "sample": None if runs.plan.given else opts.sample,
+                   "symbolic": runs.plan.symbolic,
                    "tensors": [{"name": k, "dtype": v.dtype.name, "shape": list(v.shape)}
                                for k, v in runs.plan.feeds.items()]},
         "method": runs.method,

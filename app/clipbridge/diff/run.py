@@ -51,6 +51,7 @@ class Options:
     probe: str = "off"  # "edge": a second pass on the edge sample, its own section (clipbridge.diff.probe)
     fail_on: tuple[str, ...] = ()  # "masked", "edge": what else fails the diff (clipbridge.diff.outcome)
     tolerances: tuple[tuple[str, float, float], ...] = ()  # per output (clipbridge.diff.tolerance)
+    shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # per generated input (clipbridge.diff.shapes)
 
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
@@ -267,7 +268,7 @@ def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opt
 def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) -> Runs:
     """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
     opts.check()
-    plan = execute("diff:prepare", child.prepare, model, npz, opts.seed, opts.sample)
+    plan = execute("diff:prepare", child.prepare, model, npz, opts.seed, opts.sample, opts.shapes)
     tolerance.check_names(opts.tolerances, plan.outputs)
     walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
     try:
