@@ -155,6 +155,9 @@ class DiffResponse(_Strict):
                                      "compared after reshaping (a Loop's scan outputs concatenated)")
     edge: DiffEdge | None = Field(default=None, description="the edge probe's own pass (probe=edge): NaN, +-inf, "
                                   "float16's 65504, the bounds; counts only with fail_on=edge")
+    samples: dict[str, Any] | None = Field(default=None, description="an input set (the CLI's --inputs with several "
+                                           ".npz or a folder): count, the sample walked, the first differing one, "
+                                           "and per output its statistics against the first engine")
     fail_on: list[Literal["masked", "edge"]] = Field(default_factory=list)
     fails: bool | None = Field(default=None, description="whether this diff fails (the CLI's exit 1): an output "
                                "differs, or what fail_on names")

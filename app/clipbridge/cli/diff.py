@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clipbridge.diff import bundle, engines, formats, probe, report, run, shapes, tolerance
+from clipbridge.diff import bundle, engines, formats, probe, report, run, samples, sets, shapes, tolerance
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff.inputs import SEED
 from clipbridge.cli import chain as chain_cli
@@ -21,8 +21,11 @@ def add_subcommand(sub: Any) -> None:
                                     "exit 0 equal, 1 differs, 2 error")
     d.add_argument("model", help="an .onnx file (tensor data in external files next to it is read, as onnx.load "
                    "does; the service never reads external data)")
-    d.add_argument("--inputs", metavar="IN.npz", help="the inputs, keyed by graph input name (default: an "
-                                                      "ordinary generated sample, seeded)")
+    d.add_argument("--inputs", metavar="IN.npz", nargs="+",
+                   help="the inputs, keyed by graph input name: one .npz, several, or a folder of them, each one "
+                        "sample (default: an ordinary generated sample, seeded)")
+    d.add_argument("--classes", type=int, metavar="AXIS", help="with an input set: the class axis of the outputs, "
+                   "for top-1 and top-5 agreement in the statistics")
     d.add_argument("--engine", action="append", help="repeatable or comma-separated: "
                    f"{', '.join(run.ENGINE_NAMES)} (default: {', '.join(run.DEFAULT_ENGINES)})")
     d.add_argument("--precision", choices=["model", "deployed"], default="model",
@@ -65,14 +68,26 @@ def _engines(items: list[str] | None) -> tuple[str, ...]:
     return tuple(p.strip() for item in items for p in item.split(",") if p.strip())
 
 
+def _one_input(args: argparse.Namespace) -> None:
+    """--inputs as one path where it names one .npz file (what --fix and --chain read); several, or a folder, is
+    an input set, which only the diff itself takes."""
+    items = args.inputs or []
+    if len(items) == 1 and not Path(items[0]).is_dir():
+        args.inputs = items[0]
+    elif items and (getattr(args, "fix", None) or getattr(args, "chain", None)):
+        raise ClipBridgeError("--fix and --chain take one .npz", "--inputs")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
+    _one_input(args)
     if getattr(args, "chain", None):
         return chain_cli.cmd_chain(args)
     if getattr(args, "static", False):
         raise ClipBridgeError("--static reads a converter chain's lowering: give --chain too", "--static")
     engines.require(_engines(args.engine), "--engine")  # the install command first, before the model is read
     model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
-    npz = Path(args.inputs).read_bytes() if args.inputs else None
+    npzs = samples.files([args.inputs] if isinstance(args.inputs, str) else args.inputs or [])
+    npz = npzs[0][1] if len(npzs) == 1 else None
     if getattr(args, "fix", None):
         return fix_cli.cmd_fix(args, _engines(args.engine))
     opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed,
@@ -81,7 +96,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                        shapes=shapes.parse(args.shape, "--shape"))
     opts.check("--")
     # The CLI runs the engines in its own process: the model is the caller's own file.
-    body, runs = _diff(opts, model, npz, args.format)
+    body, runs = _diff(opts, model, npz, args.format, npzs if len(npzs) > 1 else None, args.classes)
     text = formats.render(body, args.format, Path(args.model).name)
     if args.output:
         Path(args.output).write_text(text)
@@ -96,10 +111,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1 if body["fails"] else 0
 
 
-def _diff(opts: run.Options, model: bytes, npz: bytes | None, fmt: str) -> tuple[dict, Any]:
+def _diff(opts: run.Options, model: bytes, npz: bytes | None, fmt: str,
+          npzs: list[tuple[str, bytes]] | None = None, classes: int | None = None) -> tuple[dict, Any]:
     """report.diff, where a fault of clipbridge's own is an error (exit 2, with a JSON body under --format json),
     never a traceback with exit 1, which reads as "the engines differ" (issue 44)."""
     try:
+        if npzs:  # an input set: sessions once, the statistics, the walk on the first differing sample
+            return sets.diff(run.direct, model, npzs, opts, classes)
         return report.diff(run.direct, model, npz, opts)
     except (ClipBridgeError, OSError, ValueError, KeyboardInterrupt):
         raise

@@ -73,6 +73,7 @@ def _outcome_lines(body: dict) -> list[str]:
     if masked.get("summary"):
         rows.append(f"masked: {masked['summary']}")
         rows += [f"  {_line(n)}" for n in masked["nodes"]]
+    rows += _sample_lines(body.get("samples"))
     edge = body.get("edge")
     if edge is not None:
         if edge.get("error"):
@@ -88,6 +89,21 @@ def _outcome_lines(body: dict) -> list[str]:
             rows.append(f"  masked: {edge['masked']['summary']}")
     if body.get("fails") and body.get("verdict") == "equal":
         rows.append(f"fails: --fail-on {','.join(body.get('fail_on') or [])}")
+    return rows
+
+
+def _sample_lines(s: dict | None) -> list[str]:
+    """An input set: how many samples, the one walked, and per output its statistics against the first engine."""
+    if not s:
+        return []
+    rows = [f"samples: {s['count']}; walked {s['walked']}"
+            + (f" (the first whose outputs differ)" if s["first_differing"] else " (no sample's outputs differ)")]
+    for o in s["statistics"]:
+        for e, st in o["engines"].items():
+            keys = ("max_abs", "max_rel", "max_ulp", "cosine", "sqnr_db", "top1", "top5")
+            rest = ", ".join(f"{k} {st[k]:.4g}" if isinstance(st[k], float) else f"{k} {st[k]}" for k in keys if k in st)
+            rows.append(f"  output {o['name']} ({e} against {o['against']}): {st['samples_differing']}/{s['count']} "
+                        f"samples differ, {st['elements_differing']} elements" + (f"; {rest}" if rest else ""))
     return rows
 
 
