@@ -16,6 +16,7 @@ import numpy as np
 
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import compare, statistics, tolerance
+from clipbridge.diff import engines as diff_engines
 from clipbridge.diff.child import load
 from clipbridge.diff.inputs import read_npz
 from clipbridge.engines import config as engine_config
@@ -57,13 +58,12 @@ def _runner(engine: str, model: bytes, precision: str) -> Callable[[dict[str, np
 
 def run_all(engine: str, model: bytes, feeds: list[dict[str, np.ndarray]], precision: str) -> list[dict]:
     """Every sample's final outputs on one engine, compiled once (a module-level function: `execute` runs it)."""
-    from clipbridge.diff.engines import _load_error  # the engine's refusal, reduced as a diff reduces it
     try:
         run = _runner(engine, model, precision)
     except ClipBridgeError:
         raise
     except Exception as exc:
-        raise _load_error(engine, exc, model) from None
+        raise diff_engines._load_error(engine, exc, model) from None  # reduced as a diff reduces it
     with np.errstate(all="ignore"):
         return [run(f) for f in feeds]
 
