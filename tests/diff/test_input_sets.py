@@ -104,3 +104,24 @@ def test_several_samples_are_refused_by_fix(tmp_path, capsys):
     assert main(["diff", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "s0.npz"), str(tmp_path / "s1.npz"),
                  "--fix", str(tmp_path / "o.onnx")]) == 2
     assert "one .npz" in capsys.readouterr().err
+
+
+@pytest.mark.engines
+def test_a_zip_of_samples_over_http(client):
+    """The API's `inputs` part as a zip of .npz files: each one sample, as the CLI's folder."""
+    import io
+    import zipfile
+
+    from tests.diff import models as M
+    from tests.diff.test_api_diff import post
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for k, v in enumerate([1.0, np.nan, 2.0]):
+            zf.writestr(f"s{k}.npz", npz(x=np.array([v, -1.0, 0.5, 3.0], np.float32)))
+    r = post(client, M.relu_chain(), buf.getvalue(), "?probe=off&classes=0")
+    assert r.status_code == 200, r.text
+    s = r.json()["samples"]
+    assert (s["count"], s["walked"], s["first_differing"]) == (3, "s1.npz", "s1.npz")
+    st = s["statistics"][0]["engines"]["openvino"]
+    assert st["samples_differing"] == 1 and st["elements_differing"] == 1 and "top1" in st
+    assert r.json()["verdict"] == "explained" and r.json()["nodes"][0]["cause"] == "nan-input"

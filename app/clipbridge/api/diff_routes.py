@@ -32,7 +32,8 @@ DIFF_BODY = {"requestBody": {"required": True, "content": {
     "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
         "model": {"type": "string", "format": "binary", "description": "the .onnx model"},
         "inputs": {"type": "string", "format": "binary",
-                   "description": "optional .npz keyed by graph input name (default: generated, seeded)"}}}}}}}
+                   "description": "optional .npz keyed by graph input name, or a zip of .npz files (an input set, "
+                                  "each one sample; default: an ordinary generated sample, seeded)"}}}}}}}
 EngineQuery = Query(default=None, max_length=16, description="Repeatable or comma-separated: "
                     f"{', '.join(run.ENGINE_NAMES)}; at least two (default: {', '.join(run.DEFAULT_ENGINES)})")
 
@@ -61,6 +62,9 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
                      tolerance: list[str] | None = Query(default=None, max_length=64, description=(
                          "repeatable NAME=RTOL,ATOL: the tolerance of output NAME (* for every output) over the "
                          "per-dtype default")),
+                     classes: int | None = Query(default=None, ge=-32, le=32, description=(
+                         "with an input set (a zip of .npz files in `inputs`): the outputs' class axis, for top-1 "
+                         "and top-5 agreement")),
                      shape: list[str] | None = Query(default=None, max_length=64, description=(
                          "repeatable INPUT=DIMS (e.g. image=8x3x224x224): generate INPUT at this shape")),
                      fail_on: list[Literal["masked", "edge"]] | None = Query(default=None, max_length=2, description=(
@@ -71,7 +75,7 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     introduced or inherited, with its cause and a witness."""
     opts = run.Options(_engines(engine), precision, rtol, atol, seed, probe=probe, fail_on=tuple(fail_on or ()),
                        tolerances=diff_tolerance.parse(tolerance, "query.tolerance"),
-                       shapes=diff_shapes.parse(shape, "query.shape"))
+                       shapes=diff_shapes.parse(shape, "query.shape"), classes=classes)
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.

@@ -52,6 +52,7 @@ class Options:
     fail_on: tuple[str, ...] = ()  # "masked", "edge": what else fails the diff (clipbridge.diff.outcome)
     tolerances: tuple[tuple[str, float, float], ...] = ()  # per output (clipbridge.diff.tolerance)
     shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # per generated input (clipbridge.diff.shapes)
+    classes: int | None = None  # an input set's class axis, for top-1/top-5 (clipbridge.diff.statistics)
 
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""

@@ -8,6 +8,8 @@ first sample whose outputs differ, named by its file, or on the first sample whe
 
 from __future__ import annotations
 
+import io
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,10 +20,11 @@ from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import compare, statistics, tolerance
 from clipbridge.diff import engines as diff_engines
 from clipbridge.diff.child import load
-from clipbridge.diff.inputs import read_npz
+from clipbridge.diff.inputs import MAX_INPUT_BYTES, read_npz
 from clipbridge.engines import config as engine_config
 
 MAX_SAMPLES = 4096
+MAX_ZIPPED = 256  # samples in one uploaded zip (the API), whose .npz members together stay within MAX_INPUT_BYTES
 
 
 def files(paths: list[str], loc: str = "--inputs") -> list[tuple[str, bytes]]:
@@ -35,6 +38,25 @@ def files(paths: list[str], loc: str = "--inputs") -> list[tuple[str, bytes]]:
     if len(out) > MAX_SAMPLES:
         raise ClipBridgeError(f"{len(out)} samples (at most {MAX_SAMPLES})", loc)
     return out
+
+
+def zipped(data: bytes | None, loc: str = "inputs") -> list[tuple[str, bytes]] | None:
+    """The samples of an uploaded zip of .npz files (each one sample, by name), or None when `data` is one .npz
+    (its members are .npy arrays) or absent. Sizes are read from the zip's directory before anything is inflated."""
+    if not data:
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            infos = [i for i in zf.infolist() if not i.is_dir()]
+            if not infos or not all(i.filename.endswith(".npz") for i in infos):
+                return None
+            if len(infos) > MAX_ZIPPED:
+                raise ClipBridgeError(f"inputs holds {len(infos)} samples (at most {MAX_ZIPPED})", loc)
+            if sum(i.file_size for i in infos) > MAX_INPUT_BYTES:
+                raise ClipBridgeError(f"inputs' samples hold more than {MAX_INPUT_BYTES} bytes", loc)
+            return [(i.filename, zf.read(i)) for i in sorted(infos, key=lambda i: i.filename)]
+    except zipfile.BadZipFile:
+        return None  # read_npz names what is wrong with it
 
 
 def _runner(engine: str, model: bytes, precision: str) -> Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]:

@@ -16,7 +16,7 @@ def diff(execute: run.Execute, model: bytes, npzs: list[tuple[str, bytes]], opts
     opts.check()
     feeds = execute("diff:prepare", samples.read_all, model, npzs)
     outs = {e: execute(f"diff:{e}", samples.run_all, e, model, feeds, opts.precision) for e in opts.engines}
-    first, stats = samples.compare_all(outs, opts, classes)
+    first, stats = samples.compare_all(outs, opts, classes if classes is not None else opts.classes)
     walked = 0 if first is None else first
     body, runs = report.diff(execute, model, npzs[walked][1], opts)
     body["samples"] = {"count": len(npzs), "outputs_differing": _differing(stats),
