@@ -57,7 +57,8 @@ def table(body: dict) -> str:
     if i.get("symbolic"):
         rows.append("symbolic dimensions: " + ", ".join(f"{d['input']}[{d['axis']}] {d['dim'] or '?'}={d['value']}"
                                                         for d in i["symbolic"]))
-    rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" for o in body["outputs"]]
+    rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" + _tolerance_text(o.get("tolerance"))
+             for o in body["outputs"]]
     rows += [_body_line(v) for v in body.get("subgraphs", [])]
     fd = body["first_divergence"]
     rows.append(f"first divergence: {fd['node']} ({fd['op']})" if fd else "first divergence: none")
@@ -90,6 +91,13 @@ def _outcome_lines(body: dict) -> list[str]:
     if body.get("fails") and body.get("verdict") == "equal":
         rows.append(f"fails: --fail-on {','.join(body.get('fail_on') or [])}")
     return rows
+
+
+def _tolerance_text(t: dict | None) -> str:
+    """An output's tolerance where the caller chose it (the defaults are docs/diff.md's; JSON always has it)."""
+    if not t or t["source"].startswith("default"):
+        return ""
+    return f" (rtol {t['rtol']:g}, atol {t['atol']:g}: {t['source']})"
 
 
 def _sample_lines(s: dict | None) -> list[str]:
