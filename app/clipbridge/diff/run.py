@@ -57,7 +57,7 @@ class Options:
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
         probe.check(self.probe, self.sample, prefix)
-        outcome.check_fail_on(tuple(self.fail_on), f"{prefix}fail_on")
+        outcome.check_fail_on(tuple(self.fail_on), "--fail-on" if prefix == "--" else f"{prefix}fail_on")
         unknown = [e for e in self.engines if e not in ENGINE_NAMES]
         if unknown:
             raise ClipBridgeError(f"unknown engine {unknown[0][:40]!r}; choose from {', '.join(ENGINE_NAMES)}",
