@@ -153,3 +153,19 @@ def test_float16_graph_run_in_float32_is_inference_precision():
     assert f"openvino ran it in {ov}" in clamp["detail"] and "float16" in clamp["detail"]
     assert "onnxruntime ran f16" in clamp["detail"]
     assert body["verdict"] == "explained"
+
+
+def test_a_fault_of_the_diff_is_exit_2_with_json(tmp_path, capsys, monkeypatch):
+    """Before: an exception inside the cause rules escaped as a traceback with exit 1 ("the engines differ") and
+    no JSON. Any fault of the diff's own is now an error: exit 2, and a JSON body under --format json."""
+    from tests.diff import models as M
+
+    def broken(*a, **k):
+        raise OverflowError("cannot convert float infinity to integer")
+    monkeypatch.setattr(report, "sample", broken)
+    (tmp_path / "m.onnx").write_bytes(M.relu_chain())
+    assert main(["diff", str(tmp_path / "m.onnx"), "--format", "json"]) == 2
+    out = capsys.readouterr()
+    body = json.loads(out.out)
+    assert body["verdict"] == "error" and "OverflowError" in body["error"]["message"]
+    assert "OverflowError" in out.err
