@@ -92,3 +92,13 @@ def test_shape_over_http(client, dynamic_batch):
     assert r.json()["inputs"]["symbolic"] == [{"input": "image", "axis": 0, "dim": "batch", "value": 4}]
     bad = post(client, dynamic_batch, None, "?shape=image%3D4x3")
     assert bad.status_code in (400, 422) and "rank" in bad.text, bad.text
+
+
+@pytest.mark.engines
+def test_the_edge_probe_runs_at_the_given_inputs_shapes(tmp_path, capsys, dynamic_batch):
+    (tmp_path / "m.onnx").write_bytes(dynamic_batch)
+    (tmp_path / "in.npz").write_bytes(npz(image=np.zeros((3, 3, 16, 16), np.float32)))
+    main(["diff", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "in.npz"), "--format", "json"])
+    body = json.loads(capsys.readouterr().out)
+    assert body["inputs"]["symbolic"] == [{"input": "image", "axis": 0, "dim": "batch", "value": 3}]
+    assert body["edge"]["inputs"]["symbolic"] == [{"input": "image", "axis": 0, "dim": "batch", "value": 3}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -196,7 +197,9 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
     opts.probe == "edge", the edge probe's own pass beside it (clipbridge.diff.probe)."""
     body, runs = sample(execute, model, npz, opts)
     if opts.probe == "edge" and body["method"] != "precision-trace":
-        body["edge"] = probe.edge(sample, execute, model, opts)
+        # At the shapes the ordinary pass ran (an .npz's own: a batch of 8 is probed at batch 8).
+        shaped = tuple((k, tuple(v.shape)) for k, v in runs.plan.feeds.items()) if runs.plan.given else opts.shapes
+        body["edge"] = probe.edge(sample, execute, model, dataclasses.replace(opts, shapes=shaped))
     body["fail_on"] = list(opts.fail_on)
     body["fails"] = outcome.fails(body, tuple(opts.fail_on))
     return body, runs
