@@ -62,10 +62,13 @@ def add_subcommand(sub: Any) -> None:
     d.set_defaults(func=cmd_diff)
 
 
+def _listed(items: list[str] | None) -> tuple[str, ...]:
+    """A repeatable option that also takes comma lists, flattened."""
+    return tuple(p.strip() for item in items or [] for p in item.split(",") if p.strip())
+
+
 def _engines(items: list[str] | None) -> tuple[str, ...]:
-    if not items:
-        return run.DEFAULT_ENGINES
-    return tuple(p.strip() for item in items for p in item.split(",") if p.strip())
+    return _listed(items) or run.DEFAULT_ENGINES
 
 
 def _one_input(args: argparse.Namespace) -> None:
@@ -91,7 +94,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if getattr(args, "fix", None):
         return fix_cli.cmd_fix(args, _engines(args.engine))
     opts = run.Options(_engines(args.engine), args.precision, args.rtol, args.atol, args.seed,
-                       probe=args.probe, fail_on=_engines(args.fail_on) if args.fail_on else (),
+                       probe=args.probe, fail_on=_listed(args.fail_on),
                        tolerances=tolerance.parse(args.tolerance, "--tolerance"),
                        shapes=shapes.parse(args.shape, "--shape"))
     opts.check("--")
