@@ -238,7 +238,9 @@ def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Opti
         "method": runs.method,
         "tolerance": {"rtol": opts.rtol, "atol": opts.atol, "defaults": "per dtype (docs/diff.md)"},
         "outputs": outputs,
-        "first_divergence": {"node": rows[0]["node"], "op": rows[0]["op"]} if rows else None,
+        # The first node reaching a differing output; the walk's first differing node where no row says more.
+        "first_divergence": {"node": rows[0]["node"], "op": rows[0]["op"]} if rows else
+        (walk.first if differing else None),
         "nodes": rows,
         "masked": outcome.masked_section(masked),
         "layout": runs.layout,
