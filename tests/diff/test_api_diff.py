@@ -37,9 +37,14 @@ def test_explained_relu(client):
     r = post(client, M.relu_chain())
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["verdict"] == "explained" and body["inputs"]["seed"] == 20240
+    # Issue 44: the ordinary sample agrees; the edge probe (the API's default) names the Relu's NaN.
+    assert body["verdict"] == "equal" and body["inputs"]["seed"] == 20240 and body["fails"] is False
     assert [e["name"] for e in body["engines"]] == ["onnxruntime", "openvino"]
-    assert body["nodes"][0]["node"] == "relu_1" and body["nodes"][0]["cause"] == "nan-input"
+    edge = body["edge"]
+    assert edge["verdict"] == "explained" and edge["inputs"]["sample"] == "edge"
+    assert edge["nodes"][0]["node"] == "relu_1" and edge["nodes"][0]["cause"] == "nan-input"
+    failing = post(client, M.relu_chain(), None, "?fail_on=edge").json()
+    assert failing["fails"] is True and failing["fail_on"] == ["edge"]
 
 
 def test_given_inputs_and_three_engines(client):
@@ -141,7 +146,7 @@ def test_a_crashing_engine_costs_one_answer(client, monkeypatch):
     assert r.status_code == 422, r.text
     assert r.json()["detail"].startswith("diff crashed on this model")
     monkeypatch.setattr(diff_routes, "isolated", real)
-    assert post(client, M.relu_chain()).json()["verdict"] == "explained"
+    assert post(client, M.relu_chain()).json()["edge"]["verdict"] == "explained"
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in ISSUE_23.glob("*.onnx")))

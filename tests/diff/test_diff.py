@@ -18,7 +18,9 @@ pytestmark = pytest.mark.engines
 
 
 def diff(model: bytes, inputs: bytes | None = None, **kw) -> dict:
-    return report.diff(run.direct, model, inputs, run.Options(**kw))[0]
+    """Generated inputs are the edge probe's here (NaN, +-inf, the bounds: issue 44 made them opt-in), the values
+    these cause tests are about."""
+    return report.diff(run.direct, model, inputs, run.Options(**{"sample": "edge", **kw}))[0]
 
 
 def _value(v) -> float:
@@ -84,10 +86,11 @@ def test_one_nan_pixel_in_mobilenet_v2(mnv2):
 
 def test_mobilenet_v3_relu_and_hardsigmoid(mnv3):
     body = diff(mnv3)
-    rows = {n["op"]: n for n in body["nodes"]}
+    rows = {n["op"]: n for n in body["nodes"] + body["masked"]["nodes"]}  # reaching the logits or not
     assert rows["Relu"]["origin"] == "introduced" and rows["Relu"]["cause"] == "nan-input"
     assert rows["HardSigmoid"]["cause"] == "nan-input"
-    assert body["verdict"] == "explained"
+    # Issue 44: the verdict is about the logits (on these edge values both engines' logits agree on this build).
+    assert body["verdict"] == ("explained" if any(o["differing"] for o in body["outputs"]) else "equal")
 
 
 def test_default_precision_on_this_host(mnv2, clean_image):

@@ -10,12 +10,14 @@ import zipfile
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import onnx
 import pytest
 
 from clipbridge.cli.main import main
 from clipbridge.diff import bundle, formats, report, run
 from tests.diff import models as M
+from tests.diff.conftest import npz
 
 pytestmark = pytest.mark.engines
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +27,7 @@ SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_t
 @pytest.fixture(scope="module")
 def relu_diff():
     model = M.relu_chain()
-    body, runs = report.diff(run.direct, model, None, run.Options())
+    body, runs = report.diff(run.direct, model, None, run.Options(sample="edge"))  # NaN, +-inf: issue 44
     return model, body, runs
 
 
@@ -74,7 +76,7 @@ def test_node_data_loads_in_model_explorer(relu_diff, tmp_path):
 
 @pytest.mark.parametrize("precision", ["model", "deployed"])
 def test_bundle_reproduces_on_the_installed_engines(tmp_path, mnv2, precision):
-    body, runs = report.diff(run.direct, mnv2, None, run.Options(precision=precision))
+    body, runs = report.diff(run.direct, mnv2, None, run.Options(precision=precision, sample="edge"))
     with zipfile.ZipFile(__import__("io").BytesIO(bundle.build(body, runs, precision))) as z:
         z.extractall(tmp_path)
     cases = sorted((tmp_path / "cases").iterdir())
@@ -97,22 +99,28 @@ def test_bundle_detects_a_changed_engine(tmp_path, relu_diff):
     assert out.returncode == 1 and "openvino: NOT reproduced" in out.stdout
 
 
-@pytest.mark.parametrize("build, code", [
-    pytest.param(M.plain_chain, 0, id="equal-0"), pytest.param(M.relu_chain, 1, id="differs-1"),
-    pytest.param(lambda: b"not a model", 2, id="error-2"),
+@pytest.mark.parametrize("build, extra, code, verdict, edge", [
+    pytest.param(M.plain_chain, [], 0, "equal", "equal", id="equal-0"),
+    # Issue 44: the ordinary sample's outputs agree (exit 0); the NaN is the edge probe's, red with --fail-on edge.
+    pytest.param(M.relu_chain, [], 0, "equal", "explained", id="edge-differs-0"),
+    pytest.param(M.relu_chain, ["--fail-on", "edge"], 1, "equal", "explained", id="fail-on-edge-1"),
+    pytest.param(lambda: b"not a model", [], 2, None, None, id="error-2"),
 ])
-def test_cli_exit_codes(tmp_path, capsys, build, code):
+def test_cli_exit_codes(tmp_path, capsys, build, extra, code, verdict, edge):
     path = tmp_path / "m.onnx"
     path.write_bytes(build())
-    assert main(["diff", str(path), "--format", "json"]) == code
+    assert main(["diff", str(path), "--format", "json", *extra]) == code
     if code < 2:
-        assert json.loads(capsys.readouterr().out)["verdict"] == ("equal" if code == 0 else "explained")
+        body = json.loads(capsys.readouterr().out)
+        assert (body["verdict"], body["edge"]["verdict"]) == (verdict, edge)
 
 
 def test_cli_writes_node_data_and_bundle(tmp_path):
     path = tmp_path / "m.onnx"
     path.write_bytes(M.hardsigmoid_chain())
-    args = ["diff", str(path), "--node-data", str(tmp_path / "nd.json"), "--bundle", str(tmp_path / "b.zip"),
+    (tmp_path / "in.npz").write_bytes(npz(x=np.array([np.nan, 1.0, -1.0, 0.25], np.float32)))
+    args = ["diff", str(path), "--inputs", str(tmp_path / "in.npz"),
+            "--node-data", str(tmp_path / "nd.json"), "--bundle", str(tmp_path / "b.zip"),
             "-o", str(tmp_path / "out.md"), "--format", "markdown", "--engine", "onnxruntime,openvino"]
     assert main(args) == 1
     assert json.loads((tmp_path / "nd.json").read_text())["main_graph"]["results"] == {"hsig_1": {"value": 1}}

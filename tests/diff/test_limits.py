@@ -34,7 +34,7 @@ def test_the_childs_own_count_stops_results_past_the_limit(monkeypatch):
 
 
 def test_the_body_is_what_crosses_and_it_is_bounded(monkeypatch):
-    body = isolated.diff_body(M.relu_chain(), None, run.Options())
+    body = isolated.diff_body(M.relu_chain(), None, run.Options(sample="edge"))
     assert body["verdict"] == "explained"
     monkeypatch.setattr(isolated, "MAX_BODY_BYTES", 100)
     with pytest.raises(isolated.BodyTooLarge):

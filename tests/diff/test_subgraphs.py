@@ -30,13 +30,17 @@ def _rows(body: dict) -> dict[str, dict]:
 
 
 def test_docs_example_names_the_clip_in_the_branch_and_the_fix_proves_equal():
+    """Issue 44: the ordinary sample's outputs agree (equal); the NaN through the branch's Clip is the edge
+    probe's (its own section, explained there)."""
     model = (ROOT / "docs" / "example.onnx").read_bytes()
-    body = diff(model)
-    assert body["verdict"] == "explained"
+    whole = report.diff(run.direct, model, None, run.Options(probe="edge"))[0]
+    assert whole["verdict"] == "equal" and whole["inputs"]["sample"] == "ordinary"
+    body = whole["edge"]
+    assert body["verdict"] == "explained" and body["inputs"]["sample"] == "edge"
     row = _rows(body)["gate/then_branch/relu6_then"]
     assert (row["op"], row["origin"], row["cause"]) == ("Clip", "introduced", "nan-input")
     assert "gate" not in _rows(body)
-    assert body["subgraphs"][0]["walked"] and body["subgraphs"][0]["graph"] == "gate/then_branch"
+    assert whole["subgraphs"][0]["walked"] and whole["subgraphs"][0]["graph"] == "gate/then_branch"
     fixed = service.fix(model, None, "onnxruntime", "openvino", execute=run.direct, rounds=3)
     assert fixed.body["verdict"] == "equal"
     assert "gate/then_branch/relu6_then" in {r["node"] for r in fixed.body["rules_applied"]}
@@ -105,8 +109,9 @@ def test_over_http_the_sandboxed_diff_walks_the_branch(client):
     assert r.status_code == 200, r.text
     body = r.json()
     DiffResponse.model_validate(body)
-    assert body["verdict"] == "explained"
-    assert "gate/then_branch/relu6_then" in {n["node"] for n in body["nodes"]}
+    assert body["verdict"] == "equal" and body["fails"] is False  # the ordinary sample (issue 44)
+    assert body["edge"]["verdict"] == "explained"  # the edge probe, the API's default
+    assert "gate/then_branch/relu6_then" in {n["node"] for n in body["edge"]["nodes"]}
 
 
 def test_a_local_function_is_inlined_and_its_clip_named():

@@ -29,13 +29,15 @@ SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "data"
 
 @pytest.mark.parametrize("index", [pytest.param(i, id=f"{KINDS[i % len(KINDS)]}-{i}") for i in range(COUNT)])
 def test_a_model_answers_as_clipbridge_diff_does(index, registry, baseline, tmp_path):
-    """The oracle is the single-model command itself: `clipbridge diff MODEL --format json`."""
+    """The oracle is the single-model command itself: `clipbridge diff MODEL --format json`, whose edge section is
+    the pass a fleet runs (issue 44: the CLI's own verdict is on an ordinary sample)."""
     rec = next(r for r in read_jsonl(baseline[0] / "results.jsonl") if r["model"].endswith(f"_{index:04d}.onnx"))
     report = tmp_path / "diff.json"
     code = main(["diff", rec["model"], "--format", "json", "--output", str(report)])
     body = json.loads(report.read_text())
+    edge = body["edge"]
     assert (rec["verdict"], rec["first_divergence"], rec["findings"]) == \
-        (body["verdict"], body["first_divergence"], body["nodes"])
+        (edge["verdict"], edge["first_divergence"], edge["nodes"])
     assert rec["engines"] == [{**{k: e[k] for k in ("name", "version", "precision")}, "settings": pinned(e)}
                               for e in body["engines"]]
     assert code == (0 if body["verdict"] == "equal" else 1)

@@ -21,6 +21,8 @@ from clipbridge.api.model_form import read_model_form, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
 from clipbridge.diff import isolated as in_child
 from clipbridge.diff import run
+from clipbridge.diff import shapes as diff_shapes
+from clipbridge.diff import tolerance as diff_tolerance
 from clipbridge.diff.inputs import SEED
 from clipbridge.engines.sandbox import run_isolated
 from clipbridge.diff.engines import require as require_engines
@@ -30,7 +32,8 @@ DIFF_BODY = {"requestBody": {"required": True, "content": {
     "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
         "model": {"type": "string", "format": "binary", "description": "the .onnx model"},
         "inputs": {"type": "string", "format": "binary",
-                   "description": "optional .npz keyed by graph input name (default: generated, seeded)"}}}}}}}
+                   "description": "optional .npz keyed by graph input name, or a zip of .npz files (an input set, "
+                                  "each one sample; default: an ordinary generated sample, seeded)"}}}}}}}
 EngineQuery = Query(default=None, max_length=16, description="Repeatable or comma-separated: "
                     f"{', '.join(run.ENGINE_NAMES)}; at least two (default: {', '.join(run.DEFAULT_ENGINES)})")
 
@@ -52,11 +55,27 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
                          "model: every engine pinned to the model's own types; deployed: each engine's defaults")),
                      rtol: float | None = Query(default=None, ge=0, le=1e6, description="default: per dtype"),
                      atol: float | None = Query(default=None, ge=0, le=1e30, description="default: per dtype"),
-                     seed: int = Query(default=SEED, ge=0, le=2**32 - 1, description="the input generator's seed")
+                     seed: int = Query(default=SEED, ge=0, le=2**32 - 1, description="the input generator's seed"),
+                     probe: Literal["off", "edge"] = Query(default="edge", description=(
+                         "edge: a second pass on generated NaN, +-inf, float16's 65504 and the bounds, its own "
+                         "`edge` section; off: the ordinary pass only")),
+                     tolerance: list[str] | None = Query(default=None, max_length=64, description=(
+                         "repeatable NAME=RTOL,ATOL: the tolerance of output NAME (* for every output) over the "
+                         "per-dtype default")),
+                     classes: int | None = Query(default=None, ge=-32, le=32, description=(
+                         "with an input set (a zip of .npz files in `inputs`): the outputs' class axis, for top-1 "
+                         "and top-5 agreement")),
+                     shape: list[str] | None = Query(default=None, max_length=64, description=(
+                         "repeatable INPUT=DIMS (e.g. image=8x3x224x224): generate INPUT at this shape")),
+                     fail_on: list[Literal["masked", "edge"]] | None = Query(default=None, max_length=2, description=(
+                         "repeatable: `fails` is also true when a difference is masked inside the model, or when "
+                         "the edge probe differs (by default only the outputs decide)"))
                      ) -> Response:
     """Which clip, which rule, on which input: the engines' outputs compared node by node, each difference
     introduced or inherited, with its cause and a witness."""
-    opts = run.Options(_engines(engine), precision, rtol, atol, seed)
+    opts = run.Options(_engines(engine), precision, rtol, atol, seed, probe=probe, fail_on=tuple(fail_on or ()),
+                       tolerances=diff_tolerance.parse(tolerance, "query.tolerance"),
+                       shapes=diff_shapes.parse(shape, "query.shape"), classes=classes)
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.

@@ -1,5 +1,5 @@
-"""`clipbridge diff MODEL` (exit 0 equal, 1 the engines differ, 2 an error) and `clipbridge trace MODEL`, the
-precision trace (exit 0 the float16 run equals the float32 one, 1 it differs, 2 an error).
+"""`clipbridge diff MODEL` (exit 0 every output agrees, 1 the outputs differ or a --fail-on part fails, 2 an error)
+and `clipbridge trace MODEL`, the precision trace (the same diff: the model in float32 against a float16 copy).
 
 Until 0.2.0 `diff` still reads its old spellings, each noting the new one on stderr: `--fix OUT.onnx` (now
 `clipbridge fix`), `--chain STAGES [--static]` (now `clipbridge chain`) and an `ENGINE@f16` engine (now
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +18,37 @@ from clipbridge.cli import deprecated
 from clipbridge.cli import fix as fix_cli
 from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff import bundle, engines, formats, report, run, trace
-from clipbridge.scan.external import embedded_from_file
+from clipbridge.diff import bundle, engines, formats, probe, report, run, samples, sets, shapes, tolerance, trace
 from clipbridge.engines import quiet
+from clipbridge.scan.external import embedded_from_file
 
 TRACE_ENGINES = ", ".join(run.ENGINE_NAMES)
 
 
 def _shared(p: argparse.ArgumentParser, body: str) -> None:
-    """What diff and trace both take: inputs, precision, tolerances, seed, the report and its side files."""
-    o.add_inputs(p)
+    """What diff and trace both take: inputs (one, several or a folder), precision, tolerances, shapes, the seed,
+    the edge probe, what fails the run, the report and its side files."""
+    p.add_argument("--inputs", metavar="IN.npz", nargs="+",
+                   help="the inputs, keyed by graph input name: one .npz, several, or a folder of them, each one "
+                        "sample (default: an ordinary generated sample, seeded)")
+    p.add_argument("--classes", type=int, metavar="AXIS", help="with an input set: the class axis of the outputs, "
+                   "for top-1 and top-5 agreement in the statistics")
     o.add_precision(p)
     p.add_argument("--rtol", type=float, help="relative tolerance (default: per dtype, docs/diff.md)")
     p.add_argument("--atol", type=float, help="absolute tolerance (default: per dtype, docs/diff.md)")
+    p.add_argument("--tolerance", action="append", metavar="NAME=RTOL,ATOL",
+                   help="repeatable: the tolerance of output NAME (* for every output), over the per-dtype default "
+                        "(docs/diff.md); the report names the tolerance each output was compared with")
+    p.add_argument("--shape", action="append", metavar="INPUT=DIMS",
+                   help="repeatable: generate INPUT at this shape, e.g. image=8x3x224x224 (symbolic dimensions "
+                        "take the value given, fixed ones must match; default: 1 for each symbolic dimension)")
     o.add_seed(p)
+    p.add_argument("--probe", choices=probe.PROBES, default="edge",
+                   help="edge (default): a second pass on generated NaN, +-inf, float16's 65504 and each clip's "
+                        "bounds, reported as its own `edge` section; off: the ordinary pass only")
+    p.add_argument("--fail-on", action="append", metavar="masked|edge", default=None,
+                   help="repeatable or comma-separated: also exit 1 when a difference is masked inside the model "
+                        "(masked) or the edge probe differs (edge); by default only the outputs decide")
     o.add_format(p, formats.FORMATS, body)
     o.add_output(p, "write the report here instead of stdout")
     p.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data (differing elements per "
@@ -41,7 +59,7 @@ def _shared(p: argparse.ArgumentParser, body: str) -> None:
 
 def add_subcommand(sub: Any) -> None:
     d = sub.add_parser("diff", help="run an ONNX model on real engines and explain every difference by its clip; "
-                                    "exit 0 equal, 1 differs, 2 error")
+                                    "exit 0 the outputs agree, 1 they differ, 2 error")
     o.add_model(d)
     o.add_engine(d, f"{', '.join(run.ENGINE_NAMES)} (default: {', '.join(run.DEFAULT_ENGINES)}); the first is "
                     "the reference")
@@ -73,10 +91,27 @@ def trace_engines(items: list[str] | None) -> tuple[str, str]:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    _one_input(args)
     return _run(args, trace_engines(args.engine))
 
 
+def _listed(items: list[str] | None) -> tuple[str, ...]:
+    """A repeatable option that also takes comma lists, flattened."""
+    return tuple(p.strip() for item in items or [] for p in item.split(",") if p.strip())
+
+
+def _one_input(args: argparse.Namespace) -> None:
+    """--inputs as one path where it names one .npz file (what the older --fix and --chain read); several, or a
+    folder, is an input set, which only the diff itself takes."""
+    items = args.inputs or []
+    if len(items) == 1 and not Path(items[0]).is_dir():
+        args.inputs = items[0]
+    elif items and (getattr(args, "fix", None) or getattr(args, "chain", None)):
+        raise ClipBridgeError("--fix and --chain take one .npz", "--inputs")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
+    _one_input(args)
     if args.chain:
         return chain_cli.cmd_chain(args)
     if args.static:
@@ -94,11 +129,16 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
     # the install command first, before the model is read (the engine of a float16 copy is an engine too)
     engines.require([n.removesuffix(trace.SUFFIX) for n in names], "--engine")
     model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
-    npz = Path(args.inputs).read_bytes() if args.inputs else None
-    opts = run.Options(names, args.precision, args.rtol, args.atol, args.seed)
+    npzs = samples.files([args.inputs] if isinstance(args.inputs, str) else args.inputs or [])
+    npz = npzs[0][1] if len(npzs) == 1 else None
+    opts = run.Options(names, args.precision, args.rtol, args.atol, args.seed,
+                       probe=args.probe, fail_on=_listed(args.fail_on),
+                       tolerances=tolerance.parse(args.tolerance, "--tolerance"),
+                       shapes=shapes.parse(args.shape, "--shape"))
+    opts.check("--")
     # The CLI runs the engines in its own process: the model is the caller's own file.
     with quiet.to_log("diff"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
-        body, runs = report.diff(run.direct, model, npz, opts)
+        body, runs = _diff(opts, model, npz, args.format, npzs if len(npzs) > 1 else None, args.classes)
     o.write_report(formats.render(body, args.format, Path(args.model).name), args.output)
     if args.node_data:
         path = Path(args.node_data)
@@ -106,4 +146,21 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
         path.with_suffix(".causes.json").write_text(json.dumps(formats.cause_layer(body), indent=2))
     if args.bundle:
         Path(args.bundle).write_bytes(bundle.build(body, runs, opts.precision))
-    return 0 if body["verdict"] == "equal" else 1
+    return 1 if body["fails"] else 0
+
+
+def _diff(opts: run.Options, model: bytes, npz: bytes | None, fmt: str,
+          npzs: list[tuple[str, bytes]] | None = None, classes: int | None = None) -> tuple[dict, Any]:
+    """report.diff, where a fault of clipbridge's own is an error (exit 2, with a JSON body under --format json),
+    never a traceback with exit 1, which reads as "the engines differ" (issue 44)."""
+    try:
+        if npzs:  # an input set: sessions once, the statistics, the walk on the first differing sample
+            return sets.diff(run.direct, model, npzs, opts, classes)
+        return report.diff(run.direct, model, npz, opts)
+    except (ClipBridgeError, OSError, ValueError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # the cause rules, the walk: ours, not the model's
+        message = f"the diff failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        if fmt == "json":
+            sys.stdout.write(json.dumps({"verdict": "error", "error": {"message": message, "loc": None}}) + "\n")
+        raise ClipBridgeError(message) from exc

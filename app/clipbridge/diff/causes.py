@@ -76,8 +76,9 @@ def beyond_float16(c: ClipLike, dtype: np.dtype) -> bool:
 
 def nan_input(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
     """ONNX propagates NaN through every clip-like op; OpenVINO's CPU kernels give the bound, 0 or 1 instead
-    (patterns.PATTERNS[...].nan cites each rule), the bound as held in the tensor's type (in_type). A float16
-    bound beyond 65504 that the prediction needed as +-inf is named too (float16-bound-overflow)."""
+    (patterns.PATTERNS[...].nan cites each rule), the bound as held in the tensor's type (in_type). A NaN is
+    named `nan-input` even where that bound is a float16 one beyond 65504 held as +-inf (issue 44): the NaN is
+    what differs, the bound only decides which value the engine writes for it."""
     if not math.isnan(v):
         return None
     c = in_type(c, dtype)
@@ -87,14 +88,6 @@ def nan_input(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) ->
         if not _same(float("nan") if want is None else want, got):
             return None
     return "nan-input"
-
-
-def nan_through_overflowed_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
-    """A NaN into a float16 Clip whose bound is beyond 65504: the engine that writes the bound writes it as
-    float16 holds it (-7e4 -> -inf), so the difference is nan-input through a float16-bound-overflow."""
-    if not beyond_float16(c, dtype) or nan_input(c, v, outs, dtype) is None:
-        return None
-    return "float16-bound-overflow"
 
 
 def min_greater_than_max(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
@@ -169,7 +162,7 @@ def _rounded_readings(c: ClipLike, side: str, b: float, v: float, dtype: np.dtyp
     return _clips(v, los, his, dtype)
 
 
-RULES = (nan_through_overflowed_bound, nan_input, min_greater_than_max, default_bound, float16_bound_overflow,
+RULES = (nan_input, min_greater_than_max, default_bound, float16_bound_overflow,
          bound_rounding, *quantized.RULES)
 
 
@@ -218,9 +211,6 @@ def node_cause(c: ClipLike, x: np.ndarray, outs: dict[str, np.ndarray], mask: np
             cause = "inference-precision"
         key = cause or "unexplained"
         counts[key] = counts.get(key, 0) + 1
-        if key == "float16-bound-overflow" and math.isnan(v):  # the two together (docs/diff.md)
-            counts["nan-input"] = counts.get("nan-input", 0) + 1
-            first.setdefault("nan-input", int(i))
         first.setdefault(key, int(i))
     if not counts:
         return None, 0, {}

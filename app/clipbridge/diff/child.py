@@ -13,6 +13,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from clipbridge.diff import inputs as gen
+from clipbridge.diff import shapes
 from clipbridge.scan.constant_reader import read
 from clipbridge.scan.patterns import ClipLike, constants, find
 from clipbridge.core.errors import ArtifactError, ClipBridgeError
@@ -64,6 +65,7 @@ class Plan:
     constants: set[str] = field(default_factory=set)
     dtypes: dict[str, str] = field(default_factory=dict)  # tensor -> numpy dtype name, where declared
     sizes: dict[str, int] = field(default_factory=dict)  # tensor -> element count, where inference knows it
+    symbolic: list[dict] = field(default_factory=list)  # each symbolic input dimension and the value it ran with
 
     def nbytes(self, tensor: str) -> int:
         """The tensor's bytes where inference knows its shape and type (0 where it does not)."""
@@ -151,17 +153,21 @@ def _types(m: onnx.ModelProto, model_bytes: bytes | None = None) -> tuple[dict[s
 
 
 @model_errors
-def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED) -> Plan:
-    """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`)."""
+def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED, sample: str = "ordinary",
+            given: shapes.Shapes = ()) -> Plan:
+    """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`: an
+    ordinary sample, or the edge probe's values, at the `given` shapes)."""
     m = load(model_bytes)
     clips = find(m)
-    feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed)
+    shapes.check_names(given, [vi.name for vi in gen.graph_inputs(m)], npz is not None)
+    feeds = gen.read_npz(npz, m) if npz is not None else gen.generate(m, list(clips.values()), seed, sample, given)
     consts = {t.name for t in m.graph.initializer} | {o for n in m.graph.node if n.op_type == "Constant"
                                                       for o in n.output}
     nodes = [NodeInfo(n.name or n.output[0], n.op_type, list(n.input), list(n.output))
              for n in m.graph.node if n.op_type != "Constant"]
     dtypes, sizes = _types(m, model_bytes)
-    plan = Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes)
+    plan = Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes,
+                shapes.symbolic(gen.graph_inputs(m), feeds))
     check_footprint(plan)
     return plan
 

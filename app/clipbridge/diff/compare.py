@@ -1,4 +1,5 @@
-"""When two engines' tensors differ: per-dtype tolerances, NaN equal to NaN, infinities exact.
+"""When two engines' tensors differ: per-dtype tolerances, NaN equal to NaN, infinities exact; symmetric
+(|a - b| <= atol + rtol * max(|a|, |b|)), so swapping the engines never changes the answer.
 
 Defaults (docs/diff.md says why): a float type's rtol is about 1000 of its machine epsilons for float32/64
 (a Conv or MatMul sums thousands of products in an order each engine picks) and a few epsilons for the
@@ -43,7 +44,8 @@ def differing(a: np.ndarray, b: np.ndarray, rtol: float | None = None, atol: flo
     nan_x, nan_y = np.isnan(x), np.isnan(y)
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(x) & np.isfinite(y)
-        close = np.abs(x - y) <= t + r * np.abs(x)
+        # Symmetric (issue 44): neither engine is the truth, so rtol scales by the larger magnitude of the two.
+        close = np.abs(x - y) <= t + r * np.maximum(np.abs(x), np.abs(y))
     inf_same = ~finite & ~nan_x & ~nan_y & (x == y)
     return ~((nan_x & nan_y) | inf_same | (finite & close))
 

@@ -21,7 +21,8 @@ CAUSES = {
     "quantize-saturation": "A clip folded into an int8/uint8 range (its bound moved to the grid), or a non-finite "
                            "value into QuantizeLinear.",
     "quantize-rounding": "QuantizeLinear of a value exactly between two steps: half to even against half away.",
-    "inference-precision": "The engine ran the node (or the kernel it was fused into) in a narrower type.",
+    "inference-precision": "The engine ran the node (or the kernel it was fused into) in another type than the "
+                           "model's: narrower (bf16), or wider (a float16 model computed in f32).",
     "not-a-clip": "The node is not clip-like: clipbridge names no clip rule for its difference.",
 }
 
@@ -48,14 +49,68 @@ def table(body: dict) -> str:
              + (f" (marking changed {', '.join(e['observer_effect'])})" if e["observer_effect"] else "")
              for e in body["engines"]]
     i = body["inputs"]
-    rows.append(f"inputs: {i['source']}" + (f" (seed {i['seed']})" if i["seed"] is not None else "")
+    rows.append(f"inputs: {i['source']}" + (f" {i.get('sample') or ''} sample (seed {i['seed']})"
+                                             if i["seed"] is not None else "")
                 + f"; method {body['method']}")
-    rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" for o in body["outputs"]]
+    if i.get("symbolic"):
+        rows.append("symbolic dimensions: " + ", ".join(f"{d['input']}[{d['axis']}] {d['dim'] or '?'}={d['value']}"
+                                                        for d in i["symbolic"]))
+    rows += [f"output {o['name']}: {o['differing']}/{o['total']} differ" + _tolerance_text(o.get("tolerance"))
+             for o in body["outputs"]]
     rows += [_body_line(v) for v in body.get("subgraphs", [])]
     fd = body["first_divergence"]
     rows.append(f"first divergence: {fd['node']} ({fd['op']})" if fd else "first divergence: none")
     rows += [f"  {_line(n)}" for n in body["nodes"]]
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows + _outcome_lines(body)) + "\n"
+
+
+def _outcome_lines(body: dict) -> list[str]:
+    """Issue 44: the masked differences (one line, the nodes indented), layouts aligned, the edge probe's pass."""
+    rows = [f"layout: {n['tensor']} on {n['engine']}: {n['shape']} compared as {n['as']} ({n['note']})"
+            for n in body.get("layout") or []]
+    masked = body.get("masked") or {}
+    if masked.get("summary"):
+        rows.append(f"masked: {masked['summary']}")
+        rows += [f"  {_line(n)}" for n in masked["nodes"]]
+    rows += _sample_lines(body.get("samples"))
+    edge = body.get("edge")
+    if edge is not None:
+        if edge.get("error"):
+            return rows + [f"edge probe: error: {edge['error']['message']}"]
+        i = edge["inputs"]
+        rows.append(f"edge probe: {edge['verdict']} (generated NaN, +-inf, 65504, the bounds; seed {i['seed']}; "
+                    "counts for the exit code with --fail-on edge)")
+        rows += [f"  output {o['name']}: {o['differing']}/{o['total']} differ" for o in edge["outputs"]]
+        fd = edge["first_divergence"]
+        rows.append(f"  first divergence: {fd['node']} ({fd['op']})" if fd else "  first divergence: none")
+        rows += [f"    {_line(n)}" for n in edge["nodes"]]
+        if edge["masked"].get("summary"):
+            rows.append(f"  masked: {edge['masked']['summary']}")
+    if body.get("fails") and body.get("verdict") == "equal":
+        rows.append(f"fails: --fail-on {','.join(body.get('fail_on') or [])}")
+    return rows
+
+
+def _tolerance_text(t: dict | None) -> str:
+    """An output's tolerance where the caller chose it (the defaults are docs/diff.md's; JSON always has it)."""
+    if not t or t["source"].startswith("default"):
+        return ""
+    return f" (rtol {t['rtol']:g}, atol {t['atol']:g}: {t['source']})"
+
+
+def _sample_lines(s: dict | None) -> list[str]:
+    """An input set: how many samples, the one walked, and per output its statistics against the first engine."""
+    if not s:
+        return []
+    rows = [f"samples: {s['count']}; walked {s['walked']}"
+            + (f" (the first whose outputs differ)" if s["first_differing"] else " (no sample's outputs differ)")]
+    for o in s["statistics"]:
+        for e, st in o["engines"].items():
+            keys = ("max_abs", "max_rel", "max_ulp", "cosine", "sqnr_db", "top1", "top5")
+            rest = ", ".join(f"{k} {st[k]:.4g}" if isinstance(st[k], float) else f"{k} {st[k]}" for k in keys if k in st)
+            rows.append(f"  output {o['name']} ({e} against {o['against']}): {st['samples_differing']}/{s['count']} "
+                        f"samples differ, {st['elements_differing']} elements" + (f"; {rest}" if rest else ""))
+    return rows
 
 
 def _body_line(b: dict) -> str:

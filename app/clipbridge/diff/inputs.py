@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from clipbridge.diff import ordinary, shapes
 from clipbridge.scan.patterns import ClipLike
 from clipbridge.core.errors import ClipBridgeError
 
@@ -58,36 +59,59 @@ def boundary_values(clips: list[ClipLike], name: str, dtype: np.dtype) -> list[f
     return out
 
 
-def generate(model: onnx.ModelProto, clips: list[ClipLike], seed: int = SEED) -> dict[str, np.ndarray]:
-    """One array per graph input, seeded: normal values with the specials and boundary values planted first."""
+def generate(model: onnx.ModelProto, clips: list[ClipLike], seed: int = SEED,
+             sample: str = "ordinary", given: shapes.Shapes = ()) -> dict[str, np.ndarray]:
+    """One array per graph input, seeded: an ordinary sample (issue 44: what a model sees in use), or the edge
+    probe's (normal values with the specials, boundary values and integer extremes planted first)."""
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
+    rows = ordinary.index_rows(model)
+    sizes = dict(given)
     for vi in graph_inputs(model):
         dims, dtype = _shape_dtype(vi)
+        dims = shapes.resolve(vi, sizes.get(vi.name), DYNAMIC_DIM)
         count = int(np.prod(dims)) if dims else 1
         if count > MAX_GENERATED:
             raise ClipBridgeError(f"graph input {vi.name!r} has {count} elements (more than {MAX_GENERATED} are "
                                   "not generated): give its values in an .npz", "inputs")
-        if dtype.kind == "f":
-            flat = rng.standard_normal(count).astype(dtype)
-            planted = np.array(list(SPECIALS) + boundary_values(clips, vi.name, dtype), dtype=np.float64)
-            with np.errstate(over="ignore"):
-                planted_t = planted.astype(dtype)
-            n = min(count, planted_t.size)
-            # Spread the planted values, so that a convolution window sees one at a time.
-            where = np.linspace(0, count - 1, num=n, dtype=np.int64) if n else np.array([], np.int64)
-            flat[where] = planted_t[:n]
-        elif dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            flat = rng.integers(max(info.min, -128), min(info.max, 127), count, endpoint=True).astype(dtype)
-            flat[: min(count, 2)] = [info.min, info.max][: min(count, 2)]
-        elif dtype.kind == "b":
-            flat = rng.integers(0, 1, count, endpoint=True).astype(bool)
-        else:
+        if dtype.kind not in "fiub":
             raise ClipBridgeError(f"graph input {vi.name!r} has type {dtype}, which is not generated: give its "
                                   "values in an .npz", "inputs")
+        if sample == "ordinary":
+            flat = ordinary.values(rng, count, dtype, rows.get(vi.name))
+        else:
+            flat = _edge(rng, count, dtype, boundary_values(clips, vi.name, dtype), rows.get(vi.name))
         feeds[vi.name] = flat.reshape(dims)
     return feeds
+
+
+def _edge(rng: np.random.Generator, count: int, dtype: np.dtype, bounds: list[float],
+          rows: int | None = None) -> np.ndarray:
+    """The edge probe: standard normal floats with NaN, the infinities, beyond float16, float32's extremes, both
+    zeros and the clips' bounds planted at evenly spread positions; integers with the type's extremes, except
+    the indices of a Gather's table: its own extremes (-rows, rows - 1; an index out of range is an error on
+    every engine, not a difference)."""
+    if dtype.kind in "iu" and rows is not None:
+        flat = rng.integers(0, rows, count).astype(dtype)
+        ends = [v for v in (-rows, rows - 1) if np.iinfo(dtype).min <= v]
+        flat[: min(count, len(ends))] = ends[: min(count, len(ends))]
+        return flat
+    if dtype.kind == "f":
+        flat = rng.standard_normal(count).astype(dtype)
+        planted = np.array(list(SPECIALS) + bounds, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            planted_t = planted.astype(dtype)
+        n = min(count, planted_t.size)
+        # Spread the planted values, so that a convolution window sees one at a time.
+        where = np.linspace(0, count - 1, num=n, dtype=np.int64) if n else np.array([], np.int64)
+        flat[where] = planted_t[:n]
+        return flat
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        flat = rng.integers(max(info.min, -128), min(info.max, 127), count, endpoint=True).astype(dtype)
+        flat[: min(count, 2)] = [info.min, info.max][: min(count, 2)]
+        return flat
+    return rng.integers(0, 1, count, endpoint=True).astype(bool)
 
 
 def _declared(vi: onnx.ValueInfoProto) -> list[int | None]:

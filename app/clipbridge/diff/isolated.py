@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff import graph_view, report, run
+from clipbridge.diff import graph_view, report, run, samples, sets
 
 MAX_BODY_BYTES = 8 * 2**20  # a diff body's JSON; every list in it is bounded (nodes, witnesses, inputs)
 
@@ -39,7 +39,8 @@ def bounded(body: dict[str, Any]) -> dict[str, Any]:
 def diff_body(model: bytes, npz: bytes | None, opts: run.Options, graph: bool = False) -> dict[str, Any]:
     """The diff's response body, computed in this process: the function a sandbox child runs for the server;
     `graph` adds the part of the graph the inspector draws (clipbridge.diff.graph_view, bounded; docs/inspector.md)."""
-    body, runs = report.diff(run.direct, model, npz, opts)
+    npzs = samples.zipped(bytes(npz) if npz is not None else None)  # a zip of .npz files: an input set
+    body, runs = sets.diff(run.direct, model, npzs, opts) if npzs else report.diff(run.direct, model, npz, opts)
     if graph:
         body["graph"] = graph_view.view(runs.plan, body)
     return bounded(body)

@@ -38,6 +38,11 @@ class DiffTensor(_Strict):
 class DiffInputs(_Strict):
     source: Literal["given", "generated"]
     seed: int | None
+    sample: Literal["ordinary", "edge"] | None = Field(default=None, description="generated: an ordinary sample "
+                                                       "(seeded normal floats, valid integers) or the edge probe's "
+                                                       "NaN, +-inf and bounds; null when given")
+    symbolic: list[dict[str, Any]] = Field(default_factory=list, description="each symbolic or unknown input "
+                                           "dimension: input, axis, dim (its name), value (what it ran with)")
     tensors: list[DiffTensor]
 
 
@@ -51,6 +56,8 @@ class DiffOutput(_Strict):
     name: str
     differing: int
     total: int
+    tolerance: dict[str, Any] | None = Field(default=None, description="the rtol, atol this output was compared "
+                                             "with, and their source (--tolerance NAME, *, --rtol/--atol, default)")
 
 
 class DiffNodeRef(_Strict):
@@ -109,6 +116,32 @@ class DiffGraph(_Strict):
                                        "its consumers")
 
 
+class DiffMasked(_Strict):
+    nodes: list[DiffNode] = Field(description="nodes whose difference reaches no differing output")
+    summary: str | None = Field(description="one line: how many, and their causes; null when none")
+
+
+class DiffLayout(_Strict):
+    tensor: str
+    node: str
+    engine: str
+    shape: list[int] = Field(description="the layout the engine gave")
+    as_: list[int] = Field(alias="as", description="the layout it was compared in (ONNX's stacked scan outputs)")
+    note: str
+
+
+class DiffEdge(_Strict):
+    verdict: Literal["equal", "explained", "unexplained", "error"]
+    error: dict[str, Any] | None = None
+    inputs: DiffInputs | None
+    method: Literal["mark-all", "bisection", "precision-trace"] | None
+    outputs: list[DiffOutput]
+    first_divergence: DiffNodeRef | None
+    nodes: list[DiffNode]
+    masked: DiffMasked
+    layout: list[DiffLayout]
+
+
 class DiffResponse(_Strict):
     verdict: Literal["equal", "explained", "unexplained"]
     engines: list[DiffEngine]
@@ -117,7 +150,19 @@ class DiffResponse(_Strict):
     tolerance: DiffTolerance
     outputs: list[DiffOutput]
     first_divergence: DiffNodeRef | None
-    nodes: list[DiffNode]
+    nodes: list[DiffNode] = Field(description="the differing nodes whose difference reaches a differing output")
+    masked: DiffMasked | None = Field(default=None, description="differences inside the model that reach no "
+                                      "differing output (issue 44): reported, never red unless fail_on has masked")
+    layout: list[DiffLayout] = Field(default_factory=list, description="outputs an engine gave in another layout, "
+                                     "compared after reshaping (a Loop's scan outputs concatenated)")
+    edge: DiffEdge | None = Field(default=None, description="the edge probe's own pass (probe=edge): NaN, +-inf, "
+                                  "float16's 65504, the bounds; counts only with fail_on=edge")
+    samples: dict[str, Any] | None = Field(default=None, description="an input set (the CLI's --inputs with several "
+                                           ".npz or a folder): count, the sample walked, the first differing one, "
+                                           "and per output its statistics against the first engine")
+    fail_on: list[Literal["masked", "edge"]] = Field(default_factory=list)
+    fails: bool | None = Field(default=None, description="whether this diff fails (the CLI's exit 1): an output "
+                               "differs, or what fail_on names")
     subgraphs: list[DiffBody] = Field(default_factory=list, description="each If/Loop/Scan of the main graph")
     trace: dict[str, Any] | None = Field(default=None, description="the precision trace (an `@f16` engine): "
                                          "first_overflow, first_nan, first_underflow, largest_finite")

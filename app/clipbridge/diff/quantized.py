@@ -82,8 +82,10 @@ def quantize_saturation(c: ClipLike, v: float, outs: dict[str, float], dtype: np
     g = c.params.get("grid")
     if g is None:
         return None
-    if c.op == "QuantizeLinear":
-        return "quantize-saturation" if not math.isfinite(v) else None
+    if c.op == "QuantizeLinear":  # non-finite, or beyond float32 once divided by the scale (3.4e38 / 0.1)
+        with np.errstate(over="ignore"):
+            k = float(np.float32(v) / np.float32(g["scale"])) if math.isfinite(v) else v
+        return "quantize-saturation" if not math.isfinite(k) else None
     # At or beyond the bound: the folded integer bound lies inside it, so the bound itself moves too.
     for b, beyond in ((c.hi, v >= (c.hi if c.hi is not None else math.inf)),
                       (c.lo, v <= (c.lo if c.lo is not None else -math.inf))):
@@ -101,8 +103,11 @@ def quantize_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.d
     g = c.params.get("grid")
     if g is None or not math.isfinite(v):
         return None
-    k = np.float32(v) / np.float32(g["scale"])
-    if abs(float(k) - math.floor(float(k)) - 0.5) > 1e-6:
+    with np.errstate(over="ignore"):
+        k = float(np.float32(v) / np.float32(g["scale"]))
+    if not math.isfinite(k):  # beyond float32 once divided by the scale (3.4e38 / 0.1): no tie to round
+        return None
+    if abs(k - math.floor(k) - 0.5) > 1e-6:
         return None
     got = [o for o in outs.values() if math.isfinite(o)]
     step = 1.0 if c.op == "QuantizeLinear" else g["scale"]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import causes, quantized, run, trace
+from clipbridge.diff import causes, outcome, precision, probe, quantized, run, tolerance, trace
 from clipbridge.diff import plain as plain_runs
 from clipbridge.engines import threads
 from clipbridge.diff.child import NodeInfo
@@ -102,7 +103,8 @@ class Walk:
             return self._row(n, mask, origin="introduced", cause=None, witness=None,
                              detail=f"{n.op} body not walked ({body['graph']}): {body['reason']}")
         out = n.outputs[0]
-        note = causes.narrower(self._kernels(), self._precisions(), n.name, self._dtype(out))
+        note = causes.narrower(self._kernels(), self._precisions(), n.name, self._dtype(out)) or \
+            precision.other(self._precisions(), precision.float_type(self._dtype(t) for t in [*n.inputs, out] if t))
         flat = int(np.flatnonzero(mask.reshape(-1))[0])
         witness = self._captured_witness(n, out, flat)
         return self._row(n, mask, origin="introduced", cause="inference-precision" if note else "not-a-clip",
@@ -120,6 +122,10 @@ class Walk:
         if self.replays >= MAX_REPLAYS:
             return self._row(n, mask, pattern=clip.pattern, origin=None, cause=None,
                              detail=f"not replayed: more than {MAX_REPLAYS} clip-like nodes differ", witness=None)
+        bounds = [i for i in n.inputs[1:] if i and i != clip.x and i not in self.runs.plan.constants]
+        if upstream and any(self._input_differs(b) for b in bounds):
+            # A bound computed at run time differs (T5's clamp_value): every element may have come in with it.
+            return self._inherited(n, clip, mask, upstream)
         x_mask = run.differs(self.runs, clip.x, self.opts) if clip.x not in self.runs.plan.feeds else None
         if x_mask is not None and x_mask.shape == mask.shape and not (mask & ~x_mask).any():
             # Clip-like ops are element-wise: where the inputs agree, a replay on the same input gives what
@@ -170,8 +176,10 @@ class Walk:
         cause = found[0] if found and all(found) else None
         counts = {c or "unexplained": found.count(c) for c in dict.fromkeys(found)}
         flat = int(np.flatnonzero(mask.reshape(-1))[0])
+        detail = next((r.get("detail") for r in self.nodes if cause == "inference-precision"
+                       and r["node"] == self._topological(upstream)[0]), None)  # both precisions, named
         return self._row(n, mask, pattern=clip.pattern, origin="inherited", cause=cause, causes=counts,
-                         inherited_from=self._topological(upstream)[:8],
+                         inherited_from=self._topological(upstream)[:8], detail=detail,
                          witness=self._captured_witness(n, n.outputs[0], flat))
 
 
@@ -185,7 +193,20 @@ def verdict(outputs: list[dict], nodes: list[dict], first: dict | None) -> str:
 
 
 def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Options) -> tuple[dict, run.Runs]:
-    """The response body of a diff, and the runs it was read from (for --bundle and --node-data)."""
+    """The response body of a diff, and the runs it was read from (for --bundle and --node-data); with
+    opts.probe == "edge", the edge probe's own pass beside it (clipbridge.diff.probe)."""
+    body, runs = sample(execute, model, npz, opts)
+    if opts.probe == "edge" and body["method"] != "precision-trace":
+        # At the shapes the ordinary pass ran (an .npz's own: a batch of 8 is probed at batch 8).
+        shaped = tuple((k, tuple(v.shape)) for k, v in runs.plan.feeds.items()) if runs.plan.given else opts.shapes
+        body["edge"] = probe.edge(sample, execute, model, dataclasses.replace(opts, shapes=shaped))
+    body["fail_on"] = list(opts.fail_on)
+    body["fails"] = outcome.fails(body, tuple(opts.fail_on))
+    return body, runs
+
+
+def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Options) -> tuple[dict, run.Runs]:
+    """One pass: the given inputs, or one generated sample (opts.sample: ordinary or edge)."""
     if trace.is_trace(tuple(opts.engines)):  # `engine@f16`: where float16 first overflows (app/clipbridge/diff/trace.py)
         return trace.diff(execute, model, npz, opts)
     with threads.scoped(plain_runs.side_threads(execute)):  # every run of this diff, replays included
@@ -197,21 +218,32 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
     for name in runs.plan.outputs:
         m = run.differs(runs, name, opts)
         total = int(runs.values[opts.engines[0]][name].size)
-        outputs.append({"name": name, "differing": total if m is None else int(m.sum()), "total": total})
+        outputs.append({"name": name, "differing": total if m is None else int(m.sum()), "total": total,
+                        "tolerance": tolerance.used(opts, name, runs.plan.outputs, walk._dtype(name))})
+    differing = [o["name"] for o in outputs if o["differing"]]
+    origins = None if any(not walk.origin.get(o) for o in differing) else \
+        {n for o in differing for n in walk.origin[o]}
+    rows, masked = outcome.reaching(walk.nodes, origins) if differing else ([], walk.nodes)
     body = {
-        "verdict": verdict(outputs, walk.nodes, walk.first),
+        "verdict": outcome.verdict(bool(differing), rows),
         "engines": [{"name": e, "version": runs.info[e]["version"], "precision": runs.info[e]["precision"],
                      "observer_effect": runs.info[e]["observer_effect"], "settings": runs.info[e]["settings"]}
                     for e in opts.engines],
         "inputs": {"source": "given" if runs.plan.given else "generated",
                    "seed": None if runs.plan.given else opts.seed,
+                   "sample": None if runs.plan.given else opts.sample,
+                   "symbolic": runs.plan.symbolic,
                    "tensors": [{"name": k, "dtype": v.dtype.name, "shape": list(v.shape)}
                                for k, v in runs.plan.feeds.items()]},
         "method": runs.method,
         "tolerance": {"rtol": opts.rtol, "atol": opts.atol, "defaults": "per dtype (docs/diff.md)"},
         "outputs": outputs,
-        "first_divergence": walk.first,
-        "nodes": walk.nodes,
+        # The first node reaching a differing output; the walk's first differing node where no row says more.
+        "first_divergence": {"node": rows[0]["node"], "op": rows[0]["op"]} if rows else
+        (walk.first if differing else None),
+        "nodes": rows,
+        "masked": outcome.masked_section(masked),
+        "layout": runs.layout,
         "subgraphs": runs.views,
         "patterns": {p: PATTERNS[p].summary for p in sorted({n["pattern"] for n in walk.nodes if n["pattern"]})},
     }

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import child, compare, engines, quantized, subgraphs
+from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, subgraphs, tolerance
 from clipbridge.diff import plain as plain_runs
 from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag, read by clipbridge.fix.proof
 from clipbridge.diff.inputs import SEED
@@ -47,9 +47,17 @@ class Options:
     rtol: float | None = None
     atol: float | None = None
     seed: int = SEED
+    sample: str = "ordinary"  # generated inputs: ordinary values, or the edge probe's (clipbridge.diff.inputs)
+    probe: str = "off"  # "edge": a second pass on the edge sample, its own section (clipbridge.diff.probe)
+    fail_on: tuple[str, ...] = ()  # "masked", "edge": what else fails the diff (clipbridge.diff.outcome)
+    tolerances: tuple[tuple[str, float, float], ...] = ()  # per output (clipbridge.diff.tolerance)
+    shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # per generated input (clipbridge.diff.shapes)
+    classes: int | None = None  # an input set's class axis, for top-1/top-5 (clipbridge.diff.statistics)
 
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
+        probe.check(self.probe, self.sample, prefix)
+        outcome.check_fail_on(tuple(self.fail_on), "--fail-on" if prefix == "--" else f"{prefix}fail_on")
         unknown = [e for e in self.engines if e not in ENGINE_NAMES]
         if unknown:
             raise ClipBridgeError(f"unknown engine {unknown[0][:40]!r}; choose from {', '.join(ENGINE_NAMES)}",
@@ -77,6 +85,7 @@ class Runs:
     replays: dict[str, dict] = field(default_factory=dict)  # node -> {model, feeds, outputs}
     model: bytes | None = None  # the model the marked runs, bisection and replays read (clipbridge.diff.subgraphs)
     views: list[dict] = field(default_factory=list)  # each If/Loop/Scan: walked or not, and why
+    layout: list[dict] = field(default_factory=list)  # scan outputs reshaped to one layout (clipbridge.diff.layout)
 
 
 def marks(plan: child.Plan) -> list[str]:
@@ -198,7 +207,7 @@ def _differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
         other = runs.values[engine].get(tensor)
         if other is None:
             return None
-        m = compare.differing(first, other, opts.rtol, opts.atol)
+        m = compare.differing(first, other, *tolerance.for_tensor(opts, tensor, runs.plan.outputs))
         if m.shape != mask.shape:
             return np.ones(first.shape, dtype=bool)
         mask |= m
@@ -260,7 +269,8 @@ def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opt
 def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) -> Runs:
     """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
     opts.check()
-    plan = execute("diff:prepare", child.prepare, model, npz, opts.seed)
+    plan = execute("diff:prepare", child.prepare, model, npz, opts.seed, opts.sample, opts.shapes)
+    tolerance.check_names(opts.tolerances, plan.outputs)
     walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
     try:
         runs = run_engines(execute, model, walked_plan, opts, walked)
@@ -273,4 +283,5 @@ def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) ->
     if any(i["observer_effect"] for i in runs.info.values()):
         bisect(execute, runs.model, runs, opts)
         quantized.capture_clip_likes(execute, runs.model, runs, opts)  # every clip-like node, one at a time
+    runs.layout = layout.align(runs.plan, runs.values, opts.engines)  # before any mask is computed
     return runs

@@ -17,12 +17,12 @@ def causes_found(execute: run.Execute, model: bytes, npz: bytes | None, referenc
     """Node (full path) -> the causes the diff of the original found there (introduced or inherited), on the
     given inputs and on the generated ones; None when the target cannot run the original (a Clip-6 with
     min > max that only onnx.reference loads): then the measured facts alone decide."""
-    opts = run.Options((reference, target), precision)
+    opts = run.Options((reference, target), precision, sample="edge")  # generated: NaN, +-inf and the bounds
     found: dict[str, set[str]] = {}
     try:
         for inputs in ([npz, None] if npz is not None else [None]):
             body, _ = report.diff(execute, model, inputs, opts)
-            for n in body["nodes"]:
+            for n in body["nodes"] + body["masked"]["nodes"]:  # a cause found anywhere, reaching an output or not
                 keys = set(n.get("causes") or {}) | ({n["cause"]} if n["cause"] else set())
                 found.setdefault(n["node"], set()).update(k for k in keys if k != "unexplained")
     except ClipBridgeError:

@@ -68,8 +68,8 @@ class FixResponse(BaseModel):
     target: Engine
     precision: Literal["model", "deployed"]
     verdict: Literal["equal", "explained", "unexplained"] = Field(description=(
-        "the proof's verdict (the given inputs when sent) in the diff's words; never equal when the fix changes "
-        "the clean outputs (then unexplained)"))
+        "the proof's verdict (the given inputs when sent) in the diff's words: `clipbridge fix` exits 0 exactly when "
+        "it is equal; whether the clean outputs stay bit-identical on the target is cost.clean_identical"))
     rules_applied: list[RuleApplied]
     skipped: list[Skipped]
     advice: list[Advice] = Field(description="differences no rewrite removes, with the exact engine setting")

@@ -107,7 +107,9 @@ def run_one(task: Task) -> dict[str, Any]:
         scanned = _scan_part(model.raw, path)  # as `clipbridge scan` reads it: external tensors unread
         if scanned["format"] == "onnx":  # the engines run ONNX: an IR is scanned only (docs/fleet.md)
             npz = Path(task.inputs).read_bytes() if task.inputs else None
-            opts = run.Options(task.engines, task.precision, None, None, task.seed)
+            # The edge values (issue 44): a registry is diffed for its clips; `clipbridge diff` reports the same pass
+            # as its `edge` section (the CLI's own verdict is on an ordinary sample).
+            opts = run.Options(task.engines, task.precision, None, None, task.seed, sample="edge")
             body, _ = report.diff(envs.executor(task.envs, task.threads), model.embedded, npz, opts)
         error = None
     except ClipBridgeError as exc:
