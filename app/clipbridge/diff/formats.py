@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from clipbridge.reports import formats
@@ -166,11 +165,7 @@ def view(body: dict, artifact: str) -> v.Report:
 
 def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
     """`body` as `fmt`: json pretty-printed without NaN, the table, or a CI format by its one writer."""
-    if fmt == "json":
-        return json.dumps(body, indent=2, allow_nan=False) + "\n"
-    if fmt == "table":
-        return table(body)
-    return formats.render(view(body, artifact), fmt)
+    return formats.render_body(body, fmt, table, view, artifact)
 
 
 def node_data(body: dict, graph: str = "main_graph") -> dict[str, Any]:

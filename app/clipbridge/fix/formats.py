@@ -4,7 +4,6 @@ writes. Advice is never silent: it is a warning in every format."""
 
 from __future__ import annotations
 
-import json
 
 from clipbridge.diff import formats as diff_formats
 from clipbridge.reports import formats
@@ -83,8 +82,4 @@ def view(body: dict, artifact: str) -> v.Report:
 
 def render(body: dict, fmt: str, artifact: str = "model.onnx") -> str:
     """`body` as `fmt`: json pretty-printed without NaN, the table, or a CI format by its one writer."""
-    if fmt == "json":
-        return json.dumps(body, indent=2, allow_nan=False) + "\n"
-    if fmt == "table":
-        return table(body)
-    return formats.render(view(body, artifact), fmt)
+    return formats.render_body(body, fmt, table, view, artifact)
