@@ -128,3 +128,31 @@ def test_cli_writes_node_data_and_bundle(tmp_path):
         "nan-input"
     assert zipfile.ZipFile(tmp_path / "b.zip").namelist()[0] == "run_bundle.py"
     assert "hard-sigmoid" in (tmp_path / "out.md").read_text() or "hsig_1" in (tmp_path / "out.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def relu_probed():
+    """The default diff (issue 44): an ordinary sample (outputs agree) and the edge probe's pass beside it."""
+    model = M.relu_chain()
+    plain, _ = report.diff(run.direct, model, None, run.Options(probe="edge"))
+    failing, _ = report.diff(run.direct, model, None, run.Options(probe="edge", fail_on=("edge",)))
+    return plain, failing
+
+
+@pytest.mark.parametrize("which, level, failed", [
+    pytest.param(0, "note", [], id="edge-is-a-note"),
+    pytest.param(1, "error", ["relu_1"], id="fail-on-edge-makes-it-an-error"),
+])
+def test_ci_formats_carry_the_edge_probe(relu_probed, which, level, failed):
+    body = relu_probed[which]
+    assert body["verdict"] == "equal" and body["edge"]["verdict"] == "explained", body["edge"]
+    log = json.loads(formats.render(body, "sarif", "relu.onnx"))
+    jsonschema.validate(log, SCHEMA)
+    [result] = log["runs"][0]["results"]
+    assert (result["ruleId"], result["level"]) == ("diff/nan-input", level)
+    assert result["message"]["text"].startswith("edge: relu_1 (Relu)") and result["properties"]["part"] == "edge"
+    root = ET.fromstring(formats.render(body, "junit", "relu.onnx").split("\n", 1)[1])
+    edge = next(s for s in root.iter("testsuite") if s.get("name") == "edge")
+    assert [c.get("name") for c in edge.iter("testcase") if c.find("failure") is not None] == failed
+    assert "edge probe: explained" in formats.render(body, "markdown", "relu.onnx")
+    assert ("::error" if failed else "::notice") in formats.render(body, "github", "relu.onnx")

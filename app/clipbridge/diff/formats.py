@@ -123,12 +123,31 @@ def _level(n: dict) -> Level:
     return "warning" if n["origin"] == "inherited" else "error"
 
 
-def _finding(n: dict, artifact: str) -> v.Finding:
+def _finding(n: dict, artifact: str, part: str = "", level: Level | None = None) -> v.Finding:
+    """A reported node as a finding; `part` ("masked", "edge") names a row outside the outputs' verdict, whose
+    level is `note` unless --fail-on names that part (then as the outputs' rows)."""
     cause = n["cause"] or "unexplained"
-    return v.Finding(f"diff/{cause}", _level(n), _line(n), v.Location(artifact, n["node"]),
-                     _witness(n.get("witness")) or None,
-                     {"op": n["op"], "origin": n["origin"], "witness": n.get("witness")},
-                     ("clipbridgeDiff/v1", f"{n['node']}|{n['cause']}"), title=f"clipbridge diff {n['node']}")
+    where = f"{part}|" if part else ""
+    return v.Finding(f"diff/{cause}", level or _level(n), (f"{part}: " if part else "") + _line(n),
+                     v.Location(artifact, n["node"]), _witness(n.get("witness")) or None,
+                     {"op": n["op"], "origin": n["origin"], "witness": n.get("witness"), **({"part": part} if part
+                                                                                          else {})},
+                     ("clipbridgeDiff/v1", f"{where}{n['node']}|{n['cause']}"), title=f"clipbridge diff {n['node']}")
+
+
+def _parts(body: dict) -> list[tuple[str, list[dict]]]:
+    """Issue 44: the rows beside the outputs' own: masked differences, the edge probe's nodes and its masked."""
+    edge = body.get("edge") or {}
+    return [("masked", (body.get("masked") or {}).get("nodes", [])), ("edge", edge.get("nodes", [])),
+            ("edge", (edge.get("masked") or {}).get("nodes", []))]
+
+
+def _findings(body: dict, artifact: str) -> list[v.Finding]:
+    fail_on = set(body.get("fail_on") or [])
+    out = [_finding(n, artifact) for n in body["nodes"]]
+    for part, rows in _parts(body):
+        out += [_finding(n, artifact, part, None if part in fail_on else "note") for n in rows]
+    return out
 
 
 def _suites(body: dict) -> list[v.Suite]:
@@ -138,7 +157,11 @@ def _suites(body: dict) -> list[v.Suite]:
                       if o["differing"] else []) for o in body["outputs"]]
     nodes = [v.Case(n["node"], f"diff.{n['op']}", [v.Failure(f"cause {n['cause'] or 'unexplained'}", _line(n))]
                     if n["origin"] != "inherited" else []) for n in body["nodes"]]
-    return [v.Suite("outputs", outputs), v.Suite("nodes", nodes)]
+    fail_on = set(body.get("fail_on") or [])
+    extra = [v.Suite(part, [v.Case(n["node"], f"diff.{part}.{n['op']}", [v.Failure(
+        f"{part}: cause {n['cause'] or 'unexplained'}", _line(n))] if part in fail_on and n["origin"] != "inherited"
+        else []) for n in rows]) for part, rows in _parts(body) if rows]
+    return [v.Suite("outputs", outputs), v.Suite("nodes", nodes), *extra]
 
 
 def blocks(body: dict, artifact: str) -> list[v.Block]:
@@ -148,18 +171,22 @@ def blocks(body: dict, artifact: str) -> list[v.Block]:
                     tuple((e["name"], e["version"], e["precision"]) for e in body["engines"])),
             v.Table(("node", "op", "differing", "origin", "cause", "witness"), tuple(
                 (n["node"], n["op"], f"{n['differing']}/{n['total']}", n["origin"] or "not replayed",
-                 n["cause"] or "unexplained", _witness(n.get("witness"))) for n in body["nodes"]))]
+                 n["cause"] or "unexplained", _witness(n.get("witness"))) for n in body["nodes"])),
+            *[v.Paragraph((line,)) for line in _outcome_lines(body)]]
 
 
 def view(body: dict, artifact: str) -> v.Report:
     """The diff body as the findings view: a finding per reported node, its cause the rule."""
-    rules = sorted({n["cause"] or "unexplained" for n in body["nodes"]})
+    findings = _findings(body, artifact)
+    rules = sorted({f.rule.removeprefix("diff/") for f in findings})
     return v.Report(
-        artifact, [_finding(n, artifact) for n in body["nodes"]],
+        artifact, findings,
         [v.Rule(f"diff/{r}", CAUSES.get(r, r)) for r in rules],
         summary=("clipbridge diff", f"verdict {body['verdict']}"),
         run_properties={"verdict": body["verdict"], "engines": body["engines"], "inputs": body["inputs"],
-                        "outputs": body["outputs"], "firstDivergence": body["first_divergence"]},
+                        "outputs": body["outputs"], "firstDivergence": body["first_divergence"],
+                        "masked": (body.get("masked") or {}).get("summary"), "fails": body.get("fails"),
+                        "edgeVerdict": (body.get("edge") or {}).get("verdict")},
         junit_name=f"clipbridge diff: {artifact}", suites=_suites(body), markdown=blocks(body, artifact))
 
 
