@@ -86,6 +86,17 @@ def test_a_zip_of_the_model_and_its_data_diffs(client, beside_the_server, entrie
     assert CANARY[:8] not in r.content
 
 
+@pytest.mark.parametrize("url", [
+    pytest.param("/v1/models/fix?reference=onnxruntime&target=openvino", id="fix"),
+])
+def test_fix_takes_the_zip_too(client, beside_the_server, url):
+    r = client.post(url, files={"model": ("m.zip", zipped(good()))})
+    assert r.status_code == 200, r.text[:400]
+    assert CANARY[:8] not in r.content
+    bad = client.post(url, files={"model": ("m.zip", zipped(good(length="64")))})
+    assert bad.status_code == 400 and bad.json()["errors"][0]["loc"] == "model", bad.text[:300]
+
+
 def test_the_same_model_without_its_data_is_still_refused(client, beside_the_server):
     r = client.post("/v1/models/diff", files={"model": ("m.onnx", model())})
     assert r.status_code == 400 and "external file" in r.json()["detail"], r.text[:300]

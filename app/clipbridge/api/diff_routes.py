@@ -21,7 +21,7 @@ from clipbridge.diff.models import DiffResponse
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_form, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
-from clipbridge.api.model_zip import is_zip, model_from_zip
+from clipbridge.api.model_zip import unzipped
 from clipbridge.diff import isolated as in_child
 from clipbridge.diff import run
 from clipbridge.diff import shapes as diff_shapes
@@ -85,13 +85,8 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.
     model, npz = await read_model_form(request, "the .onnx, or a zip of it and its external data", files=True)
     try:
-        if is_zip(readable(model)):  # issue 46: the .onnx and the files it names, resolved in memory only
-            zipped, model = model, None
-            try:
-                model = await run_in_threadpool(model_from_zip, readable(zipped),
-                                                request.app.state.settings.max_model_bytes)
-            finally:
-                release(zipped)
+        zipped, model = model, None  # unzipped releases a zip itself, also when it refuses one
+        model = await unzipped(request, zipped)  # issue 46: a zip's .onnx and the files it names, in memory only
         embedded_only(readable(model))
 
         def work() -> str:

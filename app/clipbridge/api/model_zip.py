@@ -19,6 +19,10 @@ import zipfile
 import zlib
 from typing import Any
 
+from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
+
+from clipbridge.api.model_form import readable, release
 from clipbridge.core.errors import ArtifactError, PayloadTooLarge
 from clipbridge.scan.parts import embed_from_parts
 
@@ -98,3 +102,14 @@ def model_from_zip(data: Any, limit: int) -> bytes:
     name = models[0].filename
     folder = name.rsplit("/", 1)[0] if "/" in name else ""
     return embed_from_parts(bytes(parts[name]), folder, parts)
+
+
+async def unzipped(request: Request, model: Any) -> Any:
+    """The upload as the engine routes take it: a zip's model with its data embedded (the zip's memory released),
+    else the upload as it is. For diff and fix; chain's source may be a .pt2, itself a zip, so chain does not."""
+    if not is_zip(readable(model)):
+        return model
+    try:
+        return await run_in_threadpool(model_from_zip, readable(model), request.app.state.settings.max_model_bytes)
+    finally:
+        release(model)
