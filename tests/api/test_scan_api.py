@@ -226,6 +226,186 @@ def test_external_data_inside_the_directory_is_scanned_without_it_and_never_open
         assert onnx.load_from_string(r.content) == onnx.load_from_string(data)
 
 
+# --- security: XML ---------------------------------------------------------------------------------------
+
+XXE = b"""<?xml version="1.0"?>
+<!DOCTYPE net [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<net name="&xxe;" version="11"><layers/><edges/></net>"""
+LAUGHS = (b'<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY lol "lol">'
+          + b"".join(f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'.encode()
+                     for i in range(1, 10))
+          + b']>\n<net name="&lol9;" version="11"><layers/></net>')
+PARAM_ENTITY = b"""<?xml version="1.0"?>
+<!DOCTYPE net [<!ENTITY % ext SYSTEM "http://127.0.0.1:9/evil.dtd"> %ext;]><net version="11"/>"""
+
+
+@pytest.mark.parametrize("xml", [pytest.param(XXE, id="xxe"), pytest.param(LAUGHS, id="billion-laughs"),
+                                 pytest.param(PARAM_ENTITY, id="parameter-entity")])
+@pytest.mark.parametrize("send", [
+    pytest.param(lambda c, x: multipart(c, x, name="m.xml"), id="multipart"),
+    pytest.param(lambda c, x: raw(c, x, ctype="application/xml"), id="raw-xml"),
+    pytest.param(lambda c, x: raw(c, x), id="raw-octet"),
+])
+def test_hostile_xml_is_a_400(warm, xml, send):
+    r, opened = record(lambda: send(warm, xml))
+    problem(r, 400, "DTDs and entities are not allowed")
+    assert "/etc/passwd" not in opened and [p for p in opened if not _allowed(p)] == []
+
+
+# --- malformed bytes -----------------------------------------------------------------------------------------
+
+def _truncated() -> bytes:
+    data = relu6_f32().SerializeToString()
+    return data[:len(data) // 2]
+
+
+def _huge_size() -> bytes:
+    data = relu6_f32().SerializeToString()
+    return data[:data.index(b"\x3a") + 1] + varint(1 << 60)
+
+
+BAD = [
+    pytest.param(_truncated(), "truncated", id="truncated-protobuf"),
+    pytest.param(random.Random(0).randbytes(4096), None, id="random-bytes"),
+    pytest.param(b"\x00" * 64, "field number 0", id="zeros"),
+    pytest.param(_huge_size(), "declares a size past its end", id="huge-declared-size"),
+    pytest.param(field(7, field(5, varint(1 << 3 | 2) + varint(1 << 62))), "past its end",
+                 id="huge-tensor-size"),
+    pytest.param(cyclic_model().SerializeToString(), "cyclic", id="cyclic-graph"),
+    pytest.param(nested_if_model(200), None, id="deep-nesting"),
+    pytest.param(b'{"not": "a model"}', None, id="json"),
+    pytest.param(b"<net version='11'><layers>", "not well-formed", id="truncated-xml"),
+]
+
+
+@pytest.mark.parametrize("url", [INSPECT, REWRITE])
+@pytest.mark.parametrize("data,fragment", BAD)
+def test_malformed_uploads_are_400_problems(client, url, data, fragment):
+    params = {"target": "openvino"}
+    if url == REWRITE and data.startswith(b"<"):
+        fragment = "rewrite takes an ONNX model"  # refused before the XML is parsed
+    for r in (raw(client, data, url, params), multipart(client, data, url, params)):
+        problem(r, 400, fragment)
+
+
+@pytest.mark.parametrize("send,status,fragment", [
+    pytest.param(lambda c: raw(c, b""), 400, "empty", id="empty-raw-body"),
+    pytest.param(lambda c: multipart(c, b""), 400, "empty", id="empty-model-file"),
+    pytest.param(lambda c: raw(c, relu6_f32().SerializeToString(), ctype="text/plain"), 415, "multipart",
+                 id="text-plain"),
+    pytest.param(lambda c: c.post(INSPECT, json={"model": "AAAA"}), 415, "application/json", id="json-body"),
+    pytest.param(lambda c: c.post(INSPECT, content=relu6_f32().SerializeToString()), 415, "no content type",
+                 id="no-content-type"),
+    pytest.param(lambda c: c.post(INSPECT, files={"weights": ("w.bin", b"\x00", "application/octet-stream")}),
+                 400, "'model'", id="multipart-without-model"),
+    pytest.param(lambda c: c.post(INSPECT, data={"model": "not a file"},
+                                  files={"x": ("x", b"", "application/octet-stream")}),
+                 400, None, id="multipart-model-not-a-file"),
+    pytest.param(lambda c: c.post(INSPECT, files={"model": ("m.onnx", relu6_f32().SerializeToString(),
+                                                            "application/octet-stream"),
+                                                  "extra": ("e", b"1", "application/octet-stream")}),
+                 400, "unknown form field", id="multipart-extra-field"),
+    pytest.param(lambda c: multipart(c, relu6_f32().SerializeToString(), weights=b"\x00" * 4), 400,
+                 "'weights' is for an OpenVINO IR", id="weights-with-onnx"),
+])
+def test_bad_uploads(client, send, status, fragment):
+    problem(send(client), status, fragment)
+
+
+# --- upload size limit -----------------------------------------------------------------------------------------
+
+LIMIT = 4096
+
+
+@pytest.fixture(scope="module")
+def small_client():
+    names = {f.name for f in dataclasses.fields(Settings)}
+    kw = {"max_model_bytes": LIMIT} if "max_model_bytes" in names else {"max_body_bytes": LIMIT}
+    with TestClient(create_app(Settings(**kw))) as c:
+        yield c
+
+
+def _big_model() -> bytes:
+    m = clip_model(13, F32, 0, 6, np.float32)
+    m.doc_string = "x" * (LIMIT + 1)
+    return m.SerializeToString()
+
+
+@pytest.mark.parametrize("send", [
+    pytest.param(lambda c, d: raw(c, d), id="raw"),
+    pytest.param(lambda c, d: multipart(c, d), id="multipart"),
+    pytest.param(lambda c, d: c.post(INSPECT, content=iter([d[:1000], d[1000:]]), headers=OCTET), id="chunked"),
+    pytest.param(lambda c, d: multipart(c, d, REWRITE, {"target": "openvino"}), id="rewrite"),
+])
+def test_oversized_upload_is_a_413(small_client, send):
+    problem(send(small_client, _big_model()), 413, str(LIMIT))
+
+
+def test_413_comes_before_the_body_is_read(small_client):
+    """A Content-Length over the limit is answered without reading: the body here is not even a model."""
+    r = small_client.post(INSPECT, content=b"\xff" * (LIMIT + 1), headers=OCTET)
+    problem(r, 413)
+
+
+def test_under_the_limit_is_scanned(small_client):
+    r = raw(small_client, relu6_f32().SerializeToString())
+    assert r.status_code == 200 and r.json()["summary"]["clips"] == 1
+
+
+def test_the_model_limit_does_not_apply_elsewhere():
+    """max_model_bytes (when the setting exists) limits /v1/models/ only; JSON routes keep max_body_bytes."""
+    if "max_model_bytes" not in {f.name for f in dataclasses.fields(Settings)}:
+        pytest.skip("no max_model_bytes setting")
+    with TestClient(create_app(Settings(max_model_bytes=64, max_body_bytes=1 << 20))) as c:
+        spec = {"source": {"dialect": "onnx", "opset": 13, "elem_type": "FLOAT", "min": 0, "max": 6,
+                           "shape": [1] * 8}}
+        assert c.post("/v1/translate", json=spec).status_code == 200
+        problem(raw(c, relu6_f32().SerializeToString()), 413)
+
+
+# --- /v1/models/rewrite -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("send", [
+    pytest.param(lambda c, d, p: multipart(c, d, REWRITE, p), id="multipart"),
+    pytest.param(lambda c, d, p: raw(c, d, REWRITE, p), id="raw"),
+])
+def test_rewrite_returns_a_model_onnx_parses(client, send):
+    data = clip_model(6, F16, 0, 6, shape=[None]).SerializeToString()
+    r = send(client, data, {"target": "openvino", "opset": 13})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"] == "application/octet-stream"
+    assert r.headers["x-clipbridge-opset"] == "13" and r.headers["x-clipbridge-rewritten"] == "1"
+    assert r.headers["x-clipbridge-skipped"] == "0"
+    assert "rewritten.onnx" in r.headers["content-disposition"]
+    m = onnx.load_from_string(r.content)
+    onnx.checker.check_model(m, full_check=True)
+    clip = next(n for n in m.graph.node if n.op_type == "Clip")
+    assert len(clip.input) == 3 and not clip.attribute
+    # The rewritten model scans to the same clip, now with explicit bounds.
+    again = raw(client, r.content, params={"target": "openvino"}).json()["clips"][0]
+    assert again["pattern"] == "Clip-13" and again["spec"]["min"] == 0.0 and again["spec"]["max"] == 6.0
+
+
+@pytest.mark.parametrize("params,status,fragment", [
+    pytest.param({}, 422, "target", id="target-required"),
+    pytest.param({"target": "caffe2"}, 422, "unknown dialect", id="bad-target"),
+    pytest.param({"target": "openvino", "opset": 10}, 422, "opset", id="opset-below-11"),
+    pytest.param({"target": "openvino", "opset": 500}, 422, "newer than this onnx package knows",
+                 id="opset-unknown"),
+    pytest.param({"target": "openvino", "opset": "x"}, 422, "opset", id="opset-not-a-number"),
+])
+def test_rewrite_query_errors(client, params, status, fragment):
+    body = problem(multipart(client, relu6_f32().SerializeToString(), REWRITE, params), status)
+    assert fragment in json.dumps(body)
+
+
+def test_rewrite_refuses_ir_and_weights(client, ir_files):
+    xml, weights = ir_files
+    problem(multipart(client, xml, REWRITE, {"target": "onnx"}, name="m.xml"), 400, "rewrite takes an ONNX model")
+    problem(multipart(client, relu6_f32().SerializeToString(), REWRITE, {"target": "onnx"}, weights=weights), 400,
+            "ONNX model only")
+
+
 def test_rewrite_of_a_min_max_model_changes_nothing(client):
     data = minmax_model("Min", 0, 6, np.float32, F32).SerializeToString()
     r = raw(client, data, REWRITE, {"target": "openvino"})
