@@ -29,9 +29,10 @@ def scan(argv, capsys):
     pytest.param(lambda: clip_model(13, BF16, 0, 6, ml_dtypes.bfloat16), ["directml:5_0"], 2,
                  id="unsupported-exit-2"),
     pytest.param(lambda: clip_model(6, I32, 0, 6), ["onnx"], 2, id="error-site-exit-2"),
-    pytest.param(lambda: external_bound_model("w.bin"), ["directml:5_0"], 2, id="dynamic-bound-exit-2"),
-    # issue 37: towards ONNX itself the same Clip keeps its bound as an input: exact, not unsupported
-    pytest.param(lambda: external_bound_model("w.bin"), ["onnx"], 0, id="dynamic-bound-towards-onnx-exit-0"),
+    # issue 46: a bound in external data is a constant the scan did not read: the clip is unresolved (exit 2)
+    # towards every target. (Issue 37 had read it as a run-time bound, kept as an input towards ONNX: exact.)
+    pytest.param(lambda: external_bound_model("w.bin"), ["directml:5_0"], 2, id="external-bound-exit-2"),
+    pytest.param(lambda: external_bound_model("w.bin"), ["onnx"], 2, id="external-bound-towards-onnx-exit-2"),
     pytest.param(lambda: minmax_model("Min", 0, 6, np.float32, F32), ["onnx", "openvino"], 0,
                  id="min-max-pair-exit-0"),
     pytest.param(lambda: clip_model(13, F32), ["onnx"], 0, id="no-bounds-exact"),
@@ -163,8 +164,11 @@ def test_rewrite_errors(tmp_path, capsys, argv, message):
     assert not (tmp_path / "out.onnx").exists()
 
 
-def test_rewrite_refuses_external_data(tmp_path, capsys):
+def test_rewrite_keeps_external_data_as_it_is(tmp_path, capsys):
+    """Issue 46 (was: refused): the model is rewritten without its data, the Clip whose bound is external is
+    skipped with the reason, and the written model names the same data file, which is never read."""
     src = write(tmp_path / "m.onnx", external_bound_model("w.bin"))
     (tmp_path / "w.bin").write_bytes(np.float32(-1).tobytes())
-    code, _, err = scan([str(src), "--rewrite", str(tmp_path / "out.onnx"), "--target", "onnx"], capsys)
-    assert code == 2 and "external data" in err and not (tmp_path / "out.onnx").exists()
+    code, out, _ = scan([str(src), "--rewrite", str(tmp_path / "out.onnx"), "--target", "onnx"], capsys)
+    assert code == 2 and "skipped graph/clip" in out and "stored as external data" in out
+    assert onnx.load(str(tmp_path / "out.onnx"), load_external_data=False) == external_bound_model("w.bin")

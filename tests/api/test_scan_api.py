@@ -200,18 +200,30 @@ def test_external_data_outside_the_upload_is_refused_and_never_opened(warm, tmp_
     assert not any(os.path.realpath(p) in ("/etc/passwd", str(sentinel)) for p in opened), opened
 
 
-def test_external_data_inside_the_directory_is_refused_and_never_opened(warm, tmp_path, monkeypatch):
-    """Issue 34: every model endpoint refuses external data, wherever it points (the CLI's scan still lists it)."""
+@pytest.mark.parametrize("send,check", [
+    pytest.param(lambda c, d: raw(c, d), "scan", id="inspect-raw"),
+    pytest.param(lambda c, d: multipart(c, d), "scan", id="inspect-multipart"),
+    pytest.param(lambda c, d: multipart(c, d, REWRITE, {"target": "openvino"}), "rewrite", id="rewrite"),
+])
+def test_external_data_inside_the_directory_is_scanned_without_it_and_never_opened(warm, tmp_path, monkeypatch,
+                                                                                  send, check):
+    """Issue 46 (was: refused, issue 34): a scan needs no weights. The Clip whose min is external is listed
+    unresolved with the reason; rewrite skips it and gives the model back with its location as sent; the file
+    next to the server is there and never opened."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "weights.bin").write_bytes(np.float32(-1).tobytes())  # there, and still never read
     data = external_bound_model("weights.bin").SerializeToString()
-    for send in (lambda: raw(warm, data), lambda: multipart(warm, data),
-                 lambda: multipart(warm, data, REWRITE, {"target": "openvino"})):
-        r, opened = record(send)
-        problem(r, 400, "external file")
-        assert "'lo'" in r.json()["detail"] and "save_as_external_data=False" in r.json()["detail"]
-        assert not any(p.endswith("weights.bin") for p in opened), opened
-        assert [p for p in opened if not _allowed(p)] == []
+    r, opened = record(lambda: send(warm, data))
+    assert r.status_code == 200, r.text[:300]
+    assert not any(p.endswith("weights.bin") for p in opened), opened
+    assert [p for p in opened if not _allowed(p)] == []
+    if check == "scan":
+        (clip,) = r.json()["clips"]
+        assert "'lo' is stored as external data" in clip["error"] and r.json()["summary"]["unresolved"] == 1
+        assert r.json()["model"]["external_tensors"] == ["lo"]
+    else:
+        assert r.headers["x-clipbridge-rewritten"] == "0" and r.headers["x-clipbridge-skipped"] == "1"
+        assert onnx.load_from_string(r.content) == onnx.load_from_string(data)
 
 
 # --- security: XML ---------------------------------------------------------------------------------------

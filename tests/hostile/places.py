@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from hypothesis import strategies as st
-from onnx import TensorProto, helper
+from onnx import AttributeProto, TensorProto, helper
 
 from tests.hostile.strategies import ELEM, _bound
 
@@ -16,7 +16,8 @@ from tests.hostile.strategies import ELEM, _bound
 # --- ONNX models with external data in every place a tensor can live (issue 34) -------------------------------
 
 PLACES = ("initializer", "constant", "constant-sparse", "sparse-values", "sparse-indices", "if-initializer",
-          "if-constant", "loop-body", "scan-body", "function-constant", "attribute-tensors")
+          "if-constant", "loop-body", "scan-body", "function-constant", "function-attribute-default",
+          "attribute-tensors")
 
 
 def external_locations(canary: str) -> list[str]:
@@ -103,6 +104,12 @@ def _placed(place: str, t: TensorProto) -> tuple[list, list, list, list]:
         f = helper.make_function("local", "ExtConst", [], ["o"], [helper.make_node("Constant", [], ["o"], value=t)],
                                  [helper.make_opsetid("", 17)])
         return [helper.make_node("ExtConst", [], [w], domain="local"), clip], [], [], [f]
+    if place == "function-attribute-default":  # issue 46: a function attribute's default value is a tensor too
+        body = helper.make_node("Constant", [], ["o"])
+        body.attribute.append(AttributeProto(name="value", type=AttributeProto.TENSOR, ref_attr_name="value"))
+        f = helper.make_function("local", "ExtDefault", [], ["o"], [body], [helper.make_opsetid("", 17)])
+        f.attribute_proto.append(helper.make_attribute("value", t))
+        return [helper.make_node("ExtDefault", [], [w], domain="local"), clip], [], [], [f]
     # attribute-tensors: a TENSORS attribute of a node in a domain no engine knows (still walked)
     node = helper.make_node("Holder", [], ["unused"], domain="local.attr")
     node.attribute.append(helper.make_attribute("tensors", [t]))

@@ -331,19 +331,26 @@ def test_ir3_initializers_listed_as_inputs_are_constants():
     assert scan(model(nodes, inits, opset=8, ir_version=4, inputs=inputs).SerializeToString()).sites == []
 
 
-def test_external_bounds_are_never_read():
-    """A Clip's external bound is a dynamic bound; a Min/Max pair with one is an error site, never dropped."""
-    (clip,) = scan(external_bound_model("weights.bin").SerializeToString()).to_json()["clips"]
-    assert [f["code"] for f in clip["findings"]] == ["dynamic-bounds"]
-    assert "stored as external data, which is never followed" in clip["findings"][0]["message"]
-    # issue 37: the same Clip keeps the bound as its input towards ONNX (exact); no other dialect can
-    assert {t["label"]: t["status"] for t in clip["translations"]} == {
-        "onnx": "exact", "openvino": "unsupported", "directml": "unsupported"}
+def _external_minmax() -> onnx.ModelProto:
     nodes = [helper.make_node("Max", ["x", "a"], ["t"], name="inner"),
              helper.make_node("Min", ["t", "b"], ["y"], name="outer")]
-    m = model(nodes, [external_tensor("a", "weights.bin"), init("b", 6, np.float32)])
-    (site,) = scan(m.SerializeToString()).sites
-    assert "stored as external data" in site.error
+    return model(nodes, [external_tensor("a", "weights.bin"), init("b", 6, np.float32)])
+
+
+@pytest.mark.parametrize("build,fragment", [
+    pytest.param(lambda: external_bound_model("weights.bin"), "the min bound is a constant of the model whose "
+                 "value was not read", id="clip-min-external"),
+    pytest.param(_external_minmax, "the lower bound of Min(Max(x, a), b) is a constant whose value was not read",
+                 id="min-max-lower-external"),
+])
+def test_external_bounds_are_never_read(build, fragment):
+    """Issue 46: a clip whose bound is external data (which did not come with the model) is listed unresolved,
+    with the reason; never dropped, never read. (Before issue 46 a Clip's external bound was a dynamic bound,
+    translated as such: it is a constant of the model, only unread, so "dynamic" was the wrong reason.)"""
+    body = scan(build().SerializeToString()).to_json()
+    (clip,) = body["clips"]
+    assert fragment in clip["error"] and "stored as external data, which is never followed" in clip["error"]
+    assert clip["translations"] == [] and body["summary"]["unresolved"] == 1
 
 
 @pytest.mark.parametrize("dims,shape,error", [

@@ -1,6 +1,8 @@
 """POST /v1/models/diff: run an uploaded ONNX model on real engines and explain each difference by its clip.
 
-The upload is first refused if any tensor keeps its data in a file (clipbridge.api.model_guard). Then the whole diff
+The model may come as a zip of the .onnx and the external data files it names: they are embedded from the zip's
+own entries, in memory (clipbridge.api.model_zip, issue 46). Then the upload is refused if any tensor still keeps
+its data in a file (clipbridge.api.model_guard). Then the whole diff
 (parsing, shape inference, each engine run, the comparison, each replay) runs in one sandbox child through
 run_isolated (clipbridge.diff.isolated): an engine that crashes or hangs costs this answer, never the server, and only
 the response body comes back, never the engines' tensors.
@@ -19,6 +21,7 @@ from clipbridge.diff.models import DiffResponse
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_form, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
+from clipbridge.api.model_zip import unzipped
 from clipbridge.diff import isolated as in_child
 from clipbridge.diff import run
 from clipbridge.diff import shapes as diff_shapes
@@ -30,7 +33,8 @@ from clipbridge.diff.engines import require as require_engines
 router = APIRouter()
 DIFF_BODY = {"requestBody": {"required": True, "content": {
     "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
-        "model": {"type": "string", "format": "binary", "description": "the .onnx model"},
+        "model": {"type": "string", "format": "binary", "description": "the .onnx model, or a zip of it and the "
+                  "external data files it names (torch's MODEL.onnx.data)"},
         "inputs": {"type": "string", "format": "binary",
                    "description": "optional .npz keyed by graph input name, or a zip of .npz files (an input set, "
                                   "each one sample; default: an ordinary generated sample, seeded)"}}}}}}}
@@ -79,8 +83,10 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.
-    model, npz = await read_model_form(request, "the .onnx", files=True)
+    model, npz = await read_model_form(request, "the .onnx, or a zip of it and its external data", files=True)
     try:
+        zipped, model = model, None  # unzipped releases a zip itself, also when it refuses one
+        model = await unzipped(request, zipped)  # issue 46: a zip's .onnx and the files it names, in memory only
         embedded_only(readable(model))
 
         def work() -> str:

@@ -1,9 +1,10 @@
 """What every model route runs on an upload before anything native sees it, and how engine text is logged.
 
 `embedded_only` refuses a model that keeps any tensor's data in a file (clipbridge.scan.wire.refuse_external: one walk
-over every place a tensor can live); the service never opens a file an upload names, whatever the location
-says. `logged_engine_text` keeps an engine's full message in the server log, under the request id, while the
-client gets only its reduced form (clipbridge.engines.errors).
+over every place a tensor can live), for the routes whose engines would open it (diff, fix, chain); the
+service never opens a file an upload names, whatever the location says. The scan routes need no weights and
+scan such a model without them (clipbridge.scan.detach). `logged_engine_text` keeps an engine's full message
+in the server log, under the request id, while the client gets only its reduced form (clipbridge.engines.errors).
 """
 
 from __future__ import annotations
@@ -16,25 +17,22 @@ from fastapi import Request
 
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.scan.report import sniff
-from clipbridge.scan.wire import Malformed, refuse_external
+from clipbridge.scan.wire import refuse_external
 
 T = TypeVar("T")
 log = logging.getLogger("clipbridge.engines")
 
 
-def embedded_only(data, reader_walks_it: bool = False) -> None:
+def embedded_only(data) -> None:
     """400 naming the first tensor whose data lives in an external file (an OpenVINO IR has none to refuse).
 
-    Bytes the wire walk cannot read are refused too (fail closed: an engine's parser may accept what the walk
-    does not, a group field say, and then find external tensors) unless `reader_walks_it`: the route's own
-    reader is this same walk (inspect, rewrite), and refuses them in its own, more helpful words."""
+    For the routes that run engines (diff, fix, chain): an engine would open the file. Bytes the wire walk
+    cannot read are refused too (fail closed: an engine's parser may accept what the walk does not, a group
+    field say, and then find external tensors). The scan routes do not call this (issue 46): they need no
+    weights, and detach every location before native code runs (clipbridge.scan.detach)."""
     if sniff(data) != "onnx":
         return
-    try:
-        refuse_external(data)
-    except Malformed:
-        if not reader_walks_it:
-            raise
+    refuse_external(data)
 
 
 def logged_engine_text(request: Request, work: Callable[[], T]) -> Callable[[], T]:

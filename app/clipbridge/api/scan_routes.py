@@ -2,8 +2,11 @@
 
 The upload is never held in memory whole: multipart parts are spooled to disk by starlette, a raw body is
 streamed to a temp file, and the scan reads either through mmap (weights pages are never touched).
-Nothing outside the upload is opened: an ONNX model whose tensors keep their data in a file is refused
-(clipbridge.api.model_guard) before anything reads it.
+Nothing outside the upload is opened. A scan needs a clip's bounds, never the weights (issue 46): a model
+whose tensors keep their data in a file that did not come with it is scanned and rewritten without it (a clip
+whose bound is such a tensor is listed unresolved, with the reason); the wire walk refuses a location outside
+the model's folder, and no location of the upload reaches native code (clipbridge.scan.detach). The routes that
+run engines (diff, fix, chain) still refuse external data (clipbridge.api.model_guard).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from clipbridge.api.execute_routes import PROBLEMS, slots
-from clipbridge.api.model_guard import embedded_only
 from clipbridge.api.models import ScanResponse
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.core.errors import ArtifactError, UnsupportedMediaType
@@ -104,7 +106,6 @@ async def inspect(request: Request, target: list[str] | None = TargetQuery,
     """Every clip of an ONNX model or OpenVINO IR, with its spec, meaning and per-target findings."""
     chosen, dropped = check_codes(select, "select"), check_codes(ignore, "ignore")
     async with upload(request) as (model, weights, _name):
-        embedded_only(model, reader_walks_it=True)
 
         def work() -> str:
             result = filter_scan(scan(model, weights, target, Mode(mode)).to_json(), chosen, dropped)
@@ -125,7 +126,6 @@ async def rewrite_model(request: Request, target: str = Query(description="the t
     async with upload(request) as (model, weights, _name):
         if weights is not None:
             raise ArtifactError("rewrite takes an ONNX model only", "weights")
-        embedded_only(model, reader_walks_it=True)
 
         def work() -> tuple[bytes, dict[str, str]]:
             out = rewrite(model, target, opset)

@@ -48,4 +48,4 @@ def describe(s: Settings) -> str:
     return (f"clipbridge limits: {b.workers} sandbox workers x {b.per_call_mib} MiB per call (+{WORKER_IDLE_MIB} "
             f"MiB idle each), {s.sandbox_timeout_seconds:g} s per call; server peak {b.server_mib} MiB "
             f"({s.max_concurrent_executions} executions); the process tree needs up to {b.need_mib} MiB; "
-            "external data in uploaded models is refused")
+            "external data in uploaded models is never read (scans go without it, engine routes refuse it)")

@@ -174,6 +174,9 @@ class OnnxScan(OnnxScopes):
                 for pos, side in ((1, "min"), (2, "max")):
                     if len(proto.input) > pos and proto.input[pos]:
                         c = bounds_c[pos - 1]
+                        if c.value is None and c.unread_scalar:  # a scalar constant not read (external): unresolved
+                            raise ClipBridgeError(f"the {side} bound is a constant of the model whose value was "
+                                                  f"not read: {c.why}")
                         if c.value is None:
                             dynamic.append(side)
                             site.findings.append(dynamic_finding(side, c.why))

@@ -18,6 +18,7 @@ from clipbridge.core.numbers import wire_number
 from clipbridge.scan.ir_scan import scan_ir
 from clipbridge.scan.onnx_scan import scan_onnx
 from clipbridge.scan.sites import Site
+from clipbridge.scan.detach import detach
 from clipbridge.scan.wire import load_light
 from clipbridge.core.suggest import one_of
 from clipbridge.service.translate import Translation, translate_one
@@ -126,6 +127,7 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
         if weights is not None:
             raise ArtifactError("'weights' is for an OpenVINO IR's .bin; an ONNX model carries its own", "weights")
         light = _load_onnx(data)
+        detach(light.model)  # shape inference (native) sees no location of the upload's: clipbridge.scan.detach
         sites = scan_onnx(light)
         m = light.model
         info: dict[str, Any] = {

@@ -9,8 +9,10 @@ Decisions (README, "Model scan"):
 - A model below opset 11 is first converted with onnx.version_converter (the opset applies to every node).
 - onnx's checker and converter are C++ that an upload can crash: both run in a sandbox worker (app/clipbridge/engines/native.py),
   so a crash answers 422 naming the stage and the server stays up (docs/isolation.md).
-- Dynamic bounds, Clips in model-local functions, and models with external data are left as they are and
-  reported as skipped; the model is never loaded beyond the upload.
+- Dynamic bounds, Clips in model-local functions, and Clips whose bound is external data are left as they are
+  and reported as skipped. A model whose weights are external is rewritten without them (issue 46): its
+  locations are detached while native code runs and put back as they were (clipbridge.scan.detach), so the
+  rewritten .onnx sits beside the same data file; no file is opened.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from clipbridge.dialects.kit.common import Mode
 from clipbridge.core.errors import ArtifactError, UnsupportedTarget
 from clipbridge.core.meaning import Bound, Meaning, Order
 from clipbridge.engines.native import ConversionRefused, check_model, convert_version
+from clipbridge.scan.detach import detach, reattach
 from clipbridge.scan.onnx_scan import scan_onnx, scan_onnx_model
 from clipbridge.scan.report import sniff, target_from_text
 from clipbridge.scan.sites import Site
@@ -70,16 +73,14 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
     target = target_from_text(target_text, "target")
     if sniff(data) != "onnx":
         raise ArtifactError("rewrite takes an ONNX model (an IR is read by /v1/models/inspect)", "model")
-    light = load_light(data)  # checks the framing with clear errors before the full parse
-    if light.external:
-        raise ArtifactError("the model references external data; rewrite needs every tensor inside the upload "
-                            "and never opens other files", "model")
+    light = load_light(data)  # checks the framing, and refuses a location outside the model's folder
     find(light.model)  # every clip-like node's bounds through the checked reader: a wrong type is a 400 naming it
     model = onnx.ModelProto()
     try:
         model.ParseFromString(bytes(data))
     except Exception:
         raise ArtifactError("the model is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
+    detached = detach(model)  # issue 46: external weights need not come; native code never sees their location
     valid_before = check_model(model) is None
     current = default_opset(model)
     want = opset if opset is not None else max(current, 11)
@@ -144,6 +145,7 @@ def rewrite(data, target_text: str, opset: int | None = None) -> Rewritten:
         verdict = check_model(model)
         if verdict is not None:
             raise ArtifactError(f"the rewritten model fails onnx.checker: {verdict}", "model")
+    reattach(model, detached)  # the sender's own locations, as they were: the rewritten model sits beside its data
     out.model_bytes = model.SerializeToString()
     return out
 

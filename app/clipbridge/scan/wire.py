@@ -271,7 +271,8 @@ def check_external_location(t: onnx.TensorProto) -> None:
 
 def _tensors(model: onnx.ModelProto):
     """Every TensorProto of the model: initializers (dense and sparse: values and indices) and tensor attributes
-    (TENSOR, TENSORS, SPARSE_TENSOR, SPARSE_TENSORS), in every graph, subgraph and function."""
+    (TENSOR, TENSORS, SPARSE_TENSOR, SPARSE_TENSORS), in every graph, subgraph and function, and the default values
+    of a function's attributes."""
     def sparse(sp: onnx.SparseTensorProto):
         yield sp.values
         yield sp.indices
@@ -282,23 +283,27 @@ def _tensors(model: onnx.ModelProto):
             yield from sparse(sp)
         yield from nodes(g.node)
 
+    def attributes(attrs):
+        for a in attrs:
+            if a.HasField("t"):
+                yield a.t
+            yield from a.tensors
+            if a.HasField("sparse_tensor"):
+                yield from sparse(a.sparse_tensor)
+            for sp in a.sparse_tensors:
+                yield from sparse(sp)
+            if a.HasField("g"):
+                yield from graph(a.g)
+            for sub in a.graphs:
+                yield from graph(sub)
+
     def nodes(ns):
         for n in ns:
-            for a in n.attribute:
-                if a.HasField("t"):
-                    yield a.t
-                yield from a.tensors
-                if a.HasField("sparse_tensor"):
-                    yield from sparse(a.sparse_tensor)
-                for sp in a.sparse_tensors:
-                    yield from sparse(sp)
-                if a.HasField("g"):
-                    yield from graph(a.g)
-                for sub in a.graphs:
-                    yield from graph(sub)
+            yield from attributes(n.attribute)
     yield from graph(model.graph)
     for f in model.functions:
         yield from nodes(f.node)
+        yield from attributes(f.attribute_proto)  # a function attribute's default value (issue 46)
     for ti in model.training_info:  # training graphs: no engine here runs them, but a tensor can live there
         yield from graph(ti.initialization)
         yield from graph(ti.algorithm)

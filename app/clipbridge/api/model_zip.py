@@ -1,0 +1,115 @@
+"""A model uploaded as a zip: the `.onnx` and the external data files it names (issue 46, item 3).
+
+torch writes `MODEL.onnx.data` beside every export, and a model over 2 GB must keep its weights outside; a zip
+carries both in one form field. Everything stays in memory and inside the upload: the zip is read from the
+part's bytes, its entries are checked before any is inflated, and the model's locations resolve only against
+those entries (clipbridge.scan.parts). The server's disk is never looked at.
+
+Refused, each a 4xx problem+json naming `model`: more than MAX_ENTRIES entries, an entry name that is absolute,
+has `..`, a backslash, a drive or NUL, a repeated name, a symlink or encrypted entry, not exactly one `.onnx`,
+entries that declare more than the model limit (413) or inflate past what they declared or past MAX_RATIO times
+their compressed size (a zip bomb, 413), and a zip that does not parse.
+"""
+
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+import zlib
+from typing import Any
+
+from fastapi import Request
+from fastapi.concurrency import run_in_threadpool
+
+from clipbridge.api.model_form import readable, release
+from clipbridge.core.errors import ArtifactError, PayloadTooLarge
+from clipbridge.scan.parts import embed_from_parts
+
+MAGIC = b"PK\x03\x04"
+MAX_ENTRIES = 64  # the model and its data files; torch writes one
+MAX_RATIO = 200  # inflated / compressed, per entry: real weights compress < 2x, a bomb ~1000x
+CHUNK = 1 << 20
+
+
+def is_zip(data: Any) -> bool:
+    return bytes(data[:4]) == MAGIC
+
+
+def _check_name(info: zipfile.ZipInfo) -> None:
+    name = info.filename
+    parts = name.split("/")
+    if (not name or name.startswith("/") or "\\" in name or "\0" in name or ".." in parts
+            or (len(name) > 1 and name[1] == ":")):
+        raise ArtifactError(f"the zip entry {name[:80]!r} is not a plain relative name (absolute, '..', a "
+                            "backslash, a drive or NUL); entries are the .onnx and the files it names", "model")
+    if info.flag_bits & 0x1:
+        raise ArtifactError(f"the zip entry {name[:80]!r} is encrypted; send it unencrypted", "model")
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise ArtifactError(f"the zip entry {name[:80]!r} is a symlink; send the file itself", "model")
+
+
+def _entries(zf: zipfile.ZipFile, limit: int) -> list[zipfile.ZipInfo]:
+    """The zip's file entries, checked by their headers before anything is inflated."""
+    infos = [i for i in zf.infolist() if not i.is_dir()]
+    if len(zf.infolist()) > MAX_ENTRIES:
+        raise ArtifactError(f"the zip has {len(zf.infolist())} entries; at most {MAX_ENTRIES} (the .onnx and the "
+                            "files it names)", "model")
+    seen: set[str] = set()
+    for info in infos:
+        _check_name(info)
+        if info.filename in seen:
+            raise ArtifactError(f"the zip entry {info.filename[:80]!r} is given twice", "model")
+        seen.add(info.filename)
+    declared = sum(i.file_size for i in infos)
+    if declared > limit:
+        raise PayloadTooLarge(f"the zip's entries hold {declared} bytes; at most {limit} "
+                              "(CLIPBRIDGE_MAX_MODEL_BYTES)", "model")
+    return infos
+
+
+def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> memoryview:
+    """An entry's bytes, read in chunks and stopped as soon as it passes its declared size or the ratio: a
+    header that lies costs at most one chunk past what it declared."""
+    cap = min(info.file_size, max(info.compress_size, 1) * MAX_RATIO)
+    if info.file_size > cap:
+        raise PayloadTooLarge(f"the zip entry {info.filename[:80]!r} inflates {info.file_size} bytes from "
+                              f"{info.compress_size}: more than {MAX_RATIO}x (a zip bomb?)", "model")
+    out = bytearray()
+    with zf.open(info) as f:
+        while chunk := f.read(CHUNK):
+            out += chunk
+            if len(out) > cap:
+                raise PayloadTooLarge(f"the zip entry {info.filename[:80]!r} inflates past the {cap} bytes it "
+                                      "declared", "model")
+    return memoryview(out)
+
+
+def model_from_zip(data: Any, limit: int) -> bytes:
+    """The zip's one `.onnx`, with the external data it names embedded from the zip's own entries."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+            infos = _entries(zf, limit)
+            models = [i for i in infos if i.filename.lower().endswith(".onnx")]
+            if len(models) != 1:
+                raise ArtifactError(f"the zip holds {len(models)} .onnx entries; send exactly one model with the "
+                                    "files it names", "model")
+            parts = {i.filename: _inflate(zf, i) for i in infos}
+    except zipfile.BadZipFile as exc:
+        raise ArtifactError(f"the model is not a readable zip: {str(exc)[:120]}", "model") from None
+    except (zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error) as exc:  # odd methods
+        raise ArtifactError(f"the zip cannot be read: {type(exc).__name__}", "model") from None
+    name = models[0].filename
+    folder = name.rsplit("/", 1)[0] if "/" in name else ""
+    return embed_from_parts(bytes(parts[name]), folder, parts)
+
+
+async def unzipped(request: Request, model: Any) -> Any:
+    """The upload as the engine routes take it: a zip's model with its data embedded (the zip's memory released),
+    else the upload as it is. For diff and fix; chain's source may be a .pt2, itself a zip, so chain does not."""
+    if not is_zip(readable(model)):
+        return model
+    try:
+        return await run_in_threadpool(model_from_zip, readable(model), request.app.state.settings.max_model_bytes)
+    finally:
+        release(model)

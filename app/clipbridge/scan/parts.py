@@ -1,0 +1,90 @@
+"""Embed a model's external data from the parts of its own upload (issue 46, item 3): never from a disk.
+
+An upload may carry the `.onnx` and the files its tensors name (a zip: clipbridge.api.model_zip). Each external
+tensor is resolved here, in memory, against those parts only, and every rule of the external-data issue holds:
+the location is checked by the wire walk first (no absolute path, no `..`, no drive, no NUL, not empty), it
+must name a part, its offset and length must be whole numbers that stay inside that part, and the length must
+be what the tensor's dims and type need. The result is a model with every tensor inline, which the engine
+routes then take as any other upload (clipbridge.api.model_guard.embedded_only finds nothing to refuse).
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections.abc import Mapping
+
+import onnx
+
+from clipbridge.core.errors import ArtifactError, PayloadTooLarge
+from clipbridge.scan.wire import _tensors, is_external, load_light
+
+PROTOBUF_LIMIT = 2**31 - 1  # a ModelProto cannot serialize past 2 GiB: bigger models keep their data outside
+ITEMSIZE = {onnx.TensorProto.FLOAT: 4, onnx.TensorProto.UINT8: 1, onnx.TensorProto.INT8: 1,
+            onnx.TensorProto.UINT16: 2, onnx.TensorProto.INT16: 2, onnx.TensorProto.INT32: 4,
+            onnx.TensorProto.INT64: 8, onnx.TensorProto.BOOL: 1, onnx.TensorProto.FLOAT16: 2,
+            onnx.TensorProto.DOUBLE: 8, onnx.TensorProto.UINT32: 4, onnx.TensorProto.UINT64: 8,
+            onnx.TensorProto.BFLOAT16: 2, onnx.TensorProto.COMPLEX64: 8, onnx.TensorProto.COMPLEX128: 16}
+
+
+def _entries(t: onnx.TensorProto) -> dict[str, str]:
+    return {e.key: e.value for e in t.external_data}
+
+
+def _whole(text: str | None, what: str, name: str) -> int | None:
+    """A non-negative decimal integer (an offset or a length), None when absent; anything else is a 400."""
+    if text is None:
+        return None
+    if not text.isascii() or not text.isdigit() or len(text) > 19:
+        raise ArtifactError(f"tensor {name!r}: the external data {what} {text[:40]!r} is not a whole number of "
+                            "bytes", "model")
+    return int(text)
+
+
+def _span(t: onnx.TensorProto, part_size: int) -> tuple[int, int]:
+    """(offset, length) of the tensor's bytes in its part, checked against the part and the tensor's dims."""
+    name, entries = t.name[:80], _entries(t)
+    offset = _whole(entries.get("offset"), "offset", name) or 0
+    length = _whole(entries.get("length"), "length", name)
+    length = part_size - offset if length is None else length
+    if offset > part_size or offset + length > part_size:
+        raise ArtifactError(f"tensor {name!r}: its external data (offset {offset}, length {length}) runs past the "
+                            f"end of {entries.get('location', '')[:80]!r} ({part_size} bytes)", "model")
+    itemsize = ITEMSIZE.get(t.data_type)
+    if itemsize is None:
+        raise ArtifactError(f"tensor {name!r}: data type {t.data_type} cannot be stored as external data here "
+                            "(strings and unknown types are not)", "model")
+    if any(d < 0 for d in t.dims) or math.prod(t.dims) * itemsize != length:
+        raise ArtifactError(f"tensor {name!r}: {length} bytes of external data, but dims {list(t.dims)[:8]} need "
+                            f"{max(math.prod(t.dims), 0) * itemsize}", "model")
+    return offset, length
+
+
+def embed_from_parts(model_bytes: bytes, folder: str, parts: Mapping[str, memoryview]) -> bytes:
+    """The model with every external tensor's bytes copied in from `parts` (names relative to the upload's root;
+    the model's locations are relative to `folder`, the model's own folder in it), serialized; a 4xx naming
+    `model` for any location, offset or length that does not resolve inside the upload."""
+    load_light(model_bytes)  # the framing and every location checked (absolute, '..', a drive: 400) first
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(model_bytes)
+    except Exception:  # protobuf's DecodeError and friends
+        raise ArtifactError("the model is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
+    total = len(model_bytes)
+    for t in _tensors(model):
+        if not is_external(t):
+            continue
+        location = _entries(t).get("location", "")
+        part = parts.get(posixpath.join(folder, location) if folder else location)
+        if part is None:
+            raise ArtifactError(f"tensor {t.name[:80]!r} names external data {location[:80]!r}, which is not in "
+                                "the upload (send it in the zip, beside the model)", "model")
+        offset, length = _span(t, len(part))
+        total += length
+        if total > PROTOBUF_LIMIT:
+            raise PayloadTooLarge("the model with its external data passes 2 GiB, the most one ONNX model holds "
+                                  "inline", "model")
+        t.raw_data = bytes(part[offset:offset + length])
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
+    return model.SerializeToString()
