@@ -81,7 +81,8 @@ class DiffNode(_Strict):
     origin: Literal["introduced", "inherited"] | None
     cause: Literal["nan-input", "bound-rounding", "default-bound", "min-greater-than-max", "float16-bound-overflow",
                    "inference-precision", "not-a-clip", "quantize-saturation", "quantize-rounding",
-                   "float16-overflow", "underflow-to-zero", "inf-minus-inf", "inf-times-zero"] | None
+                   "float16-overflow", "underflow-to-zero", "inf-minus-inf", "inf-times-zero",
+                   "nan-through-softmax", "nan-through-max", "cast-out-of-range", "accumulation-order"] | None
     causes: dict[str, int] | None = None
     replay_differing: int | None = None
     inherited_from: list[str] | None = None

@@ -31,6 +31,13 @@ def reaching(rows: list[dict[str, Any]], origins: set[str] | None) -> tuple[list
     return keep, masked
 
 
+def rounding_only(rows: list[dict[str, Any]]) -> bool:
+    """Every reaching row is `accumulation-order` (within its summation bound), or inherited from such only:
+    the outputs differ by the order of summation, which counts as agreeing (issue 45)."""
+    return bool(rows) and all(r.get("cause") == "accumulation-order" and set(r.get("causes") or {}) <=
+                              {"accumulation-order"} for r in rows)
+
+
 def verdict(outputs_differ: bool, rows: list[dict[str, Any]]) -> str:
     """Issue 44 item 1: `equal` when no final output differs; else explained when every reaching introduced
     difference has a cause other than not-a-clip and every inherited one comes from such, else unexplained."""
