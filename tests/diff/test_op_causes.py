@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto as T, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from clipbridge.diff import accumulation, engines, report, run
+from clipbridge.diff import accumulation, engines, op_causes, report, run
 from clipbridge.diff.sites import Site
 from tests.diff.conftest import npz
 
@@ -84,6 +84,13 @@ CASES = {  # id -> (node, input shapes, output, feeds, engines, the cause)
                                            {"x": np.array([NAN, INF, -INF, 3e9, -3e9, 1e19, -1e19, 2.5],
                                                           np.float32)},
                                            ("onnxruntime", "openvino"), "cast-out-of-range"),
+    "int64-beyond-int32-through-add": (helper.make_node("Add", ["x", "x"], ["y"], name="n"), {"x": ([4], I64)},
+                                       ([4], I64), {"x": np.array([-(2 ** 62), 2 ** 40, 3_000_000_000, 5], np.int64)},
+                                       ("onnxruntime", "openvino"), "inference-precision"),
+    "int64-beyond-int32-through-identity": (helper.make_node("Identity", ["x"], ["y"], name="n"),
+                                            {"x": ([3], I64)}, ([3], I64),
+                                            {"x": np.array([np.iinfo(np.int64).min, 2 ** 32 + 7, 1], np.int64)},
+                                            ("onnxruntime", "openvino"), "inference-precision"),
 }
 
 
@@ -195,3 +202,12 @@ def test_beyond_the_bound_is_not_accumulation_order():
     t = accumulation.terms(site, "a", (0, 0))
     site.outs["b"][0, 0] += 3 * accumulation.gamma(t.size, "float32") * float(np.abs(t).sum())
     assert accumulation.accumulation_order(site, (0, 0)) is None
+
+
+def test_int64_as_int32_names_only_the_wrap():
+    """The int64 rule names a difference only where one engine's value is the other's low 32 bits."""
+    wide = np.array([3_000_000_000], np.int64)
+    site = Site("Add", {}, 17, {"a": [wide], "b": [wide]}, {"a": wide, "b": np.array([-1294967296], np.int64)})
+    assert op_causes.int64_as_int32(site, (0,))[0] == "inference-precision"
+    site.outs["b"] = np.array([-1294967295], np.int64)
+    assert op_causes.int64_as_int32(site, (0,)) is None

@@ -121,8 +121,29 @@ def cast_out_of_range(site: Site, idx: tuple[int, ...]) -> Found | None:
     return None
 
 
+def _wrap32(v: int) -> int:
+    """The int64 value as int32 holds its low 32 bits (two's complement)."""
+    return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
+
+
+def int64_as_int32(site: Site, idx: tuple[int, ...]) -> Found | None:
+    """OpenVINO's CPU plugin computes int64 tensors in int32 (measured on Identity, Unsqueeze, Add, Mul: each
+    value wrapped to its low 32 bits): an int64 value beyond int32 on one engine, its wrap on another, is
+    `inference-precision` with both types named."""
+    outs = {e: int(o[idx]) for e, o in site.outs.items() if o.dtype == np.int64}
+    if len(outs) != len(site.outs):
+        return None
+    wide = [v for v in outs.values() if not INT32[0] <= v <= INT32[1]]
+    if not wide or any(v not in (wide[0], _wrap32(wide[0])) for v in outs.values()):
+        return None
+    narrow = sorted(e for e, v in outs.items() if v != wide[0])
+    kept = sorted(e for e, v in outs.items() if v == wide[0])
+    return "inference-precision", (f"{', '.join(narrow)} held int64 in int32 (the value wrapped to its low 32 bits); "
+                                   f"the model's type is int64, {', '.join(kept)} kept int64")
+
+
 RULES: tuple[Callable[[Site, tuple[int, ...]], Found | None], ...] = (
-    nan_through_softmax, nan_through_max, cast_out_of_range, accumulation.accumulation_order)
+    nan_through_softmax, nan_through_max, cast_out_of_range, accumulation.accumulation_order, int64_as_int32)
 
 
 def element(site: Site, idx: tuple[int, ...]) -> Found | None:

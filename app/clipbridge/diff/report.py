@@ -117,7 +117,7 @@ class Walk:
 
     def _beyond_clips(self, n: NodeInfo, mask: np.ndarray) -> dict[str, Any] | None:
         """A rule beyond clips (clipbridge.diff.op_causes) that explains every differing element, witnessed."""
-        if n.op not in op_causes.OPS:
+        if n.op not in op_causes.OPS and self._dtype(n.outputs[0]) != "int64":  # int64: int64_as_int32, any op
             return None
         site = self.graph.site(n, {e: {**self.runs.plan.feeds, **self.runs.values[e]} for e in self.opts.engines})
         found = op_causes.node_cause(site, mask) if site is not None else None

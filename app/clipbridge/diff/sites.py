@@ -32,28 +32,32 @@ class Site:
 
 
 class Graph:
-    """The model's main-graph nodes (attributes) and initializers, read once, when a rule first needs them."""
+    """The model's main-graph nodes (attributes) and constants, read once, when a rule first needs them (a diff
+    whose differing nodes are all clip-like never parses the model again)."""
 
     def __init__(self, model: bytes) -> None:
-        self._bytes, self._model = model, None
+        self._bytes = model
+        self._nodes: dict[str, onnx.NodeProto] | None = None
+        self._consts: dict[str, onnx.TensorProto] = {}
+        self._opset = 13
 
-    def _load(self) -> onnx.ModelProto:
-        if self._model is None:
-            self._model = onnx.load_from_string(self._bytes)
-        return self._model
+    def _load(self) -> dict[str, onnx.NodeProto]:
+        if self._nodes is None:
+            m = onnx.load_from_string(self._bytes)
+            self._nodes = {p.name or p.output[0]: p for p in m.graph.node if p.name or p.output}  # as child names it
+            self._consts = {t.name: t for t in m.graph.initializer}
+            self._consts.update({c.output[0]: c.attribute[0].t for c in m.graph.node  # a Constant's tensor
+                                 if c.op_type == "Constant" and c.attribute and c.attribute[0].name == "value"})
+            self._opset = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), 13)
+        return self._nodes
 
     def site(self, n: NodeInfo, values: dict[str, dict[str, np.ndarray]]) -> Site | None:
-        m = self._load()
-        node = next((p for p in m.graph.node if p.name == n.name), None)
-        if node is None:  # a body's node: its attributes are not read here
+        node = self._load().get(n.name)
+        if node is None or not n.outputs:  # a body's node: its attributes are not read here
             return None
-        inits = {t.name: t for t in m.graph.initializer}
-        inits.update({c.output[0]: c.attribute[0].t for c in m.graph.node  # a Constant's tensor, as an initializer
-                      if c.op_type == "Constant" and c.attribute and c.attribute[0].name == "value"})
-        opset = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), 13)
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        ins = {e: [self._tensor(i, v, inits) for i in n.inputs] for e, v in values.items()}
-        return Site(node.op_type, attrs, opset, ins, {e: v[n.outputs[0]] for e, v in values.items()})
+        ins = {e: [self._tensor(i, v, self._consts) for i in n.inputs] for e, v in values.items()}
+        return Site(node.op_type, attrs, self._opset, ins, {e: v[n.outputs[0]] for e, v in values.items()})
 
     @staticmethod
     def _tensor(name: str, captured: dict[str, np.ndarray], inits: dict) -> np.ndarray | None:
