@@ -102,12 +102,16 @@ def _engines_differ(model: bytes, feeds: dict, pair: tuple[str, str]) -> bool:
 @pytest.mark.engines
 @pytest.mark.parametrize("case", sorted(CASES), ids=sorted(CASES))
 def test_cause_measured(case):
-    """The engines differ at the node on this host (measured, not assumed), and the diff names the cause with
-    a witness whose outputs are the engines' own."""
+    """Where the engines differ at the node on this host (measured here, not assumed: OpenVINO's kernels change
+    with the CPU), the diff names the cause with a witness whose outputs are the engines' own; where they agree
+    there is nothing to explain and the diff says `equal` with no row. On the project's hosts (x86-64 with
+    AVX-512, docs/host-differences.md) every case differs."""
     node, shapes, out, feeds, pair, want = CASES[case]
     model = _model(node, shapes, out)
-    assert _engines_differ(model, feeds, pair), f"{pair} agree on {case} here: re-measure the rule"
     body, _ = report.diff(run.direct, model, npz(**feeds), run.Options(engines=list(pair)))
+    if not _engines_differ(model, feeds, pair):
+        assert body["verdict"] == "equal" and body["nodes"] + body["masked"]["nodes"] == [], body
+        return
     [row] = body["nodes"] + body["masked"]["nodes"]
     assert (row["node"], row["origin"], row["cause"]) == ("n", "introduced", want), row
     assert set(row["causes"]) == {want} and body["verdict"] == "explained", body
