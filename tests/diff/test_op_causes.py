@@ -192,7 +192,9 @@ def test_accumulation_order_counts_as_agreeing():
     rows = body["nodes"] + body["masked"]["nodes"]
     assert [(r["node"], r["cause"]) for r in rows] == [("n", "accumulation-order")], rows
     assert "within the accumulation bound" in rows[0]["detail"]
-    assert body["verdict"] == "equal" and body["masked"]["nodes"] == rows, body
+    assert body["verdict"] == "equal" and body["masked"]["nodes"] == rows and body["fails"] is False, body
+    assert [o["agrees_by"] for o in body["outputs"]] == ["accumulation-order"], body["outputs"]
+    assert "within the summation bound" in body["masked"]["summary"]
 
 
 @pytest.mark.engines

@@ -58,6 +58,9 @@ class DiffOutput(_Strict):
     total: int
     tolerance: dict[str, Any] | None = Field(default=None, description="the rtol, atol this output was compared "
                                              "with, and their source (--tolerance NAME, *, --rtol/--atol, default)")
+    agrees_by: str | None = Field(default=None, description="why a differing output counts as agreeing: "
+                                  "'accumulation-order' when it differs only through sums within their rounding "
+                                  "bound (docs/diff.md); null otherwise")
 
 
 class DiffNodeRef(_Strict):

@@ -49,16 +49,19 @@ def verdict(outputs_differ: bool, rows: list[dict[str, Any]]) -> str:
     return "explained" if all(n["cause"] for n in rows) else "unexplained"
 
 
-def masked_section(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The nodes that differ inside the model while no differing output shows it, and one line saying so."""
+def masked_section(rows: list[dict[str, Any]], rounding: bool = False) -> dict[str, Any]:
+    """The nodes that differ inside the model while no differing output shows it, and one line saying so
+    (`rounding`: the outputs differ only through accumulation-order nodes, which count as agreeing)."""
     if not rows:
         return {"nodes": [], "summary": None}
     causes: dict[str, int] = {}
     for r in rows:
         causes[r.get("cause") or "unexplained"] = causes.get(r.get("cause") or "unexplained", 0) + 1
     named = ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1]))
-    return {"nodes": rows, "summary": f"{len(rows)} node(s) differ inside the model without reaching a differing "
-                                      f"output ({named}); --fail-on masked makes them fail"}
+    reach = ("whose differences reach the outputs only within the summation bound, counted as agreeing"
+             if rounding else "without reaching a differing output")
+    return {"nodes": rows, "summary": f"{len(rows)} node(s) differ inside the model {reach} ({named}); "
+                                      "--fail-on masked makes them fail"}
 
 
 def fails(body: dict[str, Any], fail_on: tuple[str, ...]) -> bool:

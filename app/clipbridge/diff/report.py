@@ -241,8 +241,11 @@ def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Opti
     origins = None if any(not walk.origin.get(o) for o in differing) else \
         {n for o in differing for n in walk.origin[o]}
     rows, masked = outcome.reaching(walk.nodes, origins) if differing else ([], walk.nodes)
-    if outcome.rounding_only(rows):  # the outputs differ by summation order only: they agree (issue 45)
+    rounding = outcome.rounding_only(rows)
+    if rounding:  # the outputs differ by summation order only: they agree (issue 45)
         rows, masked, differing = [], walk.nodes, []
+        for o in outputs:
+            o["agrees_by"] = "accumulation-order" if o["differing"] else None
     body = {
         "verdict": outcome.verdict(bool(differing), rows),
         "engines": [{"name": e, "version": runs.info[e]["version"], "precision": runs.info[e]["precision"],
@@ -261,7 +264,7 @@ def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Opti
         "first_divergence": {"node": rows[0]["node"], "op": rows[0]["op"]} if rows else
         (walk.first if differing else None),
         "nodes": rows,
-        "masked": outcome.masked_section(masked),
+        "masked": outcome.masked_section(masked, rounding),
         "layout": runs.layout,
         "subgraphs": runs.views,
         "patterns": {p: PATTERNS[p].summary for p in sorted({n["pattern"] for n in walk.nodes if n["pattern"]})},
