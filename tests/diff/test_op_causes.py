@@ -217,3 +217,39 @@ def test_int64_as_int32_names_only_the_wrap():
     assert op_causes.int64_as_int32(site, (0,))[0] == "inference-precision"
     site.outs["b"] = np.array([-1294967295], np.int64)
     assert op_causes.int64_as_int32(site, (0,)) is None
+
+
+def _site(op, attrs, x, outs, extra=()):
+    return Site(op, attrs, 17, {e: [x, *extra] for e in outs}, {e: np.asarray(o) for e, o in outs.items()})
+
+
+ROW = np.array([[1, NAN, 2, 3]], np.float32)
+WINDOW = np.array([[[1, NAN, 2]]], np.float32)
+ABSENT = {  # id -> (site, witness, the rule's answer): each rule refuses an output none of its readings gives
+    "softmax-row-nan-but-a-third-value": (_site("Softmax", {"axis": -1}, ROW,
+                                                {"a": [[NAN] * 4], "b": [[.5, NAN, 0, 0]]}), (0, 0), None),
+    "softmax-finite-row": (_site("Softmax", {"axis": -1}, np.ones((1, 4), np.float32),
+                                 {"a": [[.25] * 4], "b": [[0.0] * 4]}), (0, 0), None),
+    "softmax-row-nan-read": (_site("Softmax", {"axis": -1}, ROW, {"a": [[NAN] * 4], "b": [[0, NAN, 0, 0]]}), (0, 0),
+                             "nan-through-softmax"),
+    "maxpool-a-number-not-in-the-window": (_site("MaxPool", {"kernel_shape": [3]}, WINDOW, {"a": [[[NAN]]],
+                                                                                            "b": [[[2.5]]]}),
+                                           (0, 0, 0), None),
+    "maxpool-a-number-of-the-window": (_site("MaxPool", {"kernel_shape": [3]}, WINDOW, {"a": [[[NAN]]],
+                                                                                        "b": [[[2.0]]]}),
+                                       (0, 0, 0), "nan-through-max"),
+    "reducemax-no-nan-in-the-row": (_site("ReduceMax", {"axes": [1], "keepdims": 0}, np.ones((1, 4), np.float32),
+                                          {"a": [1.0], "b": [2.0]}), (0,), None),
+    "cast-in-range": (_site("Cast", {"to": T.INT64}, np.array([2.5], np.float32), {"a": [2], "b": [3]}), (0,), None),
+    "cast-neg-inf-to-a-value-no-engine-gives": (_site("Cast", {"to": T.INT64}, np.array([-INF], np.float32),
+                                                      {"a": [np.iinfo(np.int64).min], "b": [7]}), (0,), None),
+    "cast-neg-inf": (_site("Cast", {"to": T.INT64}, np.array([-INF], np.float32),
+                           {"a": [np.iinfo(np.int64).min], "b": [-(2 ** 31)]}), (0,), "cast-out-of-range"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ABSENT), ids=sorted(ABSENT))
+def test_rules_check_their_witness(case):
+    site, idx, want = ABSENT[case]
+    found = op_causes.element(site, idx)
+    assert (found[0] if found else None) == want

@@ -150,7 +150,7 @@ def element(site: Site, idx: tuple[int, ...]) -> Found | None:
     for rule in RULES:
         try:
             found = rule(site, idx)
-        except (KeyError, IndexError, ValueError, TypeError):  # a form of the op a rule does not read: no cause
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError):  # a form a rule does not read: no cause
             found = None
         if found:
             return found
