@@ -12,9 +12,16 @@ def test_drop_a_model_on_the_diff_zone(page, server, output_dir, screenshot):
     data = list(M.relu_chain())
     open_model_view(page, server)
     drop_file(page, "#diff-dropzone", "relu.onnx", data)
-    expect(page.locator(".diff-verdict strong")).to_have_text("explained", timeout=60_000)
-    expect(page.locator(".diff-first")).to_have_text("First divergence: relu_1 (Relu)")
-    row = page.locator(".diff-table tbody tr")
+    # Issue 44: the verdict is about the outputs on an ordinary sample (equal); the Relu's NaN is the edge
+    # probe's, in its own section.
+    expect(page.locator(".diff-verdict strong")).to_have_text("equal", timeout=60_000)
+    expect(page.locator(".diff-first")).to_have_text("No divergence.")
+    edge = page.locator(".diff-edge")
+    expect(edge.locator(".edge-verdict strong")).to_have_text("explained")
+    expect(edge.locator(".edge-first")).to_have_text("First divergence: relu_1 (Relu)")
+    expect(page.locator("#status")).to_contain_text(
+        "Diff of relu.onnx: equal (edge probe: explained, first divergence at relu_1)")
+    row = edge.locator(".diff-table tbody tr")
     expect(row).to_have_count(1)
     expect(row.locator("td").nth(4)).to_have_text("nan-input")
     expect(row.locator("td").nth(5)).to_contain_text("input nan → onnxruntime nan, openvino 0")

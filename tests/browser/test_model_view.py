@@ -6,7 +6,9 @@ phone without sideways scrolling, and every output says which reading it shows."
 
 from __future__ import annotations
 
+import copy
 import functools
+import json
 import re
 import tomllib
 import urllib.request
@@ -111,19 +113,27 @@ def test_example_model_scan_and_diff(page, server, screen, screenshot):
     assert not re.search(r"\b(null|undefined)\b", view.inner_text()), view.inner_text()
     expect(page.locator(".scan-table tbody tr")).to_have_count(int(
         re.search(r"(\d+) clips?", page.locator(".scan-table caption").inner_text()).group(1)))
+    # Issue 44: the example's outputs agree on an ordinary sample, so its differences are the edge probe's; the
+    # graph below is the edge section's (the main one is drawn only when the served body has one).
+    expect(page.locator("#graph-detail")).to_have_count(1 if served(server, "diff")["graph"] else 0)
+    edge = page.locator(".diff-edge")
+    expect(edge.locator(".edge-verdict strong")).to_have_text(served(server, "diff")["edge"]["verdict"])
+    # Two graphs may share the page: every element id is unique.
+    assert page.evaluate("() => { const ids = [...document.querySelectorAll('[id]')].map((e) => e.id);"
+                         " return ids.length === new Set(ids).size; }")
     # The graph: the first divergence marked, introduced nodes marked, inherited ones shaded.
-    first = re.match(r"First divergence: (\S+)", page.locator(".diff-first").inner_text()).group(1)
-    expect(page.locator("svg.graph .gnode.first")).to_have_attribute("data-node", first)
-    assert page.locator("svg.graph .origin-introduced").count() >= 1
-    inherited = page.locator("svg.graph .origin-inherited")
+    first = re.match(r"First divergence: (\S+)", edge.locator(".edge-first").inner_text()).group(1)
+    expect(edge.locator("svg.graph .gnode.first")).to_have_attribute("data-node", first)
+    assert edge.locator("svg.graph .origin-introduced").count() >= 1
+    inherited = edge.locator("svg.graph .origin-inherited")
     assert inherited.count() >= 1
-    for name in page.locator(".diff-table tbody tr").evaluate_all("(rows) => rows.map((r) => r.dataset.node)"):
-        expect(page.locator(f'svg.graph .gnode-op[data-node="{name}"]')).to_have_count(1)
+    for name in edge.locator(".diff-table tbody tr").evaluate_all("(rows) => rows.map((r) => r.dataset.node)"):
+        expect(edge.locator(f'svg.graph .gnode-op[data-node="{name}"]')).to_have_count(1)
     # The first divergence is shown at once; a click on an inherited node shows its cause and witness.
-    expect(page.locator("#graph-detail h4")).to_contain_text(first)
+    expect(page.locator("#edge-graph-detail h4")).to_contain_text(first)
     inherited.first.click()
     node = inherited.first.get_attribute("data-node")
-    detail = page.locator("#graph-detail")
+    detail = page.locator("#edge-graph-detail")
     expect(detail.locator("h4")).to_contain_text(node)
     expect(detail.locator(".detail-cause .badge")).to_be_visible()
     expect(detail.locator(".detail-witness")).to_contain_text("at [")
@@ -131,9 +141,9 @@ def test_example_model_scan_and_diff(page, server, screen, screenshot):
     # The table's node names show the same detail.
     page.get_by_role("button", name=f"Show {first} in the graph").click()
     expect(detail.locator("h4")).to_contain_text(first)
-    expect(page.locator(f'svg.graph .gnode-op[data-node="{first}"]')).to_have_class(re.compile("selected"))
+    expect(edge.locator(f'svg.graph .gnode-op[data-node="{first}"]')).to_have_class(re.compile("selected"))
     # Keyboard: a node is a focusable button.
-    page.locator(f'svg.graph .gnode-op[data-node="{node}"]').focus()
+    edge.locator(f'svg.graph .gnode-op[data-node="{node}"]').focus()
     page.keyboard.press("Enter")
     expect(detail.locator("h4")).to_contain_text(node)
     # Readable badges everywhere in the view (scan status, cause), at this size.
@@ -142,7 +152,7 @@ def test_example_model_scan_and_diff(page, server, screen, screenshot):
     # Cause and witness reachable without scrolling sideways.
     assert_no_sideways_scroll(page, width)
     for selector in (".diff-table td[data-label=Cause] .badge", ".diff-table td[data-label=Witness]",
-                     ".scan-table td.notes-cell", "#graph-detail"):
+                     ".scan-table td.notes-cell", "#edge-graph-detail"):
         assert_within(page, selector, width)
     page.evaluate("() => document.activeElement && document.activeElement.blur()")  # no focus ring in the picture
     screenshot(page, f"model-view-{screen}")
@@ -209,12 +219,15 @@ def test_a_large_model_shows_the_neighbourhood_of_the_difference(page, server):
     open_inspector(page, server)
     page.get_by_role("button", name=MODEL_VIEW, exact=True).click()
     drop_file(page, "#diff-dropzone", "long.onnx", list(long_chain(150, 150)))
-    expect(page.locator(".graph-legend .hint")).to_contain_text("the model is large", timeout=60_000)
-    expect(page.locator(".graph-legend .hint")).to_contain_text("of 301 nodes")
-    expect(page.locator('svg.graph .gnode.first')).to_have_attribute("data-node", "clip_mid")
-    assert page.locator("svg.graph .gnode-op").count() < 20
-    assert page.locator("svg.graph .gnode-stub").count() == 2  # cut above and below
-    expect(page.locator("#graph-detail .detail-cause .badge")).to_have_text("nan-input")
+    # Issue 44: the clip differs on the edge probe's NaN, not on the ordinary sample: its graph is the edge
+    # section's.
+    edge = page.locator(".diff-edge")
+    expect(edge.locator(".graph-legend .hint")).to_contain_text("the model is large", timeout=60_000)
+    expect(edge.locator(".graph-legend .hint")).to_contain_text("of 301 nodes")
+    expect(edge.locator('svg.graph .gnode.first')).to_have_attribute("data-node", "clip_mid")
+    assert edge.locator("svg.graph .gnode-op").count() < 20
+    assert edge.locator("svg.graph .gnode-stub").count() == 2  # cut above and below
+    expect(page.locator("#edge-graph-detail .detail-cause .badge")).to_have_text("nan-input")
 
 
 def test_a_missing_engine_names_the_install_command(page, server):
@@ -230,6 +243,59 @@ def test_a_missing_engine_names_the_install_command(page, server):
     expect(hint).to_contain_text('pip install -e ".[diff]"')
     expect(page.locator("#diff-errors")).not_to_contain_text("cannot load the model")
     expect(page.locator(".scan-table")).to_be_visible(timeout=60_000)  # the scan needs no engine
+
+
+def canned_diff(page, body: dict) -> None:
+    """The page's diff request answered with `body` (a served body changed to the case under test)."""
+    page.route("**/v1/models/diff*", lambda route: route.fulfill(status=200, content_type="application/json",
+                                                                 body=json.dumps(body)))
+
+
+@pytest.mark.parametrize("screen", list(SCREENS), ids=list(SCREENS))
+def test_a_masked_difference_is_shown_as_masked(page, server, screen, screenshot):
+    """Issue 44: a difference inside the model that reaches no output is listed under "Masked inside the model",
+    with its summary and node table, beside an `equal` verdict and never in a failure's red."""
+    width, _ = sized(page, screen)
+    body = copy.deepcopy(served(server, "diff"))
+    hidden = copy.deepcopy(body["edge"]["nodes"][:2])
+    hidden[-1]["cause"] = None  # an unexplained masked node is still no failure
+    body |= {"verdict": "equal", "first_divergence": None, "nodes": [], "graph": None, "fails": False,
+             "masked": {"nodes": hidden, "summary": f"{len(hidden)} node(s) differ inside the model without "
+                        "reaching a differing output"}}
+    canned_diff(page, body)
+    try_example(page, server)
+    masked = page.locator(".diff-masked")
+    expect(masked.locator("h3")).to_have_text("Masked inside the model")
+    expect(masked.locator(".masked-summary")).to_have_text(body["masked"]["summary"])
+    expect(masked.locator(".diff-table tbody tr")).to_have_count(len(hidden))
+    expect(masked.locator("td[data-label=Cause] .badge").last).to_have_text("unexplained")
+    expect(masked.locator(".badge-bad")).to_have_count(0)
+    expect(page.get_by_role("button", name="Fix for openvino")).to_be_visible()  # masked clips can be fixed too
+    low = [c for c in contrasts(page, ".diff-masked .badge") if c["ratio"] < WCAG_AA]
+    assert not low, f"masked badges under {WCAG_AA}:1 at {screen}: {low}"
+    assert_no_sideways_scroll(page, width)
+    for selector in (".diff-masked td[data-label=Cause] .badge", ".diff-masked td[data-label=Witness]"):
+        assert_within(page, selector, width)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    screenshot(page, f"model-view-masked-{screen}")
+
+
+def test_an_edge_probe_error_names_its_message(page, server):
+    """The edge probe's own error is shown in its section; the verdict about the outputs stands, and with nothing
+    differing anywhere there is no fix to offer."""
+    body = copy.deepcopy(served(server, "diff"))
+    body |= {"verdict": "equal", "first_divergence": None, "nodes": [], "graph": None,
+             "masked": {"nodes": [], "summary": None},
+             "edge": {"verdict": "error", "error": {"message": "openvino cannot Cast NaN to int64", "loc": "engine"},
+                      "inputs": None, "method": None, "outputs": [], "first_divergence": None, "nodes": [],
+                      "masked": {"nodes": [], "summary": None}, "layout": [], "graph": None}}
+    canned_diff(page, body)
+    try_example(page, server)
+    edge = page.locator(".diff-edge")
+    expect(edge.locator(".edge-verdict strong")).to_have_text("error")
+    expect(edge.locator(".edge-error")).to_contain_text("openvino cannot Cast NaN to int64")
+    expect(page.locator(".diff-masked")).to_have_count(0)
+    expect(page.locator("#fix-bar")).to_be_hidden()
 
 
 def test_every_engine_output_names_its_reading(page, server):

@@ -47,6 +47,16 @@ def test_explained_relu(client):
     assert failing["fails"] is True and failing["fail_on"] == ["edge"]
 
 
+def test_the_edge_section_has_its_own_graph(client):
+    """The inspector draws the edge pass too: its graph holds the edge section's first divergence, while the
+    ordinary pass, where nothing differs, has none."""
+    body = post(client, M.relu_chain()).json()
+    assert body["graph"] is None
+    graph = body["edge"]["graph"]
+    assert graph is not None and graph["scope"] == "paths"
+    assert body["edge"]["first_divergence"]["node"] in {n["name"] for n in graph["nodes"]}
+
+
 def test_given_inputs_and_three_engines(client):
     x = np.array([-np.inf, 1.0, 2.0, 3.0], np.float32)
     r = post(client, M.clip_chain(None, 6.0), npz(x=x), "?engine=onnxruntime&engine=onnx-reference")

@@ -52,3 +52,20 @@ def test_the_answer_is_bounded():
     g = graph_view.view(plan, body(*(x.name for x in nodes)))
     assert g["truncated"] and len(g["nodes"]) == graph_view.MAX_NODES
     assert all(len(x["name"]) <= graph_view.MAX_NAME and len(x["inputs"]) <= graph_view.MAX_PORTS for x in g["nodes"])
+
+
+def test_the_edge_section_is_drawn_from_the_edge_passs_own_plan(monkeypatch):
+    """diff_body draws `edge.graph` from the plan the edge pass read, not the ordinary pass's: an If on a graph
+    input may take another branch on the edge sample, so its nodes can differ. No edge plan (the probe's own
+    error): no edge graph."""
+    from clipbridge.diff import isolated, report, run
+
+    ordinary, edge_plan = chain(3), chain(5)
+    edge = {"verdict": "explained", "nodes": [{"node": "n4"}], "first_divergence": {"node": "n4", "op": "Relu"}}
+    runs = run.Runs(plan=ordinary, values={}, info={}, edge_plan=edge_plan)
+    monkeypatch.setattr(report, "diff", lambda *a: ({**body(), "edge": dict(edge)}, runs))
+    out = isolated.diff_body(b"", None, run.Options(), graph=True)
+    assert out["graph"] is None and out["edge"]["graph"]["total_nodes"] == 5
+    assert "n4" in [n["name"] for n in out["edge"]["graph"]["nodes"]]
+    runs.edge_plan = None
+    assert isolated.diff_body(b"", None, run.Options(), graph=True)["edge"]["graph"] is None

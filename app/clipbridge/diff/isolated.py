@@ -43,4 +43,7 @@ def diff_body(model: bytes, npz: bytes | None, opts: run.Options, graph: bool = 
     body, runs = sets.diff(run.direct, model, npzs, opts) if npzs else report.diff(run.direct, model, npz, opts)
     if graph:
         body["graph"] = graph_view.view(runs.plan, body)
+        if body.get("edge") is not None:  # the edge pass's own plan: an If may take another branch there
+            edge_plan = runs.edge_plan
+            body["edge"]["graph"] = graph_view.view(edge_plan, body["edge"]) if edge_plan is not None else None
     return bounded(body)

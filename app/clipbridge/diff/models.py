@@ -144,6 +144,9 @@ class DiffEdge(_Strict):
     nodes: list[DiffNode]
     masked: DiffMasked
     layout: list[DiffLayout]
+    graph: DiffGraph | None = Field(default=None, description="the API only: the part of the graph the inspector "
+                                    "draws for the edge pass (app/clipbridge/diff/graph_view.py); null when "
+                                    "nothing differs there")
 
 
 class DiffResponse(_Strict):

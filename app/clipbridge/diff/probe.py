@@ -19,18 +19,20 @@ SAMPLES = ("ordinary", "edge")
 KEPT = ("verdict", "inputs", "outputs", "first_divergence", "nodes", "masked", "layout", "method")
 
 
-def edge(one: Callable[..., tuple[dict, Any]], execute: Any, model: bytes, opts: Any) -> dict[str, Any]:
-    """The edge section: `one` (clipbridge.diff.report.sample) run on the edge sample with the same seed. An
-    error of the probe's own (an engine that cannot run a NaN through an integer Cast) is reported there, and
-    never takes the ordinary verdict with it."""
+def edge(one: Callable[..., tuple[dict, Any]], execute: Any, model: bytes, opts: Any) -> tuple[dict[str, Any], Any]:
+    """The edge section and the plan its pass read (None on an error): `one` (clipbridge.diff.report.sample) run
+    on the edge sample with the same seed. The plan is returned because it is not always the ordinary pass's: an
+    If whose condition is a graph input takes the branch the edge sample chooses, so the inspector's graph of the
+    edge section is drawn from this plan. An error of the probe's own (an engine that cannot run a NaN through
+    an integer Cast) is reported there, and never takes the ordinary verdict with it."""
     probe_opts = dataclasses.replace(opts, sample="edge", probe="off")
     try:
-        body, _ = one(execute, model, None, probe_opts)
+        body, runs = one(execute, model, None, probe_opts)
     except ClipBridgeError as exc:
         return {"verdict": "error", "error": {"message": exc.message, "loc": exc.loc}, "inputs": None,
                 "outputs": [], "first_divergence": None, "nodes": [], "masked": {"nodes": [], "summary": None},
-                "layout": [], "method": None}
-    return {k: body[k] for k in KEPT}
+                "layout": [], "method": None}, None
+    return {k: body[k] for k in KEPT}, runs.plan
 
 
 def check(probe: str, sample: str, prefix: str = "") -> None:

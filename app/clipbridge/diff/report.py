@@ -216,7 +216,7 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
     if opts.probe == "edge" and body["method"] != "precision-trace":
         # At the shapes the ordinary pass ran (an .npz's own: a batch of 8 is probed at batch 8).
         shaped = tuple((k, tuple(v.shape)) for k, v in runs.plan.feeds.items()) if runs.plan.given else opts.shapes
-        body["edge"] = probe.edge(sample, execute, model, dataclasses.replace(opts, shapes=shaped))
+        body["edge"], runs.edge_plan = probe.edge(sample, execute, model, dataclasses.replace(opts, shapes=shaped))
     body["fail_on"] = list(opts.fail_on)
     body["fails"] = outcome.fails(body, tuple(opts.fail_on))
     return body, runs

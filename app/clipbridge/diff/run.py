@@ -86,6 +86,9 @@ class Runs:
     model: bytes | None = None  # the model the marked runs, bisection and replays read (clipbridge.diff.subgraphs)
     views: list[dict] = field(default_factory=list)  # each If/Loop/Scan: walked or not, and why
     layout: list[dict] = field(default_factory=list)  # scan outputs reshaped to one layout (clipbridge.diff.layout)
+    # The edge probe's plan (clipbridge.diff.probe), kept for the inspector's graph of the edge section: its
+    # values are not kept, so the edge pass's tensors are freed as soon as it is compared.
+    edge_plan: child.Plan | None = None
 
 
 def marks(plan: child.Plan) -> list[str]:

@@ -10,6 +10,16 @@ import { observedLabel } from './readings.js';
 const REFERENCE = 'onnxruntime';
 const TARGET = 'openvino';
 let files = [];
+let result = null; // the diff's body on screen (diff.js's diff-result event)
+
+/** Whether the diff found a clip difference a fix can rewrite: in the verdict's nodes, the masked ones or the edge
+ * probe's (the fix route runs the edge values itself, so a model equal on ordinary inputs can still need one). */
+export function fixable(res) {
+  if (!res) return false;
+  const e = res.edge || {};
+  const nodes = [res.nodes, res.masked && res.masked.nodes, e.nodes, e.masked && e.masked.nodes];
+  return nodes.some((list) => (list || []).some((n) => n.cause !== 'not-a-clip'));
+}
 
 function report(res) {
   const c = res.cost;
@@ -65,7 +75,11 @@ export function initFix() {
   const diffOut = byId('diff-out');
   if (!zone || !diffOut) return;
   const remember = (list) => { if (list && list.length) files = [...list]; };
-  zone.addEventListener('diff-files', (event) => remember(event.detail)); // diff.js: chosen, dropped or the example
+  zone.addEventListener('diff-files', (event) => { // diff.js: chosen, dropped or the example
+    remember(event.detail);
+    result = null;
+  });
+  zone.addEventListener('diff-result', (event) => { result = event.detail; });
   const bar = h('div', { id: 'fix-bar', hidden: true },
     h('button', { id: 'fix-button', type: 'button', text: `Fix for ${TARGET}` }),
     h('span', { class: 'hint', text: ` Writes a model that computes on ${TARGET} what the original computes on `
@@ -74,9 +88,10 @@ export function initFix() {
   const out = h('div', { id: 'fix-out', class: 'scan-out', 'aria-live': 'polite' });
   diffOut.after(bar, errors, out);
   byId('fix-button').addEventListener('click', () => runFix(out, errors));
-  // The button shows once a diff result is on screen for a model this page still holds.
+  // The button shows once a diff result with something to fix is on screen for a model this page still holds.
   new MutationObserver(() => {
-    bar.hidden = !(diffOut.querySelector('.diff-verdict') && files.some((f) => /\.onnx$/i.test(f.name)));
+    bar.hidden = !(diffOut.querySelector('.diff-verdict') && fixable(result)
+      && files.some((f) => /\.onnx$/i.test(f.name)));
     out.replaceChildren();
     errors.replaceChildren();
   }).observe(diffOut, { childList: true });

@@ -97,9 +97,9 @@ function drawNode(id, v, first, select) {
   return g;
 }
 
-function drawEdge(points) {
+function drawEdge(points, arrow) {
   const d = points.map((p, i) => `${i ? 'L' : 'M'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ');
-  return s('path', { d, class: 'gedge', 'marker-end': 'url(#garrow)' });
+  return s('path', { d, class: 'gedge', 'marker-end': `url(#${arrow})` });
 }
 
 /** 'neighbourhood-3' -> 'the nodes within 3 steps'; 'differing' -> 'the differing nodes alone'. */
@@ -123,28 +123,32 @@ function legend(graph) {
 
 /**
  * The graph block: the drawing, its legend, and the detail panel that detail(name) fills. first: the first
- * divergence's node name; rows: Map node name -> DiffNode; detail(name) -> the panel's content.
+ * divergence's node name; rows: Map node name -> DiffNode; detail(name) -> the panel's content. id: the prefix of
+ * the block's element ids (`${id}-detail`, `${id}-arrow`), so that two graphs on one page (the diff and its edge
+ * probe) keep their ids unique; title: the block's heading; label: the drawing's accessible name.
  */
-export function diffGraph(graph, rows, first, detail) {
+export function diffGraph(graph, rows, first, detail,
+  { id = 'graph', title = 'Graph of the difference', label = 'Graph of the differing nodes' } = {}) {
   const g = build(graph, rows);
   const { width: W, height: H } = g.graph();
-  const panel = h('div', { id: 'graph-detail', class: 'graph-detail', 'aria-live': 'polite' });
+  const arrow = `${id}-arrow`;
+  const panel = h('div', { id: `${id}-detail`, class: 'graph-detail', 'aria-live': 'polite' });
   const svg = s('svg', { class: 'graph', viewBox: `0 0 ${Math.ceil(W)} ${Math.ceil(H)}`, width: Math.ceil(W),
-    height: Math.ceil(H), role: 'group', 'aria-label': 'Graph of the differing nodes' });
+    height: Math.ceil(H), role: 'group', 'aria-label': label });
   const select = (name) => {
     for (const el of svg.querySelectorAll('.gnode-op')) el.classList.toggle('selected', el.dataset.node === name);
     panel.replaceChildren(...detail(name));
   };
-  svg.append(s('defs', {}, s('marker', { id: 'garrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7,
+  svg.append(s('defs', {}, s('marker', { id: arrow, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7,
     markerHeight: 7, orient: 'auto-start-reverse' }, s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'garrow' }))));
-  svg.append(...g.edges().map((e) => drawEdge(g.edge(e).points)));
+  svg.append(...g.edges().map((e) => drawEdge(g.edge(e).points, arrow)));
   svg.append(...g.nodes().map((id) => drawNode(id, g.node(id), first, select)));
   const box = h('div', { class: 'graph-box' }, svg);
   // Wider than about twice the box, a scaled-down drawing is unreadable: it keeps its size and scrolls in the box.
   requestAnimationFrame(() => box.classList.toggle('wide', W > 2 * box.clientWidth));
   const start = first || (graph.nodes.find((n) => rows.has(n.name)) || {}).name;
   if (start) select(start);
-  const wrap = h('div', { class: 'graph-wrap' }, h('h3', { text: 'Graph of the difference' }),
+  const wrap = h('div', { class: 'graph-wrap' }, h('h3', { text: title }),
     h('div', { class: 'graph-grid' }, h('div', {}, box, legend(graph)), panel));
   wrap.showNode = (name) => { // the table's node buttons: the same detail, and the drawing brought into view
     select(name);
