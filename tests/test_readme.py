@@ -47,6 +47,10 @@ SKIPPED.update({
                                "host (OpenVINO computes float16 in f32 without avx512_fp16); "
                                "tests/diff/test_outputs_verdict.py runs it and derives the expectation from the host",
     "clipbridge diff dyn.onnx": "a dynamic-batch torch export that tests/diff/test_shapes.py builds and diffs at batch 8",
+    "clipbridge diff mm.onnx": "a MatMul whose sums cancel, built by tests/diff/test_op_causes.py, which diffs it "
+                               "(accumulation-order, equal) with the engines' own difference measured first",
+    "clipbridge diff softmax.onnx": "a Softmax over NaN and +inf rows, built by tests/diff/test_op_causes.py, "
+                                    "which diffs it where the engines differ on the host",
 })
 MARK = "@@clipbridge-readme-command-end@@"
 

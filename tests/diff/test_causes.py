@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clipbridge.diff import causes
+from clipbridge.diff import causes, outcome
 from clipbridge.scan.patterns import ClipLike
 from clipbridge.diff.report import verdict
 
@@ -95,3 +95,21 @@ def test_node_cause_refuses_when_any_element_is_unexplained():
 ])
 def test_verdict(nodes, first, outputs_differ, want):
     assert verdict([{"differing": int(outputs_differ)}], nodes, first) == want
+
+
+ACC = {"origin": "introduced", "cause": "accumulation-order", "causes": {"accumulation-order": 3}}
+
+
+@pytest.mark.parametrize("rows, want", [
+    pytest.param([ACC], True, id="accumulation-only"),
+    pytest.param([ACC, {"origin": "inherited", "cause": "accumulation-order", "causes": {"accumulation-order": 1}}],
+                 True, id="and-inherited-from-it"),
+    pytest.param([ACC, {"origin": "introduced", "cause": "nan-input", "causes": {"nan-input": 1}}], False,
+                 id="beside-another-cause"),
+    pytest.param([{"origin": "inherited", "cause": "accumulation-order",
+                   "causes": {"accumulation-order": 1, "unexplained": 1}}], False, id="inherited-from-more"),
+    pytest.param([], False, id="nothing-reaches"),
+])
+def test_rounding_only_counts_as_agreeing(rows, want):
+    """Issue 45: outputs that differ only through accumulation-order nodes (within their bound) agree."""
+    assert outcome.rounding_only(rows) is want

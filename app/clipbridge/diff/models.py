@@ -58,6 +58,9 @@ class DiffOutput(_Strict):
     total: int
     tolerance: dict[str, Any] | None = Field(default=None, description="the rtol, atol this output was compared "
                                              "with, and their source (--tolerance NAME, *, --rtol/--atol, default)")
+    agrees_by: str | None = Field(default=None, description="why a differing output counts as agreeing: "
+                                  "'accumulation-order' when it differs only through sums within their rounding "
+                                  "bound (docs/diff.md); null otherwise")
 
 
 class DiffNodeRef(_Strict):
@@ -81,7 +84,8 @@ class DiffNode(_Strict):
     origin: Literal["introduced", "inherited"] | None
     cause: Literal["nan-input", "bound-rounding", "default-bound", "min-greater-than-max", "float16-bound-overflow",
                    "inference-precision", "not-a-clip", "quantize-saturation", "quantize-rounding",
-                   "float16-overflow", "underflow-to-zero", "inf-minus-inf", "inf-times-zero"] | None
+                   "float16-overflow", "underflow-to-zero", "inf-minus-inf", "inf-times-zero",
+                   "nan-through-softmax", "nan-through-max", "cast-out-of-range", "accumulation-order"] | None
     causes: dict[str, int] | None = None
     replay_differing: int | None = None
     inherited_from: list[str] | None = None

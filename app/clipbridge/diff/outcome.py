@@ -31,6 +31,13 @@ def reaching(rows: list[dict[str, Any]], origins: set[str] | None) -> tuple[list
     return keep, masked
 
 
+def rounding_only(rows: list[dict[str, Any]]) -> bool:
+    """Every reaching row is `accumulation-order` (within its summation bound), or inherited from such only:
+    the outputs differ by the order of summation, which counts as agreeing (issue 45)."""
+    return bool(rows) and all(r.get("cause") == "accumulation-order" and set(r.get("causes") or {}) <=
+                              {"accumulation-order"} for r in rows)
+
+
 def verdict(outputs_differ: bool, rows: list[dict[str, Any]]) -> str:
     """Issue 44 item 1: `equal` when no final output differs; else explained when every reaching introduced
     difference has a cause other than not-a-clip and every inherited one comes from such, else unexplained."""
@@ -42,16 +49,19 @@ def verdict(outputs_differ: bool, rows: list[dict[str, Any]]) -> str:
     return "explained" if all(n["cause"] for n in rows) else "unexplained"
 
 
-def masked_section(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The nodes that differ inside the model while no differing output shows it, and one line saying so."""
+def masked_section(rows: list[dict[str, Any]], rounding: bool = False) -> dict[str, Any]:
+    """The nodes that differ inside the model while no differing output shows it, and one line saying so
+    (`rounding`: the outputs differ only through accumulation-order nodes, which count as agreeing)."""
     if not rows:
         return {"nodes": [], "summary": None}
     causes: dict[str, int] = {}
     for r in rows:
         causes[r.get("cause") or "unexplained"] = causes.get(r.get("cause") or "unexplained", 0) + 1
     named = ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1]))
-    return {"nodes": rows, "summary": f"{len(rows)} node(s) differ inside the model without reaching a differing "
-                                      f"output ({named}); --fail-on masked makes them fail"}
+    reach = ("whose differences reach the outputs only within the summation bound, counted as agreeing"
+             if rounding else "without reaching a differing output")
+    return {"nodes": rows, "summary": f"{len(rows)} node(s) differ inside the model {reach} ({named}); "
+                                      "--fail-on masked makes them fail"}
 
 
 def fails(body: dict[str, Any], fail_on: tuple[str, ...]) -> bool:

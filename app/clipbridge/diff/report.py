@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import causes, outcome, precision, probe, quantized, run, tolerance, trace
+from clipbridge.diff import causes, op_causes, outcome, precision, probe, quantized, run, tolerance, trace
 from clipbridge.diff import plain as plain_runs
 from clipbridge.engines import threads
 from clipbridge.diff.child import NodeInfo
+from clipbridge.diff.sites import Graph
 from clipbridge.scan.patterns import PATTERNS
 from clipbridge.core.numbers import wire_number
 
@@ -34,6 +35,7 @@ class Walk:
         self.nodes: list[dict[str, Any]] = []
         self.first: dict[str, str] | None = None
         self.replays = 0
+        self.graph = Graph(runs.model or model)  # attributes and constants, read when a rule beyond clips needs them
         if quantized.has_qdq([n.op for n in runs.plan.nodes]):  # each clip-like node's int8 grid, if any
             quantized.attach(runs.plan.clips, execute("diff:prepare", quantized.grids, runs.model or model))
 
@@ -103,12 +105,27 @@ class Walk:
             return self._row(n, mask, origin="introduced", cause=None, witness=None,
                              detail=f"{n.op} body not walked ({body['graph']}): {body['reason']}")
         out = n.outputs[0]
+        beyond = self._beyond_clips(n, mask)
+        if beyond is not None:
+            return beyond
         note = causes.narrower(self._kernels(), self._precisions(), n.name, self._dtype(out)) or \
             precision.other(self._precisions(), precision.float_type(self._dtype(t) for t in [*n.inputs, out] if t))
         flat = int(np.flatnonzero(mask.reshape(-1))[0])
         witness = self._captured_witness(n, out, flat)
         return self._row(n, mask, origin="introduced", cause="inference-precision" if note else "not-a-clip",
                          detail=note, witness=witness)
+
+    def _beyond_clips(self, n: NodeInfo, mask: np.ndarray) -> dict[str, Any] | None:
+        """A rule beyond clips (clipbridge.diff.op_causes) that explains every differing element, witnessed."""
+        if n.op not in op_causes.OPS and self._dtype(n.outputs[0]) != "int64":  # int64: int64_as_int32, any op
+            return None
+        site = self.graph.site(n, {e: {**self.runs.plan.feeds, **self.runs.values[e]} for e in self.opts.engines})
+        found = op_causes.node_cause(site, mask) if site is not None else None
+        if found is None:
+            return None
+        cause, flat, detail, counts = found
+        return self._row(n, mask, origin="introduced", cause=cause, causes=counts, detail=detail,
+                         witness=self._captured_witness(n, n.outputs[0], flat))
 
     def _captured_witness(self, n: NodeInfo, out: str, flat: int) -> dict[str, Any]:
         x = next((i for i in n.inputs if i and i not in self.runs.plan.constants), None)
@@ -224,6 +241,11 @@ def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Opti
     origins = None if any(not walk.origin.get(o) for o in differing) else \
         {n for o in differing for n in walk.origin[o]}
     rows, masked = outcome.reaching(walk.nodes, origins) if differing else ([], walk.nodes)
+    rounding = outcome.rounding_only(rows)
+    if rounding:  # the outputs differ by summation order only: they agree (issue 45)
+        rows, masked, differing = [], walk.nodes, []
+        for o in outputs:
+            o["agrees_by"] = "accumulation-order" if o["differing"] else None
     body = {
         "verdict": outcome.verdict(bool(differing), rows),
         "engines": [{"name": e, "version": runs.info[e]["version"], "precision": runs.info[e]["precision"],
@@ -242,7 +264,7 @@ def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Opti
         "first_divergence": {"node": rows[0]["node"], "op": rows[0]["op"]} if rows else
         (walk.first if differing else None),
         "nodes": rows,
-        "masked": outcome.masked_section(masked),
+        "masked": outcome.masked_section(masked, rounding),
         "layout": runs.layout,
         "subgraphs": runs.views,
         "patterns": {p: PATTERNS[p].summary for p in sorted({n["pattern"] for n in walk.nodes if n["pattern"]})},
