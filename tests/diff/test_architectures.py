@@ -56,12 +56,17 @@ def test_ordinary_inputs_decide_and_the_edge_probe_is_apart(name):
     feeds = inputs.generate(m, list(find(m).values()))  # the ordinary sample the diff ran on (same seed)
     assert all(np.isfinite(v).all() for v in feeds.values() if v.dtype.kind == "f")
     agree = _engines_agree(model, feeds)
-    assert (body["verdict"] == "equal") is agree, body["outputs"]
-    assert body["fails"] is (not agree)
+    # On a host where the outputs differ only by summation order (inside the γ_n bound, which
+    # tests/diff/test_op_causes.py checks against a float64 recomputation), `equal` is right though the plain
+    # tolerance above says they differ: each such output says so (agrees_by).
+    differing = [o for o in body["outputs"] if o["differing"]]
+    by_order = not agree and bool(differing) and all(o.get("agrees_by") == "accumulation-order" for o in differing)
+    assert (body["verdict"] == "equal") is (agree or by_order), body["outputs"]
+    assert body["fails"] is not (agree or by_order)
     assert body["inputs"]["sample"] == "ordinary" and body["inputs"]["seed"] == 20240
     reaching = {r["node"] for r in body["nodes"]}
     assert not reaching & {r["node"] for r in body["masked"]["nodes"]}
-    if agree:
+    if agree or by_order:
         assert body["nodes"] == [] and body["first_divergence"] is None
     edge = body["edge"]
     assert edge["inputs"]["sample"] == "edge" and edge["verdict"] in ("equal", "explained", "unexplained")
