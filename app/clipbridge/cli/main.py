@@ -7,16 +7,15 @@ import argparse
 import json
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from clipbridge.service.capabilities import capabilities
 from clipbridge.dialects import registry
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.cli import chain as chain_cli
 from clipbridge.cli import deprecated
+from clipbridge.cli.dialects import cmd_dialects
 from clipbridge.cli import diff as diff_cli
 from clipbridge.cli import fix as fix_cli
 from clipbridge.cli import fleet as fleet_cli
@@ -96,59 +95,6 @@ def _read_spec(where: str) -> object:
 
 def _no_constants(name: str) -> object:
     raise ValueError(f"bare {name} is not JSON; write it as a string, \"{name.lower()}\"")
-
-
-def cmd_dialects(args: argparse.Namespace) -> int:
-    body = capabilities()
-    if args.format == "json":
-        json.dump(body, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    rows = [["dialect", "version", "selects", "ranks", "dtypes"]]
-    for d in body["dialects"]:
-        rows += _version_rows(d["dialect"], d["versions"])
-    cli_output.print_wrapped(rows)
-    host = body["host"]
-    ov = host.get("openvino") or {}
-    named = [d["dialect"] for d in body["dialects"] if not d.get("in_defaults", True)]
-    notes = ["Defaults: " + ", ".join(":".join(str(v) for v in d["default_target"].values())
-                                      for d in body["dialects"])]
-    if named:
-        notes.append(f"Used when named (--target {named[0]}), not by default: {', '.join(named)}")
-    notes.append("Rules per version and the finding codes: clipbridge dialects --format json (or GET /v1/dialects)")
-    notes.append(f"This host: {host['machine']}, ISA {host['cpu_isa'] or 'unknown'}, OpenVINO bf16 variant "
-                 f"{host['openvino_bf16_variant']}, default inference precision "
-                 f"{ov.get('default_inference_precision', 'n/a (openvino not installed)')} "
-                 "(docs/host-differences.md)")
-    print()
-    for line in notes:  # wrapped like the table, to the same width
-        print(textwrap.fill(line, cli_output.TABLE_WIDTH, break_on_hyphens=False, subsequent_indent="  "))
-    return 0
-
-
-def _version_rows(dialect: str, versions: list[dict]) -> list[list[str]]:
-    """One row per run of consecutive versions that differ only in their name ("directml 3_0 to 4_1"), so
-    that the table stays short once it wraps to 100 columns."""
-    out: list[list[str]] = []
-    run: list[dict] = []
-
-    def key(v: dict) -> tuple:
-        return v["ranks"], tuple(v["dtypes"]), str(v["selects"]).replace(str(v["version"]), "{}")
-
-    def flush() -> None:
-        if run:
-            first, last = run[0], run[-1]
-            name = str(first["version"]) if len(run) == 1 else f"{first['version']} to {last['version']}"
-            selects = str(first["selects"]) if len(run) == 1 else \
-                str(first["selects"]).replace(str(first["version"]), name)
-            out.append([dialect, name, selects, str(first["ranks"]), " ".join(first["dtypes"])])
-            run.clear()
-    for v in versions:
-        if run and key(v) != key(run[-1]):
-            flush()
-        run.append(v)
-    flush()
-    return out
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
