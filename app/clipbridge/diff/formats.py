@@ -111,7 +111,7 @@ def _sample_lines(s: dict | None) -> list[str]:
     if not s:
         return []
     rows = [f"samples: {s['count']}; walked {s['walked']}"
-            + (f" (the first whose outputs differ)" if s["first_differing"] else " (no sample's outputs differ)")]
+            + (" (the first whose outputs differ)" if s["first_differing"] else " (no sample's outputs differ)")]
     for o in s["statistics"]:
         for e, st in o["engines"].items():
             keys = ("max_abs", "max_rel", "max_ulp", "cosine", "sqnr_db", "top1", "top5")

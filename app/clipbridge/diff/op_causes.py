@@ -12,7 +12,7 @@ readings measured for that op (tests/diff/test_op_causes.py re-measures them on 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 from onnx import helper

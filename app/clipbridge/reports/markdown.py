@@ -3,7 +3,7 @@ text escaped for a table cell. The only module that writes Markdown."""
 
 from __future__ import annotations
 
-from clipbridge.reports.view import Block, Code, Heading, Inline, Paragraph, Quote, Strong, Table
+from clipbridge.reports.view import Block, Code, Heading, Inline, Paragraph, Quote, Strong
 
 
 def cell(text: object) -> str:
