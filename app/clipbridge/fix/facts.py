@@ -1,6 +1,6 @@
-"""What each engine really does at a clip-like node, as measured on onnxruntime 1.32.0, OpenVINO 2026.4.1
-(CPU plugin) and onnx 1.21's reference evaluator. tests/fix/test_facts.py re-measures every entry on the
-installed engines, so a new engine release that changes one fails there first (docs/diff.md, "Fix").
+"""What each engine really does at a clip-like node, in the terms the fix's rules read: each function reads a row
+of the behaviour table (clipbridge.behaviour), where the fact, its source and the engine versions live once.
+tests/fix/test_facts.py re-measures every row used here on the installed engines (docs/diff.md, "Fix").
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ENGINES = ("onnxruntime", "openvino", "onnx-reference")
+from clipbridge import behaviour
+
+ENGINES = behaviour.ENGINES
 PROPAGATE = None  # a NaN input gives a NaN output
 
 
@@ -28,41 +30,49 @@ class Node:
     alpha: float = 0.2  # HardSigmoid
 
 
-def openvino_nan(n: Node) -> float | np.ndarray | None:
-    """OpenVINO CPU: Clamp (a Clip with constant bounds, min <= max) sends NaN to its lower bound, Relu and Max(x, c)
-    to 0/c, Min(x, c) to c, HardSigmoid to 1; a Clip whose bounds are dynamic or crossed becomes Minimum/Maximum
-    and propagates, as does Max/Min with the constant first (openvino#35839: operand order)."""
-    if n.kind in ("clip", "clip6"):
-        if n.dynamic or (n.lo is not None and n.hi is not None and n.lo > n.hi):
-            return PROPAGATE
-        return n.lo if n.lo is not None else default_bound("openvino", n.dtype, "min")
-    if n.kind == "relu":
-        return 0.0
-    if n.kind == "hardsigmoid":
-        return 1.0 if n.alpha > 0 else PROPAGATE  # measured for alpha > 0 only: no rule for the rest
-    if n.kind in ("max", "min"):
-        return n.const if n.x_first else PROPAGATE
-    return PROPAGATE
+OPENVINO_NAN_ROW = {"clip": "openvino-clamp-nan-to-lower", "clip6": "openvino-clamp-nan-to-lower",
+                    "relu": "openvino-relu-nan-to-zero", "hardsigmoid": "openvino-hardsigmoid-nan-to-one",
+                    "max": "openvino-max-nan-to-constant", "min": "openvino-min-nan-to-constant"}
+
+
+def nan_row(engine: str, n: Node) -> str | None:
+    """The behaviour row that says what `engine` gives for a NaN input at n (None: no row speaks, NaN stays)."""
+    if engine != "openvino":
+        return "nan-propagates-onnx"
+    if n.kind in ("clip", "clip6") and (n.dynamic or (n.lo is not None and n.hi is not None and n.lo > n.hi)):
+        return "openvino-clamp-dynamic-nan-propagates"
+    if n.kind == "hardsigmoid" and not n.alpha > 0:
+        return None  # the row is measured for alpha > 0 only
+    if n.kind in ("max", "min") and not n.x_first:
+        return "openvino-minmax-constant-first-propagates"
+    return OPENVINO_NAN_ROW.get(n.kind)
 
 
 def nan_output(engine: str, n: Node) -> float | np.ndarray | None:
-    """What `engine` gives for a NaN input at n: PROPAGATE (None) or the value it writes instead."""
-    if engine == "openvino":
-        return openvino_nan(n)
-    return PROPAGATE  # onnxruntime and the reference evaluator propagate NaN through every clip-like op measured
+    """What `engine` gives for a NaN input at n: PROPAGATE (None) or the value it writes instead (rows
+    nan-propagates-onnx and openvino-*-nan-*)."""
+    row = nan_row(engine, n)
+    r = behaviour.reading(row, engine) if row else "propagate"
+    if r == "lower":
+        return n.const if n.kind == "max" else (n.lo if n.lo is not None else default_bound(engine, n.dtype, "min"))
+    if r == "upper":
+        return n.const
+    return {"zero": 0.0, "one": 1.0}.get(r, PROPAGATE)
+
+
+def openvino_nan(n: Node) -> float | np.ndarray | None:
+    return nan_output("openvino", n)
 
 
 def thresholded_relu_drops_nan(engine: str) -> bool:
-    """ThresholdedRelu(alpha=0) as x > alpha ? x : 0: onnxruntime and onnx.reference send NaN (and -0, -inf) to +0,
-    float32 and float16; OpenVINO propagates NaN there."""
-    return engine in ("onnxruntime", "onnx-reference")
+    """Row thresholded-relu-drops-nan: whether ThresholdedRelu(alpha=0) gives 0 for NaN on `engine`."""
+    return behaviour.reading("thresholded-relu-drops-nan", engine) == "zero"
 
 
 def fuses_min_max_into_clamp(engine: str) -> bool:
-    """OpenVINO (ClampFusion) turns Min(hi, Max(lo, x)) with scalar constants, in either order or nesting, into one
-    Clamp, which sends NaN to lo, although each op alone with the constant first propagates NaN: so no rewrite to
-    Min/Max keeps NaN there. onnxruntime and onnx.reference propagate."""
-    return engine == "openvino"
+    """Row openvino-clamp-fusion: whether `engine` fuses Min/Max with scalar constants into one Clamp, so no
+    rewrite to Min/Max keeps NaN there."""
+    return behaviour.reading("openvino-clamp-fusion", engine) == "fuses"
 
 
 def nonnegative(n: Node) -> bool:
@@ -75,23 +85,21 @@ def nonnegative(n: Node) -> bool:
 
 
 def default_bound(engine: str, dtype: np.dtype, side: str) -> float:
-    """The value an engine uses for an omitted Clip-11+ bound: onnxruntime and OpenVINO write the spec's
-    lowest()/max() (float16: +-65504), onnx.reference keeps +-inf (its Clip skips the bound)."""
-    if engine == "onnx-reference":
+    """The value an engine uses for an omitted Clip-11+ bound (row omitted-bound-default)."""
+    if behaviour.reading("omitted-bound-default", engine) == "open":
         return -math.inf if side == "min" else math.inf
     info = np.finfo(dtype)
     return float(info.min if side == "min" else info.max)
 
 
 def loads_crossed_clip6(engine: str) -> bool:
-    """A Clip-6 with attributes min > max: onnxruntime (Clip_6Base: `min_ <= max_ was false`) and OpenVINO
-    (Clamp: `Attribute 'min' must be less or equal than 'max'`) refuse the model; onnx.reference runs it."""
-    return engine == "onnx-reference"
+    """Row clip6-crossed-refused: whether `engine` runs a Clip-6 with attributes min > max."""
+    return behaviour.reading("clip6-crossed-refused", engine) == "runs"
 
 
 def crossed_value(engine: str, n: Node) -> float | None:
-    """What a Clip with min > max gives on a clean input: every engine that runs one gives max (min(max(x, lo), hi))."""
-    return n.hi
+    """What a Clip with min > max gives on a clean input (row clip-min-greater-than-max)."""
+    return n.hi if behaviour.reading("clip-min-greater-than-max", engine) == "max" else n.lo
 
 
 def openvino_setting(inference_precision: str) -> dict[str, str]:

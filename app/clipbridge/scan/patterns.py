@@ -1,9 +1,9 @@
 """Clip-like ONNX ops: each a named pattern with the range it clips to and what each engine does with a NaN.
 
 A pattern is recognised from the node and the model's constants only (never from a run). Its per-engine
-NaN rule is what `predict` computes and what the diff's `nan-input` cause is checked against; each rule cites
-the text it implements or the measurement that established it (tests/diff/test_patterns.py re-measures
-them on the installed engines).
+NaN reading is a row of the behaviour table (clipbridge.behaviour): what the scan lists and what the diff's
+`nan-input` cause is checked against are the same row, so the two cannot disagree
+(tests/behaviour/test_agreement.py; tests/diff/test_patterns.py re-measures the rows on the installed engines).
 """
 
 from __future__ import annotations
@@ -13,60 +13,53 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import helper
 
+from clipbridge import behaviour
 from clipbridge.scan.constant_reader import MAX_CONSTANT, BadConstant, Constants, graph_constants, scalar
 
-ENGINES = ("onnxruntime", "openvino", "onnx-reference")
-# x86 MAXPS/MINPS return the second operand when either is NaN (Intel SDM vol. 2B, "MAXPS"); OpenVINO's CPU
-# eltwise kernels emit them with the input first, so a NaN input gives the other operand.
-X86_MAXPS = "Intel SDM vol. 2B MAXPS/MINPS: if either operand is NaN, the second operand is returned"
+ENGINES = behaviour.ENGINES
+ONNX_NAN = "nan-propagates-onnx"  # onnxruntime and onnx.reference on every clip-like op
 
 
 @dataclass(frozen=True)
 class Pattern:
+    """A clip-like pattern; what each engine gives for a NaN input is the behaviour table's row it names."""
+
     name: str
     op: str
     summary: str
-    nan: dict[str, str]  # engine -> "propagate" | "lower" | "upper" | "zero" | "one"
-    sources: dict[str, str]
+    openvino_row: str  # the behaviour row of OpenVINO's NaN reading; the other engines read ONNX_NAN
+
+    def row_of(self, engine: str) -> str:
+        return self.openvino_row if engine == "openvino" else ONNX_NAN
+
+    @property
+    def nan(self) -> dict[str, str]:
+        """engine -> "propagate" | "lower" | "upper" | "zero" | "one" | "engine", from the rows."""
+        return {e: behaviour.reading(self.row_of(e), e) for e in ENGINES}
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return {"spec": behaviour.row(ONNX_NAN).source, "openvino": behaviour.row(self.openvino_row).source,
+                "rows": ", ".join(dict.fromkeys(self.row_of(e) for e in ENGINES))}
 
 
-def _one_sided(op: str, ufunc: str, side: str, openvino: str) -> Pattern:
+def _one_sided(op: str, side: str, row: str) -> Pattern:
     """Max or Min against a scalar constant: a one-sided clip; OpenVINO's result depends on the operand order."""
-    summary = f"one-sided {op}(x, c) against a scalar constant: clip from {side} at c"
-    return Pattern(f"{op.lower()}-constant", op, summary,
-                   {"onnxruntime": "propagate", "openvino": openvino, "onnx-reference": "propagate"},
-                   {"spec": f"ONNX Operators.md {op}-13: element-wise {op.lower()} (NaN propagates, as numpy.{ufunc})",
-                    "openvino": f"{ufunc.capitalize()}-1 on the CPU plugin: the bound when the tensor is the first "
-                    f"operand, NaN when the constant is ({X86_MAXPS}); openvino#35839"})
+    return Pattern(f"{op.lower()}-constant", op, f"one-sided {op}(x, c) against a scalar constant: clip from {side} "
+                   "at c", row)
 
 
-PROPAGATE_SPEC = "ONNX Operators.md: the op is defined element-wise by arithmetic, so NaN propagates"
 PATTERNS: dict[str, Pattern] = {p.name: p for p in (
     Pattern("clip", "Clip", "clip(x, min, max); an omitted bound is the type's lowest()/max() (Clip-11+)",
-            {"onnxruntime": "propagate", "openvino": "lower", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md Clip-13", "openvino": "Clamp-1 on the CPU plugin: max(min(x, hi), lo) "
-             f"with x first ({X86_MAXPS}); measured in tests/diff/test_patterns.py"}),
-    Pattern("relu", "Relu", "max(x, 0)",
-            {"onnxruntime": "propagate", "openvino": "zero", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md Relu-14: y = max(0, x)", "openvino": f"Relu-1 on the CPU plugin ({X86_MAXPS})"}),
-    Pattern("leaky-relu-0", "LeakyRelu", "LeakyRelu with alpha 0: max(x, 0)",
-            {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md LeakyRelu-16: y = x < 0 ? alpha * x : x (so -inf gives 0 * -inf = NaN)",
-             "openvino": "PRelu with slope 0 multiplies, so NaN stays; measured in tests/diff/test_patterns.py"}),
-    Pattern("hard-sigmoid", "HardSigmoid", "clip(alpha * x + beta, 0, 1)",
-            {"onnxruntime": "propagate", "openvino": "one", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md HardSigmoid-6: y = max(0, min(1, alpha * x + beta))",
-             "openvino": f"HardSigmoid-1 on the CPU plugin: min(.., 1) then max(.., 0) ({X86_MAXPS})"}),
-    Pattern("hard-swish", "HardSwish", "x * clip(x / 6 + 1/2, 0, 1)",
-            {"onnxruntime": "propagate", "openvino": "propagate", "onnx-reference": "propagate"},
-            {"spec": "ONNX Operators.md HardSwish-14: y = x * max(0, min(1, x/6 + 0.5))",
-             "openvino": "HSwish-4: the product with x keeps the NaN"}),
-    _one_sided("Max", "maximum", "below", "lower"),
-    _one_sided("Min", "minimum", "above", "upper"),
+            "openvino-clamp-nan-to-lower"),
+    Pattern("relu", "Relu", "max(x, 0)", "openvino-relu-nan-to-zero"),
+    Pattern("leaky-relu-0", "LeakyRelu", "LeakyRelu with alpha 0: max(x, 0)", "openvino-prelu-nan-propagates"),
+    Pattern("hard-sigmoid", "HardSigmoid", "clip(alpha * x + beta, 0, 1)", "openvino-hardsigmoid-nan-to-one"),
+    Pattern("hard-swish", "HardSwish", "x * clip(x / 6 + 1/2, 0, 1)", "openvino-hswish-nan-propagates"),
+    _one_sided("Max", "below", "openvino-max-nan-to-constant"),
+    _one_sided("Min", "above", "openvino-min-nan-to-constant"),
     Pattern("quantize-saturate", "QuantizeLinear", "round(x / scale) + zero_point saturated to the integer type",
-            {"onnxruntime": "engine", "openvino": "engine", "onnx-reference": "engine"},
-            {"spec": "ONNX Operators.md QuantizeLinear-13: saturate to [0, 255] (uint8) or [-128, 127] (int8); "
-             "a NaN input has no integer value, so each engine's result is its own"}),
+            "quantize-nan-engine-specific"),
 )}
 OP_PATTERN = {"Clip": "clip", "Relu": "relu", "HardSigmoid": "hard-sigmoid", "HardSwish": "hard-swish",
               "QuantizeLinear": "quantize-saturate"}
@@ -177,18 +170,33 @@ def find(model: onnx.ModelProto, strict: bool = True) -> dict[str, ClipLike]:
 def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float | None:
     """What `engine` gives for a NaN input under this pattern's rule, or None when the rule is 'propagate'
     or engine-specific (then nothing is predicted)."""
-    rule = PATTERNS[c.pattern].nan.get(engine, "propagate")
+    p = PATTERNS[c.pattern]
+    rule = p.nan.get(engine, "propagate")
     lo = lowest if c.lo is None or "min" in c.omitted else c.lo
     hi = highest if c.hi is None or "max" in c.omitted else c.hi
-    if c.pattern in ("max-constant", "min-constant") and not c.params.get("tensor_first", True):
-        return None  # the constant first: MAXPS/MINPS return the NaN tensor operand (openvino#35839)
-    if c.pattern == "clip" and hi < lo:
-        return None  # min > max: measured NaN on OpenVINO too (tests/diff/test_patterns.py)
+    row = reading_row(c, engine)
+    if row != p.row_of(engine):  # a condition of the pattern's row does not hold: the row that does decides
+        rule = behaviour.reading(row, engine)
     return {"lower": lo, "upper": hi, "zero": 0.0, "one": 1.0}.get(rule)
+
+
+def reading_row(c: ClipLike, engine: str) -> str:
+    """The behaviour row that decides what `engine` gives for a NaN input at this node."""
+    p = PATTERNS[c.pattern]
+    if engine != "openvino":
+        return p.row_of(engine)
+    if c.pattern in ("max-constant", "min-constant") and not c.params.get("tensor_first", True):
+        return "openvino-minmax-constant-first-propagates"
+    crossed = c.lo is not None and c.hi is not None and "min" not in c.omitted and "max" not in c.omitted \
+        and c.hi < c.lo
+    if c.pattern == "clip" and (crossed or c.params.get("lo_dynamic") or c.params.get("hi_dynamic")):
+        return "openvino-clamp-dynamic-nan-propagates"
+    return p.row_of(engine)
 
 
 def describe(c: ClipLike) -> dict:
     """A clip-like node as the scan lists it: its pattern, range, NaN rule per engine, and sources."""
     p = PATTERNS[c.pattern]
     return {"node": c.node, "op": c.op, "pattern": c.pattern, "input": c.x, "output": c.output,
-            "summary": p.summary, "nan_input": dict(p.nan), "sources": dict(p.sources)}
+            "summary": p.summary, "nan_input": {e: behaviour.reading(reading_row(c, e), e) for e in ENGINES},
+            "sources": {**p.sources, "rows": ", ".join(dict.fromkeys(reading_row(c, e) for e in ENGINES))}}
