@@ -71,4 +71,17 @@ NUMBERS = (
         "Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 2002, §3.1, eq. (3.5)",
         "tests/diff/test_op_causes.py::test_accumulation_bound_against_float64", "accumulation",
         cause="accumulation-order"),
+    Row("quantize-saturation", ("QuantizeLinear", "DequantizeLinear", "Clip"), ALL,
+        "a clip on a quantization grid, its input beyond a bound (or a non-finite input of QuantizeLinear)",
+        frozen({"spec": "QuantizeLinear-13 saturates to the integer range", "onnxruntime": "the bound, or a grid "
+                "value within one step inside it", "openvino": "the bound, or a grid value within one step inside "
+                "it (the clip folded into the integer range)"}),
+        "ONNX Operators.md QuantizeLinear-13; " + measured("onnxruntime", "openvino"),
+        "tests/diff/test_quantized.py::test_quantized_rules", "saturation", cause="quantize-saturation"),
+    Row("quantize-rounding", ("QuantizeLinear",), ALL, "an element exactly between two quantization steps",
+        frozen({"spec": "rounding to nearest ties to even", "onnxruntime": "one of the two neighbours",
+                "openvino": "one of the two neighbours (may round half away from zero)"}),
+        "ONNX Operators.md QuantizeLinear-13: 'rounding to nearest ties to even'; "
+        + measured("onnxruntime", "openvino"), "tests/diff/test_quantized.py::test_quantized_rules", "rounding",
+        cause="quantize-rounding"),
 )

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from clipbridge import behaviour
 from clipbridge.diff.sites import Site, reduced, taps
 
 OPS = ("Conv", "MatMul", "Gemm", "ReduceSum")
@@ -76,6 +77,7 @@ def terms(site: Site, engine: str, idx: tuple[int, ...]) -> np.ndarray:
     return reduced(site, idx, engine).astype(np.float64)
 
 
+@behaviour.states("accumulation-order")
 def accumulation_order(site: Site, idx: tuple[int, ...]) -> tuple[str, str | None] | None:
     """Higham 2002 eq. (3.5): a sum of n terms in any order is within gamma_n * sum |term| of the exact sum;
     each engine's output is within it of its float64 recomputation, so the engines differ by summation order."""
@@ -91,6 +93,6 @@ def accumulation_order(site: Site, idx: tuple[int, ...]) -> tuple[str, str | Non
             return None
         worst = max(worst, bound)
     got = [float(o[idx]) for o in site.outs.values()]
-    return "accumulation-order", (f"|difference| {max(got) - min(got):.3g} within the accumulation bound "
+    return behaviour.row("accumulation-order").cause, (f"|difference| {max(got) - min(got):.3g} within the accumulation bound "
                                   f"{2 * worst:.3g} (2 gamma_n sum|a_i b_i|, n={t.size} terms in {dtype}, "
                                   f"Higham 2002 eq. 3.5)")

@@ -15,6 +15,7 @@ import struct
 
 import numpy as np
 
+from clipbridge import behaviour
 from clipbridge.diff import quantized
 from clipbridge.scan.patterns import ClipLike, nan_value
 
@@ -57,9 +58,8 @@ def _clips(v: float, los: set[float | None], his: set[float | None], dtype: np.d
 
 
 def in_type(c: ClipLike, dtype: np.dtype) -> ClipLike:
-    """The clip with its constant bounds as the engines hold them in the tensor's type: a bound beyond the type's
-    finite range becomes +-inf (float16: -7e4 -> -inf on onnxruntime, OpenVINO and onnx.reference, measured in
-    tests/fix/test_facts.py)."""
+    """The clip with its constant bounds as the engines hold them in the tensor's type (row
+    float16-bound-held-as-inf)."""
     dt = np.dtype(dtype)
     if dt.kind != "f":
         return c
@@ -74,9 +74,11 @@ def beyond_float16(c: ClipLike, dtype: np.dtype) -> bool:
                                                  for b in (c.lo, c.hi))
 
 
+@behaviour.states("nan-propagates-onnx", "openvino-clamp-nan-to-lower", "openvino-relu-nan-to-zero",
+        "openvino-hardsigmoid-nan-to-one", "openvino-max-nan-to-constant", "openvino-min-nan-to-constant")
 def nan_input(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
-    """ONNX propagates NaN through every clip-like op; OpenVINO's CPU kernels give the bound, 0 or 1 instead
-    (patterns.PATTERNS[...].nan cites each rule), the bound as held in the tensor's type (in_type). A NaN is
+    """A NaN input, each engine's output the value its NaN row gives (patterns.reading_row names the row per
+    node), the bound as held in the tensor's type (in_type). A NaN is
     named `nan-input` even where that bound is a float16 one beyond 65504 held as +-inf (issue 44): the NaN is
     what differs, the bound only decides which value the engine writes for it."""
     if not math.isnan(v):
@@ -87,22 +89,23 @@ def nan_input(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) ->
         want = nan_value(c, engine, float(info.min), float(info.max))
         if not _same(float("nan") if want is None else want, got):
             return None
-    return "nan-input"
+    return behaviour.row("nan-propagates-onnx").cause
 
 
+@behaviour.states("clip-min-greater-than-max")
 def min_greater_than_max(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
-    """ONNX Clip-13: min > max makes every output max (the reading order differs between engines): each engine
-    gave max or min (or NaN for a NaN input)."""
+    """Row clip-min-greater-than-max: each engine gave max or min (or NaN for a NaN input)."""
     if not (c.pattern == "clip" and c.lo is not None and c.hi is not None and c.lo > c.hi):
         return None
     held = in_type(c, dtype)
     readings = [held.lo, held.hi] + ([float("nan")] if math.isnan(v) else [])
-    return "min-greater-than-max" if _witnessed(outs, readings) else None
+    return behaviour.row("clip-min-greater-than-max").cause if _witnessed(outs, readings) else None
 
 
+@behaviour.states("omitted-bound-default")
 def default_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
-    """ONNX Clip-11+: an omitted bound is numeric_limits<T>::lowest()/max(); onnx.reference leaves that side
-    open, so +-inf stays +-inf there while onnxruntime and OpenVINO give -+FLT_MAX."""
+    """Row omitted-bound-default: +-inf at an omitted bound, each engine's output what its reading gives (the
+    type's limit, or the infinity kept where the engine leaves the side open)."""
     if c.pattern != "clip" or not math.isinf(v):
         return None
     side = "min" if v < 0 else "max"
@@ -110,14 +113,15 @@ def default_bound(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype
         return None
     limit = float(np.finfo(dtype).min if v < 0 else np.finfo(dtype).max)
     for engine, got in outs.items():
-        if not _same(v if engine == "onnx-reference" else limit, got):
+        if not _same(v if behaviour.reading("omitted-bound-default", engine) == "open" else limit, got):
             return None
-    return "default-bound"
+    return behaviour.row("omitted-bound-default").cause
 
 
+@behaviour.states("float16-bound-overflow")
 def float16_bound_overflow(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
-    """A bound beyond float16's finite range (65504) on a float16 tensor: one engine rounds it to inf, another
-    saturates it to 65504 (Clip-6's float attribute; OpenVINO's Clamp keeps bounds as double)."""
+    """Row float16-bound-overflow: a bound beyond float16's finite range on a float16 tensor, each engine's
+    output what one reading of it (+-inf or +-65504) gives."""
     if np.dtype(dtype) != np.float16:
         return None
     beyond = [b for b in (c.lo, c.hi) if b is not None and math.isfinite(b) and abs(b) > FLOAT16_MAX]
@@ -127,12 +131,13 @@ def float16_bound_overflow(c: ClipLike, v: float, outs: dict[str, float], dtype:
     def readings(b: float | None) -> set[float | None]:  # the bound as float16 holds it (+-inf) or saturated
         return {b} if b is None or abs(b) <= FLOAT16_MAX else {math.copysign(math.inf, b),
                                                                  math.copysign(FLOAT16_MAX, b)}
-    return "float16-bound-overflow" if _witnessed(outs, _clips(v, readings(c.lo), readings(c.hi), dtype)) else None
+    held = _clips(v, readings(c.lo), readings(c.hi), dtype)
+    return behaviour.row("float16-bound-overflow").cause if _witnessed(outs, held) else None
 
 
+@behaviour.states("bound-rounding")
 def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
-    """A bound not exactly a value of the tensor's type is rounded (ONNX: cast to T; OpenVINO: ceil for min
-    and floor for max on integers), the element lies between the two readings, and each engine gave what one
+    """Row bound-rounding: the element lies between the bound's two readings, and each engine gave what one
     reading of that bound gives."""
     for side, b in (("lo", c.lo), ("hi", c.hi)):
         if b is None or not math.isfinite(b):
@@ -146,7 +151,7 @@ def bound_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtyp
             lo, hi = math.floor(b), math.ceil(b)
             t = float(lo) if lo == hi else b + 0.5
         if t != b and lo <= v <= hi and _witnessed(outs, _rounded_readings(c, side, b, v, dtype)):
-            return "bound-rounding"
+            return behaviour.row("bound-rounding").cause
     return None
 
 
@@ -208,7 +213,7 @@ def node_cause(c: ClipLike, x: np.ndarray, outs: dict[str, np.ndarray], mask: np
             seen[case] = element_cause(c, v, got, x.dtype)
         cause = seen[case]
         if cause is None and precision_note:
-            cause = "inference-precision"
+            cause = behaviour.row("openvino-inference-precision").cause
         key = cause or "unexplained"
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, int(i))

@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 from onnx import helper
 
+from clipbridge import behaviour
 from clipbridge.diff import accumulation
 from clipbridge.diff.sites import Site, axis_of, pooled, reduced, row_of
 
@@ -35,9 +36,10 @@ def _witnessed(site: Site, idx: tuple[int, ...], readings: Callable[[float], boo
     return all(readings(float(o[idx])) for o in site.outs.values())
 
 
+@behaviour.states("softmax-nan-row")
 def nan_through_softmax(site: Site, idx: tuple[int, ...]) -> Found | None:
-    """Softmax-13 / LogSoftmax-13 of a row holding NaN or +inf (x - max is NaN): onnxruntime and onnx.reference
-    give the whole row NaN, OpenVINO NaN at the non-finite elements and 0 (LogSoftmax: -inf) at the finite ones."""
+    """Row softmax-nan-row: the element's row holds NaN or +inf and each engine gave NaN or what the finite
+    elements of such a row give on the engine that keeps them (0; LogSoftmax: -inf)."""
     if site.op not in ("Softmax", "LogSoftmax") or site.first[0] is None:
         return None
     rank = site.first[0].ndim
@@ -47,7 +49,7 @@ def nan_through_softmax(site: Site, idx: tuple[int, ...]) -> Found | None:
         return None
     finite = 0.0 if site.op == "Softmax" else -math.inf
     if _witnessed(site, idx, lambda v: math.isnan(v) or v == finite):
-        return "nan-through-softmax", None
+        return behaviour.row("softmax-nan-row").cause, None
     return None
 
 
@@ -65,10 +67,10 @@ def _arg_readings(row: np.ndarray, largest: bool) -> set[int]:
     return out
 
 
+@behaviour.states("max-like-nan")
 def nan_through_max(site: Site, idx: tuple[int, ...]) -> Found | None:
-    """MaxPool-12, ReduceMax/ReduceMin-18, ArgMax/ArgMin-13 and Max/Min-13 of a window, row or operand holding
-    NaN: ONNX (onnx.reference) propagates it; onnxruntime and OpenVINO compare with MAXPS/MINPS-like
-    instructions, which return the other operand, so they give NaN or a number of the window (measured)."""
+    """Row max-like-nan: a window, row or operand holding NaN, each engine's output NaN or a number of the
+    window (for Arg*: an index _arg_readings allows)."""
     x = site.first[0] if site.first else None
     if x is None or x.dtype.kind != "f":
         return None
@@ -93,13 +95,13 @@ def nan_through_max(site: Site, idx: tuple[int, ...]) -> Found | None:
         ok = _witnessed(site, idx, lambda v: any(_same(v, w) for w in vals + [math.nan]))
     else:
         return None
-    return ("nan-through-max", None) if ok else None
+    return (behaviour.row("max-like-nan").cause, None) if ok else None
 
 
+@behaviour.states("cast-out-of-range")
 def cast_out_of_range(site: Site, idx: tuple[int, ...]) -> Found | None:
-    """Cast-19 of a float that no value of the integer type holds (NaN, +-inf, beyond its range) is undefined
-    (C++ float-to-int conversion): onnxruntime and onnx.reference give INT64_MIN for an int64, OpenVINO
-    converts through int32 (INT32_MIN, measured), 8-bit targets wrap; each engine gave one of those readings."""
+    """Row cast-out-of-range: a float no value of the integer type holds, each engine's output one of the
+    row's readings (the type's extremes, INT32's, the truncation or its wrap)."""
     x = site.first[0] if site.first else None
     if site.op != "Cast" or x is None or x.dtype.kind != "f":
         return None
@@ -117,7 +119,7 @@ def cast_out_of_range(site: Site, idx: tuple[int, ...]) -> Found | None:
         t = math.trunc(v)
         readings |= {t, (t - int(info.min)) % (1 << (8 * dt.itemsize)) + int(info.min)}
     if _witnessed(site, idx, lambda g: int(g) in readings):
-        return "cast-out-of-range", None
+        return behaviour.row("cast-out-of-range").cause, None
     return None
 
 
@@ -126,9 +128,9 @@ def _wrap32(v: int) -> int:
     return (v + 2 ** 31) % 2 ** 32 - 2 ** 31
 
 
+@behaviour.states("openvino-int64-as-int32")
 def int64_as_int32(site: Site, idx: tuple[int, ...]) -> Found | None:
-    """OpenVINO's CPU plugin computes int64 tensors in int32 (measured on Identity, Unsqueeze, Add, Mul: each
-    value wrapped to its low 32 bits): an int64 value beyond int32 on one engine, its wrap on another, is
+    """Row openvino-int64-as-int32: an int64 value beyond int32 on one engine, its wrap on another, is
     `inference-precision` with both types named."""
     outs = {e: int(o[idx]) for e, o in site.outs.items() if o.dtype == np.int64}
     if len(outs) != len(site.outs):
@@ -138,7 +140,7 @@ def int64_as_int32(site: Site, idx: tuple[int, ...]) -> Found | None:
         return None
     narrow = sorted(e for e, v in outs.items() if v != wide[0])
     kept = sorted(e for e, v in outs.items() if v == wide[0])
-    return "inference-precision", (f"{', '.join(narrow)} held int64 in int32 (the value wrapped to its low 32 bits); "
+    return behaviour.row("openvino-int64-as-int32").cause, (f"{', '.join(narrow)} held int64 in int32 (the value wrapped to its low 32 bits); "
                                    f"the model's type is int64, {', '.join(kept)} kept int64")
 
 

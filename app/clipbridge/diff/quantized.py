@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from clipbridge import behaviour
 from clipbridge.diff import engines
 from clipbridge.diff.child import model_errors
 from clipbridge.scan.patterns import ClipLike, constants
@@ -75,6 +76,7 @@ def _on_grid(v: float, g: dict[str, Any]) -> bool:
     return math.isfinite(k) and abs(k - round(k)) < 1e-3 and g["qmin"] <= round(k) <= g["qmax"]
 
 
+@behaviour.states("quantize-saturation")
 def quantize_saturation(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
     """A clip on a quantization grid whose input lies beyond a bound: each engine gives the bound (the clip in
     float) or a grid value within one step inside it (the clip folded into the integer range); or a non-finite
@@ -85,7 +87,7 @@ def quantize_saturation(c: ClipLike, v: float, outs: dict[str, float], dtype: np
     if c.op == "QuantizeLinear":  # non-finite, or beyond float32 once divided by the scale (3.4e38 / 0.1)
         with np.errstate(over="ignore"):
             k = float(np.float32(v) / np.float32(g["scale"])) if math.isfinite(v) else v
-        return "quantize-saturation" if not math.isfinite(k) else None
+        return behaviour.row("quantize-saturation").cause if not math.isfinite(k) else None
     # At or beyond the bound: the folded integer bound lies inside it, so the bound itself moves too.
     for b, beyond in ((c.hi, v >= (c.hi if c.hi is not None else math.inf)),
                       (c.lo, v <= (c.lo if c.lo is not None else -math.inf))):
@@ -93,10 +95,11 @@ def quantize_saturation(c: ClipLike, v: float, outs: dict[str, float], dtype: np
             continue
         if all(o == b or (_on_grid(o, g) and abs(o - b) <= g["scale"] * 1.0001
                           and (o <= b if b == c.hi else o >= b)) for o in outs.values()):
-            return "quantize-saturation"
+            return behaviour.row("quantize-saturation").cause
     return None
 
 
+@behaviour.states("quantize-rounding")
 def quantize_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.dtype) -> str | None:
     """QuantizeLinear-13: 'rounding to nearest ties to even'. An element exactly between two steps, where the
     engines' integers differ by one (one rounds half away from zero)."""
@@ -111,7 +114,7 @@ def quantize_rounding(c: ClipLike, v: float, outs: dict[str, float], dtype: np.d
         return None
     got = [o for o in outs.values() if math.isfinite(o)]
     step = 1.0 if c.op == "QuantizeLinear" else g["scale"]
-    return "quantize-rounding" if got and max(got) - min(got) <= step * 1.0001 else None
+    return behaviour.row("quantize-rounding").cause if got and max(got) - min(got) <= step * 1.0001 else None
 
 
 RULES = (quantize_saturation, quantize_rounding)
