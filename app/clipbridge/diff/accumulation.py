@@ -93,6 +93,6 @@ def accumulation_order(site: Site, idx: tuple[int, ...]) -> tuple[str, str | Non
             return None
         worst = max(worst, bound)
     got = [float(o[idx]) for o in site.outs.values()]
-    return behaviour.row("accumulation-order").cause, (f"|difference| {max(got) - min(got):.3g} within the accumulation bound "
-                                  f"{2 * worst:.3g} (2 gamma_n sum|a_i b_i|, n={t.size} terms in {dtype}, "
-                                  f"Higham 2002 eq. 3.5)")
+    cause = behaviour.row("accumulation-order").cause
+    return cause, (f"|difference| {max(got) - min(got):.3g} within the accumulation bound {2 * worst:.3g} "
+                   f"(2 gamma_n sum|a_i b_i|, n={t.size} terms in {dtype}, Higham 2002 eq. 3.5)")

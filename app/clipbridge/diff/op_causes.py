@@ -140,8 +140,9 @@ def int64_as_int32(site: Site, idx: tuple[int, ...]) -> Found | None:
         return None
     narrow = sorted(e for e, v in outs.items() if v != wide[0])
     kept = sorted(e for e, v in outs.items() if v == wide[0])
-    return behaviour.row("openvino-int64-as-int32").cause, (f"{', '.join(narrow)} held int64 in int32 (the value wrapped to its low 32 bits); "
-                                   f"the model's type is int64, {', '.join(kept)} kept int64")
+    cause = behaviour.row("openvino-int64-as-int32").cause
+    return cause, (f"{', '.join(narrow)} held int64 in int32 (the value wrapped to its low 32 bits); "
+                   f"the model's type is int64, {', '.join(kept)} kept int64")
 
 
 RULES: tuple[Callable[[Site, tuple[int, ...]], Found | None], ...] = (
