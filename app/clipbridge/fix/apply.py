@@ -17,6 +17,7 @@ from clipbridge.fix import scopes
 from clipbridge.fix.rules import Site
 
 GUARD_OPSET = 9  # IsNaN-9 and Where-9
+ROW_OPSET = 13  # Softmax-13 reads one axis (older ones coerce to 2-D, whose rows need the rank); ReduceSum-13 axes
 FLOATS = {onnx.TensorProto.FLOAT: np.dtype(np.float32), onnx.TensorProto.FLOAT16: np.dtype(np.float16)}
 FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -63,7 +64,7 @@ def _clip(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> Nod
 
 
 def _node(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> tuple[str, Node] | None:
-    """(data input, Node) for a clip-like node; None for any other."""
+    """(data input, Node) for a clip-like node or a Softmax/LogSoftmax-13+; None for any other."""
     op = p.op_type
     if op == "Clip":
         return p.input[0], _clip(p, dt, consts, opset)
@@ -72,6 +73,9 @@ def _node(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> tup
     if op == "HardSigmoid":
         alpha = next((a.f for a in p.attribute if a.name == "alpha"), 0.2)
         return p.input[0], Node("hardsigmoid", dt, alpha=alpha)
+    if op in ("Softmax", "LogSoftmax") and opset >= ROW_OPSET:
+        axis = next((a.i for a in p.attribute if a.name == "axis"), -1)
+        return p.input[0], Node(op.lower(), dt, axis=axis)
     if op in ("Max", "Min") and len(p.input) == 2:
         known = [i in consts or i in consts.bad for i in p.input]
         if known.count(True) == 1:

@@ -20,7 +20,7 @@ PROPAGATE = None  # a NaN input gives a NaN output
 class Node:
     """A clip-like node as the rules see it: kind, dtype and its constant bounds (None: omitted or not a constant)."""
 
-    kind: str  # clip6, clip, relu, hardsigmoid, max, min
+    kind: str  # clip6, clip, relu, hardsigmoid, max, min, softmax, logsoftmax
     dtype: np.dtype
     lo: float | None = None
     hi: float | None = None
@@ -28,6 +28,7 @@ class Node:
     x_first: bool = True  # Max/Min: the data operand comes before the constant
     const: np.ndarray | None = None  # Max/Min: the constant operand
     alpha: float = 0.2  # HardSigmoid
+    axis: int = -1  # Softmax/LogSoftmax-13: the axis of a row
 
 
 OPENVINO_NAN_ROW = {"clip": "openvino-clamp-nan-to-lower", "clip6": "openvino-clamp-nan-to-lower",

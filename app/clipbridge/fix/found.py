@@ -6,10 +6,17 @@ and makes the model worse (docs/diff.md, "Fix")."""
 from __future__ import annotations
 
 from clipbridge.core.errors import ClipBridgeError
+from clipbridge import behaviour
 from clipbridge.diff import report, run
+from clipbridge.fix.rules import RULES
 
-RULE_CAUSE = {"explicit_default_bound": "default-bound", "crossed_clip6": "min-greater-than-max",
-              "nan_guard": "nan-input", "nan_to_zero": "nan-input", "nan_to_value": "nan-input"}
+
+def _cause(rule: object) -> str:
+    """The diff cause a rule answers: that of the first of its behaviour rows that names one."""
+    return next(c for c in (behaviour.row(i).cause for i in rule.rows) if c)  # type: ignore[attr-defined]
+
+
+RULE_CAUSE = {r.__name__: _cause(r) for r in RULES}
 
 
 def causes_found(execute: run.Execute, model: bytes, npz: bytes | None, reference: str, target: str,

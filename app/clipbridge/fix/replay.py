@@ -31,7 +31,12 @@ def _guard(g: onnx.GraphProto, out: str) -> list[onnx.NodeProto]:
     if where is None:
         return []
     cond = next((n for n in g.node if n.op_type in ("Equal", "IsNaN") and n.output[0] == where.input[0]), None)
-    return [cond, where] if cond is not None else []
+    if cond is None:
+        return []
+    # softmax-nan-guard tests the row's sum (rules.softmax_nan_guard): its ReduceSum belongs to the guard too
+    total = next((n for n in g.node if n.op_type == "ReduceSum" and "_rowsum_clipbridge" in n.name
+                  and n.output[0] in cond.input), None)
+    return [cond, where] if total is None else [total, cond, where]
 
 
 def _as_written(g: onnx.GraphProto, node: str) -> list[onnx.NodeProto]:

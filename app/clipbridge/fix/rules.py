@@ -1,5 +1,6 @@
-"""The rewrite rules. Each is applied to one clip-like node only where the engines' measured behaviour
-(app/clipbridge/fix/facts.py) says that reference A and target B compute it differently, and each returns why it fired.
+"""The rewrite rules. Each is applied to one node (clip-like, or a Softmax) only where the behaviour table
+(clipbridge.behaviour, read through clipbridge.fix.facts) says that reference A and target B compute it
+differently; each names its rows (`behaviour.states`) and returns why it fired.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from clipbridge import behaviour
 from clipbridge.fix import facts
 from clipbridge.fix.facts import Node
 
@@ -67,9 +69,10 @@ def _show(v: float | np.ndarray | None) -> str:
     return repr(float(a)) if a.size == 1 else f"the constant operand ({a.size} values)"
 
 
+@behaviour.states("omitted-bound-default")
 def explicit_default_bound(e: Edit, s: Site, a: str, b: str) -> bool:
-    """ONNX Clip-11+ leaves an omitted bound to lowest()/max(): onnxruntime and OpenVINO write +-FLT_MAX (float16:
-    +-65504), onnx.reference keeps +-inf; write the bound A really uses as an explicit input."""
+    """Row omitted-bound-default: where A and B read an omitted bound differently, write the bound A really
+    uses as an explicit input."""
     n = s.node
     if n.kind != "clip" or n.dynamic:
         return False
@@ -93,8 +96,9 @@ def explicit_default_bound(e: Edit, s: Site, a: str, b: str) -> bool:
     return changed
 
 
+@behaviour.states("clip-min-greater-than-max", "clip6-crossed-refused")
 def crossed_clip6(e: Edit, s: Site, a: str, b: str) -> bool:
-    """A Clip-6 with min > max: onnxruntime and OpenVINO refuse to load it, onnx.reference gives max everywhere;
+    """Rows clip6-crossed-refused and clip-min-greater-than-max: A runs a Clip-6 with min > max that B refuses;
     write min = max = the constant A gives."""
     n = s.node
     if n.kind != "clip6" or n.lo is None or n.hi is None or not n.lo > n.hi:
@@ -111,9 +115,10 @@ def crossed_clip6(e: Edit, s: Site, a: str, b: str) -> bool:
     return True
 
 
+@behaviour.states("nan-propagates-onnx", "openvino-clamp-nan-to-lower", "openvino-relu-nan-to-zero",
+                  "openvino-hardsigmoid-nan-to-one", "openvino-max-nan-to-constant", "openvino-min-nan-to-constant")
 def nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
-    """A propagates NaN where B writes a value (OpenVINO's Clamp, Relu, Max/Min(x, c), HardSigmoid):
-    Where(IsNaN(x), x, y), written as Where(Equal(x, x), y, x), gives B A's NaN and leaves every other number
+    """A propagates NaN where B writes a value (the NaN rows): Where(IsNaN(x), x, y), written as Where(Equal(x, x), y, x), gives B A's NaN and leaves every other number
     untouched."""
     va, vb = facts.nan_output(a, s.node), facts.nan_output(b, s.node)
     if va is not facts.PROPAGATE or vb is facts.PROPAGATE:
@@ -123,10 +128,12 @@ def nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
     return True
 
 
+@behaviour.states("nan-propagates-onnx", "openvino-clamp-nan-to-lower", "openvino-relu-nan-to-zero",
+                  "openvino-hardsigmoid-nan-to-one", "openvino-max-nan-to-constant", "openvino-min-nan-to-constant", "thresholded-relu-drops-nan")
 def nan_to_zero(e: Edit, s: Site, a: str, b: str) -> bool:
     """A writes 0 for a NaN input where B propagates it, at a node whose other outputs are >= 0 (Relu, Clip with
-    min 0, Max(x, 0)): ThresholdedRelu(alpha=0) after it, which onnxruntime and onnx.reference compute as
-    x > 0 ? x : 0 (NaN -> 0, -0 -> +0, measured) at Relu's cost, a quarter of Equal + Where's there."""
+    min 0, Max(x, 0)): ThresholdedRelu(alpha=0) after it where B drops NaN there (row thresholded-relu-drops-nan),
+    at Relu's cost, a quarter of Equal + Where's there."""
     va, vb = facts.nan_output(a, s.node), facts.nan_output(b, s.node)
     if va is facts.PROPAGATE or vb is not facts.PROPAGATE or e.opset < THRESHOLDED_RELU_OPSET:
         return False
@@ -143,10 +150,11 @@ def nan_to_zero(e: Edit, s: Site, a: str, b: str) -> bool:
     return True
 
 
+@behaviour.states("nan-propagates-onnx", "openvino-clamp-nan-to-lower", "openvino-relu-nan-to-zero",
+                  "openvino-hardsigmoid-nan-to-one", "openvino-max-nan-to-constant", "openvino-min-nan-to-constant")
 def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     """A writes a value for a NaN input where B propagates it (or writes another): Where(IsNaN(x), v, y), written
-    as Where(Equal(y, y), y, v), with A's value v (OpenVINO: the Clamp's lower bound, 0 for Relu, c for Max/Min(x,
-    c), 1 for HardSigmoid)."""
+    as Where(Equal(y, y), y, v), with A's value v (the value A's NaN row gives)."""
     va, vb = facts.nan_output(a, s.node), facts.nan_output(b, s.node)
     if s.done or va is facts.PROPAGATE or (vb is not facts.PROPAGATE and np.array_equal(va, vb)):
         return False
@@ -158,8 +166,35 @@ def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     return True
 
 
-RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_zero, nan_to_value)  # bounds first: the NaN rules
-# read them; nan_to_zero before nan_to_value (the cheaper form where it is exact)
+SOFTMAX_KINDS = ("softmax", "logsoftmax")
+
+
+@behaviour.states("softmax-nan-row", "reducesum-propagates-nan")
+def softmax_nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
+    """Row softmax-nan-row: A gives the whole row NaN where B gives NaN only at the row's NaN and +inf elements.
+    B's output row then sums to NaN exactly there (row reducesum-propagates-nan), so y = Where(Equal(r, r), y', r)
+    with r = ReduceSum(y', axis, keepdims=1) gives B A's row and leaves every other row bit for bit."""
+    if s.node.kind not in SOFTMAX_KINDS:
+        return False
+    if behaviour.reading("softmax-nan-row", a) != "row" or behaviour.reading("softmax-nan-row", b) != "element":
+        return False
+    base, y = s.name.lstrip("#") or s.proto.op_type, s.proto.output[0]
+    inner, total = e.fresh(f"{y}_unguarded_clipbridge"), e.fresh(f"{y}_rowsum_clipbridge")
+    cond = e.fresh(f"{y}_notnan_clipbridge")
+    axes = e.constant(np.array([s.node.axis], np.int64), np.dtype(np.int64), f"{base}_axis_clipbridge")
+    s.proto.output[0] = inner
+    e.after.setdefault(s.index, []).extend([
+        helper.make_node("ReduceSum", [inner, axes], [total], name=e.fresh(f"{base}_rowsum_clipbridge"), keepdims=1),
+        helper.make_node("Equal", [total, total], [cond], name=e.fresh(f"{base}_notnan_clipbridge")),
+        helper.make_node("Where", [cond, inner, total], [y], name=e.fresh(f"{base}_where_clipbridge"))])
+    s.done = True
+    e.note(s, "softmax-nan-guard", f"a row holding NaN or +inf: {a} gives the whole row NaN, {b} NaN only at "
+           "those elements; NaN written over the row where it sums to NaN", cause=behaviour.row("softmax-nan-row").cause)
+    return True
+
+
+RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_zero, nan_to_value, softmax_nan_guard)  # bounds
+# first: the NaN rules read them; nan_to_zero before nan_to_value (the cheaper form where it is exact)
 
 
 def _guard(e: Edit, s: Site, when_nan: str, test_output: bool = False) -> None:
