@@ -145,6 +145,5 @@ def chain(execute: Execute, model: bytes, npz: bytes | None, spec: str, seed: in
 
 
 def _rule_docs() -> dict[str, str]:
-    """Each rule's name and the first line of its docstring (the citation travels with the report)."""
-    docs = {name: (fn.__doc__ or "").strip().split("\n")[0] for name, fn in rules.RULES.items()}
-    return {**docs, **rules.HOP_RULES}
+    """Each rule's name and the fact it implements, from the behaviour table (the citation travels with the report)."""
+    return {**rules.RULE_TEXT, **rules.HOP_RULES}

@@ -4,8 +4,8 @@ Each rule is a named function `(clip, group, stage, v) -> float | None`: given t
 child_torch.describe), the ops the converter wrote for it (`group`, from child_engines' graph readers), the stage and
 one input value `v`, it returns what the converted stage computes for `v` under this rule, or None where the rule
 does not speak. A cause is the difference of two meanings, the source's (`torch_value`, torch's own formulas) and the
-stage's under the rule, with `v` as the witness. The docstrings cite the converter source or the measurement
-(../shared/design/converter-chain-notes.md; the engine rules are those of app/clipbridge/scan/patterns.py and docs/diff.md).
+stage's under the rule, with `v` as the witness. Each rule names the rows of the behaviour table it implements
+(clipbridge.behaviour: the fact, its source and the test that measures it live there, once).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from clipbridge import behaviour
 from clipbridge.core.numbers import wire_number
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -52,7 +53,7 @@ def torch_value(clip: dict, v: float) -> float:
 
 
 def _minmax_x86(kind: str, a: float, b: float) -> float:
-    """x86 MAXPS/MINPS: if either operand is NaN, the second operand is returned (Intel SDM vol. 2B)."""
+    """x86 MAXPS/MINPS as behaviour.model.X86_MAXPS cites them: a NaN operand gives the second operand."""
     if math.isnan(a) or math.isnan(b):
         return b
     return max(a, b) if kind == "max" else min(a, b)
@@ -67,10 +68,10 @@ def _open_side(clip: dict, v: float) -> bool:
     return clip.get(side) is None and clip["op"] in ("clamp", "clamp_min", "clamp_max", "relu")
 
 
+@behaviour.states("omitted-bound-default")
 def omitted_bound_lowest(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
-    """ONNX Clip-11+ (Operators.md): an omitted bound is numeric_limits::lowest()/max(); the exporter omits the
-    bound torch leaves open, OpenVINO writes Clamp(-FLT_MAX, .), Core ML clip(-FLT_MAX, .): +-inf becomes +-FLT_MAX
-    where torch keeps it (converter-chain-notes.md, measured)."""
+    """Row omitted-bound-default: the exporter omits the bound torch leaves open, and the stage's op reads it as
+    the type's limit (an omitted Clip input, a +-FLT_MAX attribute or constant): +-inf becomes +-FLT_MAX."""
     if not math.isinf(v) or not _open_side(clip, v):
         return None
     pos = 1 if v < 0 else 2
@@ -86,9 +87,9 @@ def omitted_bound_lowest(clip: dict, group: list[dict], stage: str, v: float) ->
     return None
 
 
+@behaviour.states("openvino-clamp-nan-to-lower")
 def nan_to_lower_bound(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
-    """OpenVINO Clamp-1 on the CPU plugin computes max(min(x, hi), lo) with x first and MAXPS returns the second
-    operand: NaN becomes the lower bound (docs/diff.md, measured by tests/diff/test_patterns.py)."""
+    """Row openvino-clamp-nan-to-lower, on the group's Clamp; the ops after it as _after computes them."""
     if stage != "openvino" or not math.isnan(v):
         return None
     clamp = next((op for op in group if op["type"] == "Clamp"), None)
@@ -97,10 +98,12 @@ def nan_to_lower_bound(clip: dict, group: list[dict], stage: str, v: float) -> f
     return _after(group, group.index(clamp) + 1, _f32(clamp["attrs"]["min"]), stage)
 
 
+@behaviour.states("openvino-max-nan-to-constant", "openvino-min-nan-to-constant",
+                  "openvino-minmax-constant-first-propagates", "openvino-relu-nan-to-zero",
+                  "openvino-hardsigmoid-nan-to-one")
 def nan_to_bound_by_operand_order(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
-    """OpenVINO Maximum/Minimum (and Relu = max(x, 0), HardSigmoid = min then max) on x86 return the second
-    operand when either is NaN, so the order the frontend writes decides: tensor first, NaN becomes the constant;
-    constant first, NaN survives (openvino#35839; converter-chain-notes.md: the ExportedProgram route writes the
+    """The operand-order rows (openvino-max/min-nan-to-constant, -constant-first-propagates, relu, hardsigmoid):
+    the order the frontend writes decides (converter-chain-notes.md: the ExportedProgram route writes the
     tensor first, the ONNX route the constant first)."""
     if stage != "openvino" or not math.isnan(v) or not group or any(op["type"] == "Clamp" for op in group):
         return None  # a Clamp is nan-to-lower-bound's
@@ -108,9 +111,9 @@ def nan_to_bound_by_operand_order(clip: dict, group: list[dict], stage: str, v: 
     return out if not math.isnan(out) else None
 
 
+@behaviour.states("litert-builtin-nan-to-constant")
 def nan_to_constant_builtin(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
-    """LiteRT builtin MAXIMUM/MINIMUM kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES) return the constant operand
-    for a NaN input, where XNNPACK keeps NaN (converter-chain-notes.md, measured with ai-edge-litert 2.3.0)."""
+    """Row litert-builtin-nan-to-constant, op after op through the group."""
     if stage != "tflite:builtin" or not math.isnan(v):
         return None
     out = v
@@ -122,10 +125,9 @@ def nan_to_constant_builtin(clip: dict, group: list[dict], stage: str, v: float)
     return None if math.isnan(out) else _f32(out)
 
 
+@behaviour.states("coreml-min-ge-max-fill")
 def min_ge_max_fill(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
-    """coremltools' torch frontend folds a clamp whose constant min >= max into fill(max) (its clamp lowering,
-    [src] in converter-chain-notes.md; a const of that name is what the converted program keeps): NaN becomes
-    max, where torch keeps NaN."""
+    """Row coreml-min-ge-max-fill (a const of that name is what the converted program keeps)."""
     lo, hi = clip.get("lo"), clip.get("hi")
     folded = all(op["type"] in ("const", "fill") for op in group)
     if stage != "coreml" or not folded or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
@@ -133,10 +135,9 @@ def min_ge_max_fill(clip: dict, group: list[dict], stage: str, v: float) -> floa
     return _f32(hi) if lo >= hi and math.isnan(v) else None
 
 
+@behaviour.states("torch-hardswish-overflow")
 def torch_hardswish_overflow(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
-    """torch's own hardswish computes x * min(max(x + 3, 0), 6) / 6 in float32, which overflows to inf above
-    about FLT_MAX / 6; ONNX HardSwish, OpenVINO HSwish and LiteRT HARD_SWISH multiply x by a [0, 1] factor and
-    stay finite (converter-chain-notes.md, measured). Torch eager is the reference, not an oracle."""
+    """Row torch-hardswish-overflow. Torch eager is the reference, not an oracle."""
     if clip["op"] != "hardswish" or clip.get("source") == "onnx" or not group:
         return None
     if not math.isfinite(v) or abs(v) <= FLT_MAX / 6:
@@ -173,19 +174,16 @@ RULES: dict[str, Rule] = {
     "min-ge-max-fill": min_ge_max_fill,
     "torch-hardswish-overflow": torch_hardswish_overflow,
 }
-# Rules that are no element's value: named on a hop as a whole.
-HOP_RULES = {
-    "int-literal-refused": "coremltools' torch frontend asserts x.dtype == y.dtype in clamp_min/clamp_max, so an "
-                           "int literal bound fails the conversion (converter-chain-notes.md, measured)",
-    "conv-saturates-inf": "LiteRT's builtin CONV_2D clamps its output to [lowest, max] even with no fused "
-                          "activation: +-inf become +-FLT_MAX, not a clip (converter-chain-notes.md, measured)",
-}
+# Each rule's fact as a report cites it: the text of the behaviour rows it implements.
+RULE_TEXT = {name: " | ".join(behaviour.row(i).text() for i in fn.rows) for name, fn in RULES.items()}  # type: ignore[attr-defined]
+# Rules that are no element's value: named on a hop as a whole, their text the row's.
+HOP_ROWS = {"int-literal-refused": "coreml-int-literal-refused", "conv-saturates-inf": "litert-conv-saturates-inf"}
+HOP_RULES = {name: behaviour.row(r).text() for name, r in HOP_ROWS.items()}
 
 
+@behaviour.states("litert-conv-saturates-inf")
 def conv_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: float) -> bool:
-    """LiteRT's builtin CONV_2D/DEPTHWISE_CONV_2D clamp their output to [lowest, max] even with no activation
-    fused (measured with ai-edge-litert 2.3.0 on tests/chain/models.py's conv_hardswish: +-inf became +-FLT_MAX
-    where XNNPACK and torch keep inf): the clamp's input already differs, and no clamp made it so."""
+    """Row litert-conv-saturates-inf: the clamp's input already differs, and no clamp made it so."""
     return stage == "tflite:builtin" and bool(group) and group[0].get("input_from") is not None and \
         math.isinf(ref_in) and abs(got_in) == FLT_MAX and (ref_in > 0) == (got_in > 0)
 
@@ -228,6 +226,7 @@ def predict(clip: dict, group: list[dict], stage: str) -> list[dict[str, Any]]:
     return found
 
 
+@behaviour.states("coreml-int-literal-refused")
 def refused(clip: dict, stage: str) -> bool:
     """int-literal-refused, predicted from the source alone: a clamp_min/clamp_max with an int literal bound."""
     return stage == "coreml" and clip["op"] in ("clamp_min", "clamp_max") and bool(clip.get("int_literal"))
