@@ -175,7 +175,7 @@ RULES: dict[str, Rule] = {
     "torch-hardswish-overflow": torch_hardswish_overflow,
 }
 # Each rule's fact as a report cites it: the text of the behaviour rows it implements.
-RULE_TEXT = {name: " | ".join(behaviour.row(i).text() for i in fn.rows) for name, fn in RULES.items()}  # type: ignore[attr-defined]
+RULE_TEXT = {name: " | ".join(behaviour.row(i).text() for i in getattr(fn, "rows")) for name, fn in RULES.items()}
 # Rules that are no element's value: named on a hop as a whole, their text the row's.
 HOP_ROWS = {"int-literal-refused": "coreml-int-literal-refused", "conv-saturates-inf": "litert-conv-saturates-inf"}
 HOP_RULES = {name: behaviour.row(r).text() for name, r in HOP_ROWS.items()}

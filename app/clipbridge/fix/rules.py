@@ -17,6 +17,8 @@ from clipbridge.fix import facts
 from clipbridge.fix.facts import Node
 
 THRESHOLDED_RELU_OPSET = 10  # ThresholdedRelu-10 (ai.onnx)
+NAN_ROWS = tuple(dict.fromkeys(("nan-propagates-onnx", *facts.OPENVINO_NAN_ROW.values())))  # a NaN at a clip
+NAN_CAUSE = behaviour.row("nan-propagates-onnx").cause
 
 
 @dataclass
@@ -91,7 +93,7 @@ def explicit_default_bound(e: Edit, s: Site, a: str, b: str) -> bool:
         n = s.node
         rule = "float16-overflow-clamp" if n.dtype == np.float16 and math.isfinite(va) else "explicit-default-bound"
         e.note(s, rule, f"omitted {side}: {a} uses {va!r}, {b} uses {vb!r}; written as an explicit input",
-               cause="default-bound")
+               cause=behaviour.row("omitted-bound-default").cause)
         changed = True
     return changed
 
@@ -111,25 +113,24 @@ def crossed_clip6(e: Edit, s: Site, a: str, b: str) -> bool:
             attr.f = float(value)
     s.node = _with(n, lo=value, hi=value)
     e.note(s, "crossed-bounds-constant", f"min {n.lo!r} > max {n.hi!r}: {a} gives {value!r} on every number, "
-           f"{b} refuses the model; written as min = max = {value!r}", cause="min-greater-than-max")
+           f"{b} refuses the model; written as min = max = {value!r}", cause=behaviour.row("clip-min-greater-than-max").cause)
     return True
 
 
-@behaviour.states("nan-propagates-onnx", "openvino-clamp-nan-to-lower", "openvino-relu-nan-to-zero",
-                  "openvino-hardsigmoid-nan-to-one", "openvino-max-nan-to-constant", "openvino-min-nan-to-constant")
+@behaviour.states(*NAN_ROWS)
 def nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
-    """A propagates NaN where B writes a value (the NaN rows): Where(IsNaN(x), x, y), written as Where(Equal(x, x), y, x), gives B A's NaN and leaves every other number
+    """A propagates NaN where B writes a value (the NaN rows): Where(IsNaN(x), x, y), written as
+    Where(Equal(x, x), y, x), gives B A's NaN and leaves every other number
     untouched."""
     va, vb = facts.nan_output(a, s.node), facts.nan_output(b, s.node)
     if va is not facts.PROPAGATE or vb is facts.PROPAGATE:
         return False
     _guard(e, s, s.x)
-    e.note(s, "nan-guard", f"a NaN input: {a} gives NaN, {b} gives {_show(vb)}", cause="nan-input")
+    e.note(s, "nan-guard", f"a NaN input: {a} gives NaN, {b} gives {_show(vb)}", cause=NAN_CAUSE)
     return True
 
 
-@behaviour.states("nan-propagates-onnx", "openvino-clamp-nan-to-lower", "openvino-relu-nan-to-zero",
-                  "openvino-hardsigmoid-nan-to-one", "openvino-max-nan-to-constant", "openvino-min-nan-to-constant", "thresholded-relu-drops-nan")
+@behaviour.states(*NAN_ROWS, "thresholded-relu-drops-nan")
 def nan_to_zero(e: Edit, s: Site, a: str, b: str) -> bool:
     """A writes 0 for a NaN input where B propagates it, at a node whose other outputs are >= 0 (Relu, Clip with
     min 0, Max(x, 0)): ThresholdedRelu(alpha=0) after it where B drops NaN there (row thresholded-relu-drops-nan),
@@ -146,12 +147,11 @@ def nan_to_zero(e: Edit, s: Site, a: str, b: str) -> bool:
         "ThresholdedRelu", [inner], [y], name=e.fresh(f"{base}_nan_to_zero_clipbridge"), alpha=0.0))
     s.done = True
     e.note(s, "nan-to-zero", f"a NaN input: {a} gives 0.0, {b} gives NaN; ThresholdedRelu(alpha=0) after it",
-           cause="nan-input")
+           cause=NAN_CAUSE)
     return True
 
 
-@behaviour.states("nan-propagates-onnx", "openvino-clamp-nan-to-lower", "openvino-relu-nan-to-zero",
-                  "openvino-hardsigmoid-nan-to-one", "openvino-max-nan-to-constant", "openvino-min-nan-to-constant")
+@behaviour.states(*NAN_ROWS)
 def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     """A writes a value for a NaN input where B propagates it (or writes another): Where(IsNaN(x), v, y), written
     as Where(Equal(y, y), y, v), with A's value v (the value A's NaN row gives)."""
@@ -162,7 +162,7 @@ def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     # Where B propagates NaN, its own output is NaN exactly where x is: testing y' instead of x leaves x with one
     # reader, so onnxruntime still fuses a Conv with this Clip (FusedConv) and the guard costs two light passes.
     _guard(e, s, v, test_output=vb is facts.PROPAGATE)
-    e.note(s, "nan-to-value", f"a NaN input: {a} gives {_show(va)}, {b} gives {_show(vb)}", cause="nan-input")
+    e.note(s, "nan-to-value", f"a NaN input: {a} gives {_show(va)}, {b} gives {_show(vb)}", cause=NAN_CAUSE)
     return True
 
 
@@ -189,7 +189,8 @@ def softmax_nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
         helper.make_node("Where", [cond, inner, total], [y], name=e.fresh(f"{base}_where_clipbridge"))])
     s.done = True
     e.note(s, "softmax-nan-guard", f"a row holding NaN or +inf: {a} gives the whole row NaN, {b} NaN only at "
-           "those elements; NaN written over the row where it sums to NaN", cause=behaviour.row("softmax-nan-row").cause)
+           "those elements; NaN written over the row where it sums to NaN",
+           cause=behaviour.row("softmax-nan-row").cause)
     return True
 
 
