@@ -14,6 +14,9 @@ APP = Path(__file__).resolve().parents[1] / "app" / "clipbridge"
 
 # The layers, each a package (docs/architecture.md). core: the foundation, importing only itself.
 CORE = ("clipbridge.core",)
+# The behaviour table (issue 45): every fact about how an engine or a spec computes, one row each. It imports only
+# core and itself; the dialects, scan, diff, fix, chain and the engine registry read their facts from it.
+BEHAVIOUR = ("clipbridge.behaviour",)
 # The kernels, the engine plumbing and the dialect kit: each imports only core and itself.
 KERNELS = ("clipbridge.kernels",)
 ENGINES = ("clipbridge.engines",)
@@ -30,7 +33,7 @@ FLEET = ("clipbridge.fleet",)
 # The converter chain (docs/chain.md): it uses diff's engine runs, it is not inside diff; only the top imports it.
 CHAIN = ("clipbridge.chain",)
 BELOW_CHAIN = ("clipbridge.core", "clipbridge.engines", "clipbridge.diff", "clipbridge.scan", "clipbridge.dialects",
-               *REPORTS)  # and `app` itself: __version__
+               *REPORTS, *BEHAVIOUR)  # and `app` itself: __version__
 # What a dialect module may never import: the layers above the dialects.
 ABOVE_DIALECTS = ("clipbridge.service", "clipbridge.scan", "clipbridge.lint", "clipbridge.diff", "clipbridge.fix", *FLEET, *CHAIN, *TOP)
 # The modules of app/clipbridge/dialects that are no dialect: the kit, the registry and the package itself.
@@ -227,6 +230,8 @@ def violations(g: dict[str, set[str]]) -> list[str]:
         for t in sorted(targets):
             if _under(m, CORE) and not _under(t, CORE):
                 out.append(f"{m} -> {t}: core imports only core")
+            if _under(m, BEHAVIOUR) and not _under(t, (*CORE, *BEHAVIOUR)):
+                out.append(f"{m} -> {t}: the behaviour table imports only core and itself")
             if _under(m, KERNELS) and not _under(t, (*CORE, *KERNELS)):
                 out.append(f"{m} -> {t}: kernels import only core and kernels")
             if _under(m, ENGINES) and not _under(t, (*CORE, *ENGINES)):
@@ -235,8 +240,9 @@ def violations(g: dict[str, set[str]]) -> list[str]:
                 out.append(f"{m} -> {t}: the report formats import only core and themselves")
             if _under(m, KIT) and not _under(t, (*CORE, *KIT)):
                 out.append(f"{m} -> {t}: the dialect kit imports only core and itself")
-            if _dialect(m) and not (_under(t, (*CORE, *ENGINES, *KIT)) or _dialect(t) == _dialect(m)):
-                out.append(f"{m} -> {t}: a dialect imports only core, the engines, the kit and itself")
+            if _dialect(m) and not (_under(t, (*CORE, *ENGINES, *KIT, *BEHAVIOUR)) or _dialect(t) == _dialect(m)):
+                out.append(f"{m} -> {t}: a dialect imports only core, the engines, the kit, the behaviour table and "
+                           "itself")
             if _under(m, SERVICE) and _under(t, ("clipbridge.scan", "clipbridge.lint", "clipbridge.diff", "clipbridge.fix", *TOP)):
                 out.append(f"{m} -> {t}: the service never imports scan, lint, diff, fix or the top")
             if _under(m, ("clipbridge.dialects",)) and _under(t, ABOVE_DIALECTS):
@@ -360,6 +366,10 @@ def test_a_third_party_import_inside_a_function_is_allowed():
     pytest.param("clipbridge.chain.report", "from clipbridge.fix import run", "the chain imports only", id="chain-fix"),
     pytest.param("clipbridge.reports.sarif", "from clipbridge.lint import rules", "the report formats import only",
                  id="reports-lint"),
+    pytest.param("clipbridge.behaviour.rows", "from clipbridge.scan import patterns", "the behaviour table imports only",
+                 id="behaviour-scan"),
+    pytest.param("clipbridge.behaviour.model", "from clipbridge.dialects import openvino",
+                 "the behaviour table imports only", id="behaviour-dialect"),
     pytest.param("clipbridge.reports.junit", "from clipbridge.diff import formats", "the report formats import only",
                  id="reports-diff"),
 ])

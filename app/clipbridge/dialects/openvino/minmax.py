@@ -22,9 +22,10 @@ from clipbridge.dialects.openvino.spec import NAME, OpenVinoTarget
 
 # Observed with openvino 2026.4 on the CPU plugin, which fuses the pair into a clamp (as for the scan's
 # Minimum/Maximum pairs): tests/dialects/test_tensor_bounds.py shows both as strict xfails.
-NOTE_NAN_OPENVINO = EngineNote(CPU, "A NaN input of the emitted Maximum/Minimum becomes the lower bound at "
-                                    "its position, and a NaN min element gives the max there, where "
-                                    "maximum/minimum propagate NaN (observed with openvino 2026.4)")
+NOTE_NAN_OPENVINO = EngineNote(CPU, "A NaN input of the emitted Maximum/Minimum gives, at its position, what the "
+                                    "Clamp the CPU plugin fuses them into gives (behaviour rows openvino-clamp-fusion "
+                                    "and openvino-clamp-nan-to-lower), and a NaN min element gives the max there, "
+                                    "where maximum/minimum propagate NaN (observed with openvino 2026.4)")
 
 
 def _out_dims(shape: list, *bounds: tuple[int, ...]) -> list[int]:

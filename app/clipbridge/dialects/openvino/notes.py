@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from clipbridge import behaviour
 from clipbridge.core import exact
 from clipbridge.core.dtypes import BFLOAT16, FLOAT32, DType
 from clipbridge.core.meaning import EngineNote, NanInput
@@ -15,9 +16,10 @@ from clipbridge.engines import config as engine_config
 # The CPU plugin's NaN-input rule where Clamp-1 propagates (the first note below; Dialect.engine_nan_input, which
 # `basis: engine` applies and tests/test_nan_basis.py checks against the openvino backend).
 ENGINE_NAN_INPUT = NanInput.TO_LOWER
+NAN_ROW = behaviour.row("openvino-clamp-nan-to-lower")
 ENGINE_NOTES_ALL = (
-    EngineNote("openvino CPU plugin", "A NaN input is clamped to min instead of propagating (observed with "
-                                      "openvino 2026.4 compile_model(..., 'CPU'))."),
+    EngineNote("openvino CPU plugin", f"{NAN_ROW.gives['openvino'][0].upper()}{NAN_ROW.gives['openvino'][1:]} "
+                                      f"({NAN_ROW.source}; behaviour row {NAN_ROW.id})."),
 )
 ENGINE_NOTES_INT64 = (
     EngineNote("openvino CPU plugin", "i64/u64 Clamp runs in 32-bit integers: values and bounds beyond the int32 "
