@@ -19,8 +19,8 @@ NAN = (
         frozen({"onnxruntime": "propagate", "onnx-reference": "propagate"}), cause="nan-input"),
     Row("openvino-clamp-nan-to-lower", ("Clip", "Clamp"), ("openvino",),
         "a NaN input of a Clip with constant bounds, min <= max (OpenVINO Clamp-1)",
-        frozen({"spec": "NaN", "openvino": "a NaN input is clamped to min instead of propagating: the lower bound "
-                "as held in the tensor's type"}),
+        frozen({"spec": "NaN", "openvino": "a NaN input is clamped to min instead of propagating (the lower bound "
+                "as held in the tensor's type)"}),
         f"Clamp-1 on the CPU plugin computes max(min(x, hi), lo) with x first ({X86_MAXPS}); "
         + measured("openvino"), T_PATTERNS, "nan", frozen({"openvino": "lower"}),
         ("nan input is clamped to min", "nan becomes the lower bound", "sends nan to its lower bound",

@@ -18,8 +18,8 @@ from clipbridge.engines import config as engine_config
 ENGINE_NAN_INPUT = NanInput.TO_LOWER
 NAN_ROW = behaviour.row("openvino-clamp-nan-to-lower")
 ENGINE_NOTES_ALL = (
-    EngineNote("openvino CPU plugin", f"{NAN_ROW.gives['openvino'][0].upper()}{NAN_ROW.gives['openvino'][1:]} "
-                                      f"({NAN_ROW.source}; behaviour row {NAN_ROW.id})."),
+    EngineNote("openvino CPU plugin", f"{NAN_ROW.gives['openvino'][0].upper()}{NAN_ROW.gives['openvino'][1:]}; "
+                                      f"{NAN_ROW.source.rpartition('; ')[2]} (behaviour row {NAN_ROW.id})."),
 )
 ENGINE_NOTES_INT64 = (
     EngineNote("openvino CPU plugin", "i64/u64 Clamp runs in 32-bit integers: values and bounds beyond the int32 "
