@@ -30,6 +30,12 @@ NAN = (
         "Minimum/Maximum, not Clamp",
         frozen({"spec": "NaN", "openvino": "NaN"}), measured("openvino"), T_FACTS, "nan",
         frozen({"openvino": "propagate"})),
+    Row("openvino-merged-clip-nan-propagates", ("Clip",), ("openvino",),
+        "a NaN input of a Clip whose input and min constant another Clip of the graph reads too (the ONNX frontend "
+        "writes each as Maximum/Minimum, and the plugin merges the equal Maximum ops into one that is no Clamp)",
+        frozen({"spec": "NaN", "openvino": "NaN at both Clips"}), measured("openvino"),
+        "tests/behaviour/test_measured.py::test_merged_clips_propagate_nan", "fusion",
+        frozen({"openvino": "propagate"})),
     Row("openvino-relu-nan-to-zero", ("Relu",), ("openvino",), "a NaN input",
         frozen({"spec": "NaN", "openvino": "0"}), f"Relu-1 on the CPU plugin ({X86_MAXPS}); " + measured("openvino"),
         T_PATTERNS, "nan", frozen({"openvino": "zero"}), cause="nan-input"),

@@ -138,6 +138,7 @@ def _clip_range(c: ClipLike, n: onnx.NodeProto, consts: Constants, opset: int) -
     for pos, side in ((1, "lo"), (2, "hi")):
         if len(n.input) > pos and n.input[pos]:
             setattr(c, side, _scalar(consts, n.input[pos], n))
+            c.params[f"{side}_name"] = n.input[pos]
             if getattr(c, side) is None:
                 c.params[f"{side}_dynamic"] = True
         else:
@@ -164,7 +165,19 @@ def find(model: onnx.ModelProto, strict: bool = True) -> dict[str, ClipLike]:
             continue
         if c is not None:
             found[c.node] = c
+    _mark_merged(found)
     return found
+
+
+def _mark_merged(found: dict[str, ClipLike]) -> None:
+    """Clips that read one input and one min constant (row openvino-merged-clip-nan-propagates): params merged."""
+    groups: dict[tuple[str, str], list[ClipLike]] = {}
+    for c in found.values():
+        if c.pattern == "clip" and c.params.get("lo_name"):
+            groups.setdefault((c.x, c.params["lo_name"]), []).append(c)
+    for group in groups.values():
+        for c in group if len(group) > 1 else ():
+            c.params["merged"] = True
 
 
 def nan_value(c: ClipLike, engine: str, lowest: float, highest: float) -> float | None:
@@ -191,6 +204,8 @@ def reading_row(c: ClipLike, engine: str) -> str:
         and c.hi < c.lo
     if c.pattern == "clip" and (crossed or c.params.get("lo_dynamic") or c.params.get("hi_dynamic")):
         return "openvino-clamp-dynamic-nan-propagates"
+    if c.pattern == "clip" and c.params.get("merged"):
+        return "openvino-merged-clip-nan-propagates"
     return p.row_of(engine)
 
 

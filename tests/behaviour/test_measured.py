@@ -1,0 +1,54 @@
+"""Rows of the behaviour table that no other test measures, measured here on the installed engines through the
+independent oracle (tests/engines_direct.py: no clipbridge code runs the engines). Each row's `test` names its
+test, here or where the consumer of the row measures it."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T, helper, numpy_helper
+
+from clipbridge import behaviour
+from tests import engines_direct
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("openvino")
+pytestmark = pytest.mark.engines
+
+
+def _two_clips(dt: int, second: list[str]) -> bytes:
+    """Clip(x, zero) beside a second Clip of x with the same min constant (`second`: its bound inputs)."""
+    npdt = helper.tensor_dtype_to_np_dtype(dt)
+    nodes = [helper.make_node("Clip", ["x", "zero"], ["a"], name="open_max"),
+             helper.make_node("Clip", ["x", *second], ["b"], name="other")]
+    ins = [helper.make_tensor_value_info("x", dt, [1, 4])] + \
+        ([helper.make_tensor_value_info("limit", dt, [])] if "limit" in second else [])
+    g = helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info(o, dt, [1, 4]) for o in "ab"],
+                          [numpy_helper.from_array(np.array(v, npdt), k) for k, v in (("zero", 0), ("six", 6))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.checker.check_model(m, full_check=True)
+    return m.SerializeToString()
+
+
+@pytest.mark.parametrize("dt", [T.FLOAT, T.FLOAT16], ids=["float32", "float16"])
+@pytest.mark.parametrize("second", [["zero", "six"], ["zero", "limit"]], ids=["constant-max", "run-time-max"])
+def test_merged_clips_propagate_nan(dt, second):
+    """Row openvino-merged-clip-nan-propagates: where the row's reading is `propagate`, NaN stays at both Clips
+    on OpenVINO, although one Clip alone sends it to the lower bound (row openvino-clamp-nan-to-lower)."""
+    npdt = helper.tensor_dtype_to_np_dtype(dt)
+    x = np.array([[np.nan, -np.inf, np.inf, 1.0]], npdt)
+    feeds = {"x": x, **({"limit": np.array(6, npdt)} if "limit" in second else {})}
+    merged = engines_direct.run("openvino", _two_clips(dt, second), feeds)
+    alone = engines_direct.run("openvino", _alone(dt), {"x": x})
+    assert behaviour.reading("openvino-merged-clip-nan-propagates", "openvino") == "propagate"
+    assert np.isnan(merged[0][0, 0]) and np.isnan(merged[1][0, 0])
+    assert behaviour.reading("openvino-clamp-nan-to-lower", "openvino") == "lower" and alone[0][0, 0] == 0
+
+
+def _alone(dt: int) -> bytes:
+    npdt = helper.tensor_dtype_to_np_dtype(dt)
+    g = helper.make_graph([helper.make_node("Clip", ["x", "zero"], ["a"], name="open_max")], "g",
+                          [helper.make_tensor_value_info("x", dt, [1, 4])], [helper.make_tensor_value_info("a", dt, [1, 4])],
+                          [numpy_helper.from_array(np.array(0, npdt), "zero")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
