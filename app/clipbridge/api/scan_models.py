@@ -29,6 +29,15 @@ class ScaleBiasCandidateOut(_Strict):
     nodes: list[str] = Field(description="The Mul/Add (Multiply/Add) nodes a DirectML ScaleBias could absorb")
 
 
+class EngineReadingOut(_Strict):
+    node: str
+    engine: str
+    nan_input: str = Field(description="what a NaN input gives on the engine: propagate, lower, upper, zero, one, "
+                                       "engine")
+    row: str = Field(description="the behaviour table's row that says so (docs/architecture.md, 'The behaviour "
+                                 "table'); the diff checks its nan-input cause against the same row")
+
+
 class ClipSiteOut(_Strict):
     id: int
     path: str = Field(description="graph, graph/<node>.<attribute> for subgraphs, function <name>, net, ...")
@@ -46,6 +55,9 @@ class ClipSiteOut(_Strict):
     findings: list[FindingOut] = Field(description="Findings about the clip itself (dynamic bounds, ScaleBias)")
     error: str | None = Field(description="Why the clip could not be resolved (then no translations)")
     translations: list[ScanTranslationOut]
+    engine_readings: list[EngineReadingOut] = Field(default_factory=list, description="Per node of the clip and "
+                                                    "per engine, what a NaN input gives when the model itself runs "
+                                                    "there (ONNX main graph only)")
 
 
 class ScanCount(_Strict):

@@ -209,6 +209,13 @@ def reading_row(c: ClipLike, engine: str) -> str:
     return p.row_of(engine)
 
 
+def readings(c: ClipLike) -> list[dict]:
+    """What each engine gives for a NaN input at c, with the behaviour row that says so (the scan's engine
+    readings; tests/behaviour/test_agreement.py checks them against the diff)."""
+    return [{"node": c.node, "engine": e, "nan_input": behaviour.reading(reading_row(c, e), e),
+             "row": reading_row(c, e)} for e in ENGINES]
+
+
 def describe(c: ClipLike) -> dict:
     """A clip-like node as the scan lists it: its pattern, range, NaN rule per engine, and sources."""
     p = PATTERNS[c.pattern]

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from clipbridge.dialects.kit.common import Mode
 from clipbridge.dialects import registry
-from clipbridge.scan.patterns import describe, find
+from clipbridge.scan.patterns import describe, find, readings
 from clipbridge.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from clipbridge.service.field_errors import field_errors
 from clipbridge.core.findings import Severity
@@ -73,6 +73,7 @@ class ScanResult:
     sites: list[Site]
     translations: list[list[tuple[str, Translation]]] = field(default_factory=list)
     clip_like: list[dict[str, Any]] = field(default_factory=list)  # Relu, HardSigmoid, ... (app/clipbridge/scan/patterns.py)
+    readings: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # node -> its engine readings
 
     def to_json(self) -> dict[str, Any]:
         clips = []
@@ -88,7 +89,8 @@ class ScanResult:
                 "meaning": m.to_json() if m else None, "scale_bias": _wire_sb(site.scale_bias),
                 "findings": [f.to_json() for f in site.findings], "error": site.error,
                 "translations": [{"label": label, "target": t.target, "status": t.status,
-                                  "findings": [f.to_json() for f in t.findings]} for label, t in trs]})
+                                  "findings": [f.to_json() for f in t.findings]} for label, t in trs],
+                "engine_readings": [r for n in dict.fromkeys(site.nodes) if n for r in self.readings.get(n, [])]})
             for label, t in trs:
                 counts[label][t.status] += 1
                 for f in t.findings:
@@ -141,8 +143,9 @@ def scan(data, weights=None, targets: list[str] | None = None, mode: Mode = Mode
     result = ScanResult(fmt, info, tlist, sites)
     if fmt == "onnx":
         # Ops that clip without being a Clip (each engine's NaN rule differs): listed, not translated.
-        result.clip_like = [describe(c) for c in find(light.model).values()
-                           if c.pattern not in SCANNED_AS_SITES]
+        likes = find(light.model)
+        result.clip_like = [describe(c) for c in likes.values() if c.pattern not in SCANNED_AS_SITES]
+        result.readings = {name: readings(c) for name, c in likes.items()}
     memo: dict[Any, Translation] = {}
     for site in sites:
         row: list[tuple[str, Translation]] = []
