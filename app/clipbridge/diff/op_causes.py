@@ -110,7 +110,7 @@ def cast_out_of_range(site: Site, idx: tuple[int, ...]) -> Found | None:
         return None
     v = float(x[idx])
     info = np.iinfo(dt)
-    wide = dt.itemsize == 8  # OpenVINO's int64 Cast goes through int32: the int32 range decides too
+    wide = dt.itemsize == 8  # row cast-out-of-range: for an int64, the int32 range decides too
     lo, hi = (INT32 if wide else (int(info.min), int(info.max)))
     if math.isfinite(v) and lo <= math.trunc(v) <= hi and info.min <= math.trunc(v) <= info.max:
         return None

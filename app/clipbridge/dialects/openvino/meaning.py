@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from clipbridge import behaviour
 from clipbridge.core.dtypes import DType
 from clipbridge.core.errors import SpecError
 from clipbridge.core.meaning import Bound, Meaning, NanBound, NanInput, Order, State
@@ -22,7 +23,7 @@ from clipbridge.dialects.openvino.spec import NAME, OpenVinoSpec
 
 LATEST_OPSET = 16  # the newest opsetN a translation names by default; Clamp is Clamp-1 in all of them
 CLAMP_VERSION = "Clamp-1"
-REJECT_MIN_MAX = "Check 'm_min <= m_max' failed: Attribute 'min' must be less or equal than 'max'"
+REJECT_MIN_MAX = behaviour.row("clip6-crossed-refused").gives["openvino"].partition(": ")[2]  # Clamp's own words
 
 
 @lru_cache(maxsize=64)  # a pure check of a short string, asked several times per translation
