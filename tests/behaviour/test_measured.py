@@ -52,3 +52,29 @@ def _alone(dt: int) -> bytes:
                           [helper.make_tensor_value_info("x", dt, [1, 4])], [helper.make_tensor_value_info("a", dt, [1, 4])],
                           [numpy_helper.from_array(np.array(0, npdt), "zero")])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
+
+
+def _maxpool(x: np.ndarray) -> tuple[bytes, onnx.ModelProto]:
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2], strides=[1, 1])
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", T.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", T.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    return m.SerializeToString(), m
+
+
+def test_maxpool_nan_readings():
+    """Row maxpool-nan: onnx.reference drops the NaN of a window (its largest number); onnxruntime and OpenVINO
+    give NaN or a number of the window. Windows: [NaN, 1, 4, 5] (NaN first) and [1, 2, 5, NaN] (NaN last)."""
+    from onnx.reference import ReferenceEvaluator
+    x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    x[0, 0, 0, 0], x[0, 0, 1, 2] = np.nan, np.nan
+    data, m = _maxpool(x)
+    numbers = {(i, j): np.nanmax(x[0, 0, i:i + 2, j:j + 2]) for i in range(2) for j in range(3)}
+    ref = ReferenceEvaluator(m).run(None, {"x": x})[0][0, 0]
+    assert behaviour.reading("maxpool-nan", "onnx-reference") == "drops"
+    assert all(ref[k] == v for k, v in numbers.items())
+    for engine in ("onnxruntime", "openvino"):
+        assert behaviour.reading("maxpool-nan", engine) == "window"
+        got = engines_direct.run(engine, data, {"x": x})[0][0, 0]
+        window = {k: x[0, 0, k[0]:k[0] + 2, k[1]:k[1] + 2] for k in numbers}
+        assert all(np.isnan(got[k]) or got[k] in w for k, w in window.items()), (engine, got)

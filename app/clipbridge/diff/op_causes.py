@@ -67,10 +67,10 @@ def _arg_readings(row: np.ndarray, largest: bool) -> set[int]:
     return out
 
 
-@behaviour.states("max-like-nan")
+@behaviour.states("max-like-nan", "maxpool-nan")
 def nan_through_max(site: Site, idx: tuple[int, ...]) -> Found | None:
-    """Row max-like-nan: a window, row or operand holding NaN, each engine's output NaN or a number of the
-    window (for Arg*: an index _arg_readings allows)."""
+    """Rows max-like-nan and maxpool-nan: a window, row or operand holding NaN, each engine's output NaN or a
+    number of the window (for Arg*: an index _arg_readings allows)."""
     x = site.first[0] if site.first else None
     if x is None or x.dtype.kind != "f":
         return None
