@@ -113,6 +113,6 @@ NAN = (
     Row("reducesum-propagates-nan", ("ReduceSum", "Where", "Equal"), ("openvino", "onnxruntime"),
         "ReduceSum of a row holding NaN, then Where(Equal(s, s), y, s)",
         frozen({"spec": "NaN (IEEE addition)", "openvino": "NaN", "onnxruntime": "NaN"}),
-        measured("onnxruntime", "openvino"), "tests/fix/test_softmax_guard.py::test_softmax_guard_on_engines",
+        measured("onnxruntime", "openvino"), "tests/fix/test_op_guards.py::test_softmax_guard_on_engines",
         "rewrite", frozen({"openvino": "propagate", "onnxruntime": "propagate"})),
 )

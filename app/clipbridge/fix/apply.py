@@ -64,7 +64,7 @@ def _clip(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> Nod
 
 
 def _node(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> tuple[str, Node] | None:
-    """(data input, Node) for a clip-like node or a Softmax/LogSoftmax-13+; None for any other."""
+    """(data input, Node) for a clip-like node, a Softmax/LogSoftmax-13+ or a MaxPool; None for any other."""
     op = p.op_type
     if op == "Clip":
         return p.input[0], _clip(p, dt, consts, opset)
@@ -73,6 +73,8 @@ def _node(p: onnx.NodeProto, dt: np.dtype, consts: Constants, opset: int) -> tup
     if op == "HardSigmoid":
         alpha = next((a.f for a in p.attribute if a.name == "alpha"), 0.2)
         return p.input[0], Node("hardsigmoid", dt, alpha=alpha)
+    if op == "MaxPool" and len(p.output) == 1:  # with Indices, the pool's second output is left alone
+        return p.input[0], Node("maxpool", dt)
     if op in ("Softmax", "LogSoftmax") and opset >= ROW_OPSET:
         axis = next((a.i for a in p.attribute if a.name == "axis"), -1)
         return p.input[0], Node(op.lower(), dt, axis=axis)

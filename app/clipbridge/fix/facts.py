@@ -31,6 +31,7 @@ class Node:
     axis: int = -1  # Softmax/LogSoftmax-13: the axis of a row
 
 
+CLIP_KINDS = ("clip6", "clip", "relu", "hardsigmoid", "max", "min")
 OPENVINO_NAN_ROW = {"clip": "openvino-clamp-nan-to-lower", "clip6": "openvino-clamp-nan-to-lower",
                     "relu": "openvino-relu-nan-to-zero", "hardsigmoid": "openvino-hardsigmoid-nan-to-one",
                     "max": "openvino-max-nan-to-constant", "min": "openvino-min-nan-to-constant"}
@@ -38,6 +39,8 @@ OPENVINO_NAN_ROW = {"clip": "openvino-clamp-nan-to-lower", "clip6": "openvino-cl
 
 def nan_row(engine: str, n: Node) -> str | None:
     """The behaviour row that says what `engine` gives for a NaN input at n (None: no row speaks, NaN stays)."""
+    if n.kind not in CLIP_KINDS:
+        return None  # a Softmax or a MaxPool: rows of their own (rules.softmax_nan_guard, maxpool_nan_guard)
     if engine != "openvino":
         return "nan-propagates-onnx"
     if n.kind in ("clip", "clip6") and (n.dynamic or (n.lo is not None and n.hi is not None and n.lo > n.hi)):

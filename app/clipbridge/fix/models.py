@@ -16,11 +16,11 @@ class RuleApplied(BaseModel):
     node: str = Field(description="the ONNX node name (#index when it has none); the node keeps its name")
     op: str
     rule: str = Field(description="explicit-default-bound, float16-overflow-clamp, crossed-bounds-constant, "
-                                  "nan-guard, nan-to-zero, nan-to-value or softmax-nan-guard; for an `@f16` target "
-                                  "float16-clamp or keep-float32")
+                                  "nan-guard, nan-to-zero, nan-to-value, softmax-nan-guard or maxpool-nan-guard; "
+                                  "for an `@f16` target float16-clamp or keep-float32")
     why: str = Field(description="what reference and target do at this node, measured on the engines")
     cause: str = Field(description="the diff's cause this rule removes (nan-input, default-bound, "
-                                   "min-greater-than-max, nan-through-softmax)")
+                                   "min-greater-than-max, nan-through-softmax, nan-through-max)")
 
 
 class Skipped(BaseModel):

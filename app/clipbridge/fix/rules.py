@@ -45,6 +45,7 @@ class Edit:
     taken: set[str]
     opset: int
     after: dict[int, list[onnx.NodeProto]] = field(default_factory=dict)
+    before: dict[int, list[onnx.NodeProto]] = field(default_factory=dict)
     applied: list[dict] = field(default_factory=list)
 
     def fresh(self, base: str) -> str:
@@ -194,7 +195,29 @@ def softmax_nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
     return True
 
 
-RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_zero, nan_to_value, softmax_nan_guard)  # bounds
+@behaviour.states("maxpool-nan")
+def maxpool_nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
+    """Row maxpool-nan: A gives a window's largest number where B may give its NaN; the pool then reads
+    Where(Equal(x, x), x, -inf), so that no window holds a NaN on B and its largest number is A's."""
+    if s.node.kind != "maxpool" or e.opset < 11:  # Equal takes floats from opset 11
+        return False
+    if behaviour.reading("maxpool-nan", a) != "drops" or behaviour.reading("maxpool-nan", b) != "window":
+        return False
+    base = s.name.lstrip("#") or s.proto.op_type
+    cond, kept = e.fresh(f"{s.x}_notnan_clipbridge"), e.fresh(f"{s.x}_nan_dropped_clipbridge")
+    low = e.constant(-np.inf, s.node.dtype, f"{base}_lowest_clipbridge")
+    e.before.setdefault(s.index, []).extend([
+        helper.make_node("Equal", [s.x, s.x], [cond], name=e.fresh(f"{base}_notnan_clipbridge")),
+        helper.make_node("Where", [cond, s.x, low], [kept], name=e.fresh(f"{base}_drop_nan_clipbridge"))])
+    s.proto.input[0] = kept
+    s.done = True
+    e.note(s, "maxpool-nan-guard", f"a window holding NaN: {a} gives its largest number, {b} may give the NaN; "
+           "NaN read as -inf before the pool", cause=behaviour.row("maxpool-nan").cause)
+    return True
+
+
+RULES = (explicit_default_bound, crossed_clip6, nan_guard, nan_to_zero, nan_to_value, softmax_nan_guard,
+         maxpool_nan_guard)  # bounds
 # first: the NaN rules read them; nan_to_zero before nan_to_value (the cheaper form where it is exact)
 
 

@@ -102,7 +102,8 @@ def names(model: onnx.ModelProto) -> set[str]:
 
 def rewrite(model: onnx.ModelProto, reference: str, target: str, opset: int, floats: dict[int, np.dtype],
             consts_of, node_of, allowed: dict[str, list[str]] | None = None) -> tuple[Rewritten, list[dict]]:
-    """Apply the rules to the clip-like nodes of every graph, inserting each rule's nodes after its node; with
+    """Apply the rules to the clip-like nodes of every graph, inserting each rule's nodes after its node (or
+    before it, for a guard on its input); with
     `allowed` (clipbridge.fix.found), a rule only where the diff of the original found its cause."""
     types, taken = all_types(model), names(model)
     out, skipped = Rewritten(), []
@@ -115,12 +116,13 @@ def rewrite(model: onnx.ModelProto, reference: str, target: str, opset: int, flo
             for rule in RULES:
                 if allows(allowed, key, rule.__name__):
                     rule(e, s, reference, target)
-        if e.after:
+        if e.after or e.before:
             nodes = list(g.node)
             del g.node[:]
             for i, n in enumerate(nodes):
+                g.node.extend(e.before.get(i, []))  # a guard on the node's input (rules.maxpool_nan_guard)
                 g.node.append(n)
                 g.node.extend(e.after.get(i, []))
-            out.after[path] = sum(len(v) for v in e.after.values())
+            out.after[path] = sum(len(v) for v in [*e.after.values(), *e.before.values()])
         out.applied += e.applied
     return out, skipped
