@@ -78,3 +78,18 @@ def test_maxpool_nan_readings():
         got = engines_direct.run(engine, data, {"x": x})[0][0, 0]
         window = {k: x[0, 0, k[0]:k[0] + 2, k[1]:k[1] + 2] for k in numbers}
         assert all(np.isnan(got[k]) or got[k] in w for k, w in window.items()), (engine, got)
+
+
+@pytest.mark.parametrize("opset", [11, 12, 13])
+def test_float16_clip11_open_bound(opset):
+    """Row onnxruntime-float16-clip11-open-bound: a float16 Clip-11 with its max left out keeps +inf on
+    onnxruntime; from Clip-12 the omitted bound is 65504 there (row omitted-bound-default)."""
+    g = helper.make_graph([helper.make_node("Clip", ["x", "zero"], ["y"], name="open_max")], "g",
+                          [helper.make_tensor_value_info("x", T.FLOAT16, [1, 2])],
+                          [helper.make_tensor_value_info("y", T.FLOAT16, [1, 2])],
+                          [numpy_helper.from_array(np.array(0, np.float16), "zero")])
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()
+    got = engines_direct.run("onnxruntime", data, {"x": np.array([[np.inf, 1.0]], np.float16)})[0][0, 0]
+    open_row = behaviour.reading("onnxruntime-float16-clip11-open-bound", "onnxruntime") == "open"
+    limit_row = behaviour.reading("omitted-bound-default", "onnxruntime") == "limit"
+    assert (got == np.inf and open_row) if opset == 11 else (got == 65504 and limit_row)

@@ -22,12 +22,12 @@ CAUSES = {
     "quantize-rounding": "QuantizeLinear of a value exactly between two steps: half to even against half away.",
     "inference-precision": "The engine ran the node (or the kernel it was fused into) in another type than the "
                            "model's: narrower (bf16), or wider (a float16 model computed in f32).",
-    "nan-through-softmax": "A Softmax/LogSoftmax row holding NaN or +inf: all NaN on one engine, 0 (-inf) for "
-                           "the finite elements on another.",
-    "nan-through-max": "A MaxPool window, ReduceMax/Min or ArgMax/Min row, or Max/Min operand holding NaN: one "
-                       "engine propagates it, another gives a number of the window.",
-    "cast-out-of-range": "A float-to-int Cast of NaN, +-inf or a value beyond the type (undefined): INT64_MIN on "
-                         "one engine, INT32_MIN or 0 on another.",
+    "nan-through-softmax": "A Softmax/LogSoftmax row holding NaN or +inf: the engines give NaN at different "
+                           "elements of the row (behaviour row softmax-nan-row).",
+    "nan-through-max": "A MaxPool window, ReduceMax/Min or ArgMax/Min row, or Max/Min operand holding NaN: the "
+                       "engines give NaN or different numbers of it (behaviour rows max-like-nan, maxpool-nan).",
+    "cast-out-of-range": "A float-to-int Cast of NaN, +-inf or a value beyond the type (undefined): each engine "
+                         "gives an integer of its own (behaviour row cast-out-of-range).",
     "accumulation-order": "A Conv/MatMul/Gemm/ReduceSum summed in another order: within the rounding bound of "
                           "the sum (n u sum|a_i b_i|), so it counts as agreeing.",
     "not-a-clip": "The node is not clip-like: clipbridge names no clip rule for its difference.",

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from clipbridge import behaviour
 from clipbridge.dialects.onnx.dtypes import onnx_name
 from clipbridge.dialects.onnx.meaning import normalize, resolve
 from clipbridge.dialects.onnx.model import Parsed
@@ -160,10 +161,10 @@ def elementwise_resolved(pattern: str, dt: DType, shape: list | None, lo: Const 
     return Resolved("onnx", m, spec, shape), findings
 
 
-# Observed with openvino 2026.4: the CPU plugin fuses the pair into one clamp, and NaN comes out as a.
-NOTE_MINMAX_NAN_OPENVINO = EngineNote("openvino CPU plugin", "A NaN input of a Minimum/Maximum pair becomes the "
-                                      "lower bound a (the pair is fused into a clamp), where the formula "
-                                      "propagates NaN")
+_FUSED, _ONE = behaviour.row("openvino-clamp-fusion"), behaviour.row("openvino-max-nan-to-constant")
+NOTE_MINMAX_NAN_OPENVINO = EngineNote("openvino CPU plugin", f"A NaN input of a Minimum/Maximum pair: "
+                                      f"{_FUSED.gives['openvino']}, where the formula propagates NaN "
+                                      f"({_FUSED.source}; behaviour row {_FUSED.id})")
 
 
 def attach_scale_bias(g: Graph, site: Site, mul_op: str, add_op: str) -> None:
@@ -193,7 +194,8 @@ def scale_bias_info(c: ScaleBiasCandidate, dt: DType | None, g: Graph) -> tuple[
                  "rounds once (fused) or twice")
     return info, Finding(Code.SCALE_BIAS, Severity.INFO if not two else Severity.WARNING, text)
 
-# Observed with openvino 2026.4 (tests/scan/test_ir_scan.py, a strict xfail): a one-sided scalar Maximum/Minimum
-# returns the constant for a NaN input.
+# tests/scan/test_ir_scan.py shows it as a strict xfail on the IR's own Maximum/Minimum.
 NOTE_ONE_SIDED_NAN_OPENVINO = EngineNote("openvino CPU plugin", "A NaN input of a one-sided Maximum/Minimum against "
-                                         "a constant becomes that constant, where the formula propagates NaN")
+                                         f"a constant c gives {_ONE.gives['openvino']}, where the formula propagates "
+                                         f"NaN ({_ONE.source}; behaviour rows {_ONE.id}, "
+                                         "openvino-min-nan-to-constant)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from clipbridge import behaviour
 from clipbridge.core import exact
 from clipbridge.core.dtypes import FLOAT16, FLOAT32, DType
 from clipbridge.core.errors import SpecError
@@ -26,15 +27,15 @@ NOTE_NAN_BOUND_ORT = (
     EngineNote("onnxruntime", "A NaN min/max input is ignored (that side is left unbounded), where the ONNX "
                               "formula Min(max, Max(input, min)) and onnx.reference give NaN everywhere."),
 )
+_DEFAULT = behaviour.row("omitted-bound-default")
 NOTE_DEFAULT_REFERENCE = (
-    EngineNote("onnx.reference", "An absent bound keeps -inf/+inf inputs (np.clip with None), where the spec's "
-                                 "lowest()/max() default maps them to the finite extremes (onnxruntime follows "
-                                 "the spec for float and double)."),
+    EngineNote("onnx.reference", f"An absent bound: {_DEFAULT.gives['onnx-reference']}, where the spec "
+                                 f"gives {_DEFAULT.gives['spec']} (behaviour row {_DEFAULT.id})."),
 )
+_F16 = behaviour.row("onnxruntime-float16-clip11-open-bound")
 NOTE_F16_DEFAULT_ORT = (
-    EngineNote("onnxruntime", "float16 Clip-11+ with an absent bound leaves -inf/+inf inputs as they are (its "
-                              "default is not float16's lowest()/max()), where the spec maps them to -65504/65504 "
-                              "(observed with onnxruntime 1.31)."),
+    EngineNote("onnxruntime", f"{_F16.condition[0].upper()}{_F16.condition[1:]}: {_F16.gives['onnxruntime']}, "
+                              f"where the spec gives {_F16.gives['spec']} ({_F16.source}; behaviour row {_F16.id})."),
 )
 NOTE_ATTR_REFUSED_ORT = (
     EngineNote("onnxruntime", "onnxruntime refuses to load a Clip-1/Clip-6 whose min > max or whose attribute is "
@@ -149,7 +150,7 @@ def resolve(spec: OnnxSpec | Parsed) -> Meaning:
     elif any(b.is_nan for b in bounds):
         notes += NOTE_NAN_BOUND_ORT
     if dt.is_float and any(b.default for b in bounds) and schema.since >= 11:
-        notes += NOTE_DEFAULT_REFERENCE + (NOTE_F16_DEFAULT_ORT if dt is FLOAT16 else ())
+        notes += NOTE_DEFAULT_REFERENCE + (NOTE_F16_DEFAULT_ORT if dt is FLOAT16 and schema.since == 11 else ())
     notes += runtime_support.notes_onnx(schema.name, dt.name, s.min is not None, s.max is not None)
     return Meaning(NAME, schema.name, dt, bounds[0], bounds[1], order=order, nan_input=NanInput.PROPAGATE,
                    nan_bound=NanBound.PROPAGATE, dynamic=bool(parsed.dynamic), rules=tuple(rules),
