@@ -49,7 +49,8 @@ def test_merged_clips_propagate_nan(dt, second):
 def _alone(dt: int) -> bytes:
     npdt = helper.tensor_dtype_to_np_dtype(dt)
     g = helper.make_graph([helper.make_node("Clip", ["x", "zero"], ["a"], name="open_max")], "g",
-                          [helper.make_tensor_value_info("x", dt, [1, 4])], [helper.make_tensor_value_info("a", dt, [1, 4])],
+                          [helper.make_tensor_value_info("x", dt, [1, 4])],
+                          [helper.make_tensor_value_info("a", dt, [1, 4])],
                           [numpy_helper.from_array(np.array(0, npdt), "zero")])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
 

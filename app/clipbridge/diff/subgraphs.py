@@ -1,8 +1,9 @@
 """Walking the graphs inside a model: If branches and Loop/Scan bodies of the main graph.
 
 No engine lets a caller read a tensor inside a subgraph, and inlining a branch changes what an engine computes
-(measured: OpenVINO's Clamp NaN row, behaviour openvino-clamp-nan-to-lower, holds inside an If's branch, and no
-longer once the same Clip is inlined beside the Clip that shares its input, openvino-merged-clip-nan-propagates). So the engines keep running the model's own If, Loop and Scan,
+(measured: OpenVINO's Clamp NaN row, behaviour openvino-clamp-nan-to-lower, holds inside an If's branch, and
+no longer once the same Clip is inlined beside the Clip that shares its input,
+openvino-merged-clip-nan-propagates). So the engines keep running the model's own If, Loop and Scan,
 and each body's tensors are made readable from outside:
 - an `If` whose condition is a graph input or a constant (the branch taken is known before the run) returns
   every tensor of the taken branch as an extra output (the other branch returns an empty tensor of the same

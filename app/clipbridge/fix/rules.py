@@ -114,7 +114,8 @@ def crossed_clip6(e: Edit, s: Site, a: str, b: str) -> bool:
             attr.f = float(value)
     s.node = _with(n, lo=value, hi=value)
     e.note(s, "crossed-bounds-constant", f"min {n.lo!r} > max {n.hi!r}: {a} gives {value!r} on every number, "
-           f"{b} refuses the model; written as min = max = {value!r}", cause=behaviour.row("clip-min-greater-than-max").cause)
+           f"{b} refuses the model; written as min = max = {value!r}",
+           cause=behaviour.row("clip-min-greater-than-max").cause)
     return True
 
 
