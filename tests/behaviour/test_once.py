@@ -23,7 +23,8 @@ OWN = APP / "behaviour"
 SOURCES = {p: p.read_text(encoding="utf-8") for p in sorted(APP.rglob("*.py")) if OWN not in p.parents}
 # The modules that detect a cause or write a rule from the facts: they name causes through rows only.
 CONSUMERS = [APP / p for p in ("diff/causes.py", "diff/op_causes.py", "diff/accumulation.py", "diff/quantized.py",
-                               "fix/facts.py", "fix/rules.py", "fix/found.py", "chain/rules.py", "scan/patterns.py")]
+                               "fix/facts.py", "fix/rules.py", "fix/op_guards.py", "fix/found.py", "chain/rules.py",
+                               "scan/patterns.py")]
 VOCABULARY = {r for row in behaviour.ROWS.values() for r in row.reading.values()}
 ENGINE_KEYS = set(behaviour.ENGINES) | {e for row in behaviour.ROWS.values() for e in row.engines}
 

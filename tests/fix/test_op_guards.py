@@ -57,19 +57,24 @@ CASES = {
 }
 
 
+PAIRS = [pytest.param(("onnxruntime", "openvino"), id="ort->ov"),
+         pytest.param(("openvino", "onnxruntime"), id="ov->ort")]
+
+
+@pytest.mark.parametrize("pair", PAIRS)
 @pytest.mark.parametrize("case", sorted(CASES), ids=sorted(CASES))
-def test_softmax_guard_on_engines(case):
+def test_softmax_guard_on_engines(case, pair):
     op, axis, dt = CASES[case]
     model, feeds = _model(op, axis, dt), _feeds(dt, axis)
     data = model.SerializeToString()
-    reference = engines_direct.run("onnxruntime", data, feeds)
-    before = engines_direct.run("openvino", data, feeds)
+    reference = engines_direct.run(pair[0], data, feeds)
+    before = engines_direct.run(pair[1], data, feeds)
     # The row the guard fixes: the oracle sees the engines differ on the original (softmax-nan-row holds here).
     assert not engines_direct.agree(reference, before)
-    out = fix(data, _npz(feeds), "onnxruntime", "openvino", "model", rounds=1, execute=direct)
+    out = fix(data, _npz(feeds), pair[0], pair[1], "model", rounds=1, execute=direct)
     rules = [r["rule"] for r in out.body["rules_applied"]]
     assert rules == ["softmax-nan-guard"], out.body["rules_applied"]
-    after = engines_direct.run("openvino", out.model, feeds)
+    after = engines_direct.run(pair[1], out.model, feeds)
     assert engines_direct.agree(reference, after)
     assert out.body["verdict"] == "equal", out.body["proof"]["verdict"]
     clean = [i for i in range(3) if np.isfinite(feeds["x"][i] if axis != 0 else feeds["x"][:, i]).all()]

@@ -1,68 +1,25 @@
-"""The rewrite rules. Each is applied to one node (clip-like, or a Softmax) only where the behaviour table
-(clipbridge.behaviour, read through clipbridge.fix.facts) says that reference A and target B compute it
-differently; each names its rows (`behaviour.states`) and returns why it fired.
+"""The rewrite rules. Each is applied to one node (clip-like here; a Softmax or a MaxPool in
+clipbridge.fix.op_guards) only where the behaviour table (clipbridge.behaviour, read through clipbridge.fix.facts)
+says that reference A and target B compute it differently; each names its rows (`behaviour.states`) and returns
+why it fired.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
-import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from clipbridge import behaviour
 from clipbridge.fix import facts
+from clipbridge.fix.edit import Edit, Site
+from clipbridge.fix.op_guards import maxpool_nan_guard, softmax_nan_guard
 from clipbridge.fix.facts import Node
 
 THRESHOLDED_RELU_OPSET = 10  # ThresholdedRelu-10 (ai.onnx)
 NAN_ROWS = tuple(dict.fromkeys(("nan-propagates-onnx", *facts.OPENVINO_NAN_ROW.values())))  # a NaN at a clip
 NAN_CAUSE = behaviour.row("nan-propagates-onnx").cause
-
-
-@dataclass
-class Site:
-    """One clip-like node of the main graph, with what the rules read and change."""
-
-    index: int
-    proto: onnx.NodeProto
-    x: str  # the data input
-    node: Node
-    done: bool = False  # a NaN rule has rewritten it
-    path: str = ""  # the graph's path: "" for the main graph, "gate/then_branch/" inside an If's branch
-
-    @property
-    def name(self) -> str:
-        return self.proto.name or f"#{self.index}"
-
-
-@dataclass
-class Edit:
-    """The graph being rewritten: fresh names, new initializers and the nodes to insert after each site."""
-
-    graph: onnx.GraphProto
-    taken: set[str]
-    opset: int
-    after: dict[int, list[onnx.NodeProto]] = field(default_factory=dict)
-    before: dict[int, list[onnx.NodeProto]] = field(default_factory=dict)
-    applied: list[dict] = field(default_factory=list)
-
-    def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            k += 1
-            name = f"{base}_{k}"
-        self.taken.add(name)
-        return name
-
-    def constant(self, value: float | np.ndarray, dtype: np.dtype, base: str) -> str:
-        name = self.fresh(base)
-        self.graph.initializer.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
-        return name
-
-    def note(self, s: Site, rule: str, why: str, **extra: object) -> None:
-        self.applied.append({"node": s.path + s.name, "op": s.proto.op_type, "rule": rule, "why": why, **extra})
 
 
 def _show(v: float | np.ndarray | None) -> str:
@@ -165,55 +122,6 @@ def nan_to_value(e: Edit, s: Site, a: str, b: str) -> bool:
     # reader, so onnxruntime still fuses a Conv with this Clip (FusedConv) and the guard costs two light passes.
     _guard(e, s, v, test_output=vb is facts.PROPAGATE)
     e.note(s, "nan-to-value", f"a NaN input: {a} gives {_show(va)}, {b} gives {_show(vb)}", cause=NAN_CAUSE)
-    return True
-
-
-SOFTMAX_KINDS = ("softmax", "logsoftmax")
-
-
-@behaviour.states("softmax-nan-row", "reducesum-propagates-nan")
-def softmax_nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
-    """Row softmax-nan-row: A gives the whole row NaN where B gives NaN only at the row's NaN and +inf elements.
-    B's output row then sums to NaN exactly there (row reducesum-propagates-nan), so y = Where(Equal(r, r), y', r)
-    with r = ReduceSum(y', axis, keepdims=1) gives B A's row and leaves every other row bit for bit."""
-    if s.node.kind not in SOFTMAX_KINDS:
-        return False
-    if behaviour.reading("softmax-nan-row", a) != "row" or behaviour.reading("softmax-nan-row", b) != "element":
-        return False
-    base, y = s.name.lstrip("#") or s.proto.op_type, s.proto.output[0]
-    inner, total = e.fresh(f"{y}_unguarded_clipbridge"), e.fresh(f"{y}_rowsum_clipbridge")
-    cond = e.fresh(f"{y}_notnan_clipbridge")
-    axes = e.constant(np.array([s.node.axis], np.int64), np.dtype(np.int64), f"{base}_axis_clipbridge")
-    s.proto.output[0] = inner
-    e.after.setdefault(s.index, []).extend([
-        helper.make_node("ReduceSum", [inner, axes], [total], name=e.fresh(f"{base}_rowsum_clipbridge"), keepdims=1),
-        helper.make_node("Equal", [total, total], [cond], name=e.fresh(f"{base}_notnan_clipbridge")),
-        helper.make_node("Where", [cond, inner, total], [y], name=e.fresh(f"{base}_where_clipbridge"))])
-    s.done = True
-    e.note(s, "softmax-nan-guard", f"a row holding NaN or +inf: {a} gives the whole row NaN, {b} NaN only at "
-           "those elements; NaN written over the row where it sums to NaN",
-           cause=behaviour.row("softmax-nan-row").cause)
-    return True
-
-
-@behaviour.states("maxpool-nan")
-def maxpool_nan_guard(e: Edit, s: Site, a: str, b: str) -> bool:
-    """Row maxpool-nan: A gives a window's largest number where B may give its NaN; the pool then reads
-    Where(Equal(x, x), x, -inf), so that no window holds a NaN on B and its largest number is A's."""
-    if s.node.kind != "maxpool" or e.opset < 11:  # Equal takes floats from opset 11
-        return False
-    if behaviour.reading("maxpool-nan", a) != "drops" or behaviour.reading("maxpool-nan", b) != "window":
-        return False
-    base = s.name.lstrip("#") or s.proto.op_type
-    cond, kept = e.fresh(f"{s.x}_notnan_clipbridge"), e.fresh(f"{s.x}_nan_dropped_clipbridge")
-    low = e.constant(-np.inf, s.node.dtype, f"{base}_lowest_clipbridge")
-    e.before.setdefault(s.index, []).extend([
-        helper.make_node("Equal", [s.x, s.x], [cond], name=e.fresh(f"{base}_notnan_clipbridge")),
-        helper.make_node("Where", [cond, s.x, low], [kept], name=e.fresh(f"{base}_drop_nan_clipbridge"))])
-    s.proto.input[0] = kept
-    s.done = True
-    e.note(s, "maxpool-nan-guard", f"a window holding NaN: {a} gives its largest number, {b} may give the NaN; "
-           "NaN read as -inf before the pool", cause=behaviour.row("maxpool-nan").cause)
     return True
 
 
