@@ -52,6 +52,11 @@ def torch_value(clip: dict, v: float) -> float:
     return _f32(out if hi is None else min(out, hi))
 
 
+def _speaks(row_id: str, stage: str) -> bool:
+    """Whether the row is about this stage's engine (its `engines`): where a rule applies, from the table."""
+    return stage in behaviour.row(row_id).engines
+
+
 def _minmax_x86(kind: str, a: float, b: float) -> float:
     """x86 MAXPS/MINPS as behaviour.model.X86_MAXPS cites them: a NaN operand gives the second operand."""
     if math.isnan(a) or math.isnan(b):
@@ -90,7 +95,7 @@ def omitted_bound_lowest(clip: dict, group: list[dict], stage: str, v: float) ->
 @behaviour.states("openvino-clamp-nan-to-lower")
 def nan_to_lower_bound(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
     """Row openvino-clamp-nan-to-lower, on the group's Clamp; the ops after it as _after computes them."""
-    if stage != "openvino" or not math.isnan(v):
+    if not _speaks("openvino-clamp-nan-to-lower", stage) or not math.isnan(v):
         return None
     clamp = next((op for op in group if op["type"] == "Clamp"), None)
     if clamp is None or "min" not in clamp.get("attrs", {}):
@@ -105,7 +110,8 @@ def nan_to_bound_by_operand_order(clip: dict, group: list[dict], stage: str, v: 
     """The operand-order rows (openvino-max/min-nan-to-constant, -constant-first-propagates, relu, hardsigmoid):
     the order the frontend writes decides (converter-chain-notes.md: the ExportedProgram route writes the
     tensor first, the ONNX route the constant first)."""
-    if stage != "openvino" or not math.isnan(v) or not group or any(op["type"] == "Clamp" for op in group):
+    if not _speaks("openvino-max-nan-to-constant", stage) or not math.isnan(v) or not group or \
+            any(op["type"] == "Clamp" for op in group):
         return None  # a Clamp is nan-to-lower-bound's
     out = _after(group, 0, v, stage)
     return out if not math.isnan(out) else None
@@ -114,7 +120,7 @@ def nan_to_bound_by_operand_order(clip: dict, group: list[dict], stage: str, v: 
 @behaviour.states("litert-builtin-nan-to-constant")
 def nan_to_constant_builtin(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
     """Row litert-builtin-nan-to-constant, op after op through the group."""
-    if stage != "tflite:builtin" or not math.isnan(v):
+    if not _speaks("litert-builtin-nan-to-constant", stage) or not math.isnan(v):
         return None
     out = v
     for op in group:  # each op in turn: a NaN becomes the constant, a number meets it (min > max: MINIMUM wins)
@@ -130,7 +136,8 @@ def min_ge_max_fill(clip: dict, group: list[dict], stage: str, v: float) -> floa
     """Row coreml-min-ge-max-fill (a const of that name is what the converted program keeps)."""
     lo, hi = clip.get("lo"), clip.get("hi")
     folded = all(op["type"] in ("const", "fill") for op in group)
-    if stage != "coreml" or not folded or not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
+    numbers = isinstance(lo, (int, float)) and isinstance(hi, (int, float))
+    if not _speaks("coreml-min-ge-max-fill", stage) or not folded or not numbers:
         return None
     return _f32(hi) if lo >= hi and math.isnan(v) else None
 
@@ -184,7 +191,7 @@ HOP_RULES = {name: behaviour.row(r).text() for name, r in HOP_ROWS.items()}
 @behaviour.states("litert-conv-saturates-inf")
 def conv_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: float) -> bool:
     """Row litert-conv-saturates-inf: the clamp's input already differs, and no clamp made it so."""
-    return stage == "tflite:builtin" and bool(group) and group[0].get("input_from") is not None and \
+    return _speaks("litert-conv-saturates-inf", stage) and bool(group) and group[0].get("input_from") is not None and \
         math.isinf(ref_in) and abs(got_in) == FLT_MAX and (ref_in > 0) == (got_in > 0)
 
 
@@ -229,4 +236,5 @@ def predict(clip: dict, group: list[dict], stage: str) -> list[dict[str, Any]]:
 @behaviour.states("coreml-int-literal-refused")
 def refused(clip: dict, stage: str) -> bool:
     """int-literal-refused, predicted from the source alone: a clamp_min/clamp_max with an int literal bound."""
-    return stage == "coreml" and clip["op"] in ("clamp_min", "clamp_max") and bool(clip.get("int_literal"))
+    return _speaks("coreml-int-literal-refused", stage) and clip["op"] in ("clamp_min", "clamp_max") and \
+        bool(clip.get("int_literal"))
