@@ -94,3 +94,19 @@ def test_float16_clip11_open_bound(opset):
     open_row = behaviour.reading("onnxruntime-float16-clip11-open-bound", "onnxruntime") == "open"
     limit_row = behaviour.reading("omitted-bound-default", "onnxruntime") == "limit"
     assert (got == np.inf and open_row) if opset == 11 else (got == 65504 and limit_row)
+
+
+@pytest.mark.parametrize("dt", [T.FLOAT, T.FLOAT16], ids=["float32", "float16"])
+def test_dynamic_clip_propagates_nan(dt):
+    """Row openvino-clamp-dynamic-nan-propagates: a Clip whose max is a graph input (computed at run time) keeps
+    NaN on OpenVINO, where one with constant bounds sends it to min (openvino-clamp-nan-to-lower)."""
+    npdt = helper.tensor_dtype_to_np_dtype(dt)
+    g = helper.make_graph([helper.make_node("Clip", ["x", "zero", "limit"], ["y"], name="run_time_max")], "g",
+                          [helper.make_tensor_value_info("x", dt, [1, 2]),
+                           helper.make_tensor_value_info("limit", dt, [])],
+                          [helper.make_tensor_value_info("y", dt, [1, 2])],
+                          [numpy_helper.from_array(np.array(0, npdt), "zero")])
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
+    got = engines_direct.run("openvino", data, {"x": np.array([[np.nan, 7.0]], npdt), "limit": np.array(6, npdt)})
+    assert behaviour.reading("openvino-clamp-dynamic-nan-propagates", "openvino") == "propagate"
+    assert np.isnan(got[0][0, 0]) and got[0][0, 1] == 6

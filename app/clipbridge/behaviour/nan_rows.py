@@ -7,7 +7,6 @@ from __future__ import annotations
 from clipbridge.behaviour.model import X86_MAXPS, Row, frozen, measured
 
 T_PATTERNS = "tests/diff/test_patterns.py::test_nan_rule_measured"
-T_FACTS = "tests/fix/test_facts.py::test_nan_input"
 ALL_CLIP_LIKE = ("Clip", "Relu", "LeakyRelu", "HardSigmoid", "HardSwish", "Max", "Min")
 
 NAN = (
@@ -28,7 +27,8 @@ NAN = (
     Row("openvino-clamp-dynamic-nan-propagates", ("Clip",), ("openvino",),
         "a NaN input of a Clip whose bounds are computed at run time or crossed (min > max): OpenVINO writes "
         "Minimum/Maximum, not Clamp",
-        frozen({"spec": "NaN", "openvino": "NaN"}), measured("openvino"), T_FACTS, "nan",
+        frozen({"spec": "NaN", "openvino": "NaN"}), measured("openvino"),
+        "tests/behaviour/test_measured.py::test_dynamic_clip_propagates_nan", "nan",
         frozen({"openvino": "propagate"})),
     Row("openvino-merged-clip-nan-propagates", ("Clip",), ("openvino",),
         "a NaN input of a Clip whose input and min constant another Clip of the graph reads too (the ONNX frontend "
