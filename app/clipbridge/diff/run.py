@@ -15,7 +15,7 @@ import numpy as np
 
 from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, sides, subgraphs, tolerance
 from clipbridge.diff import plain as plain_runs
-from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag, read by clipbridge.fix.proof
+from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag (tests/diff/test_plain_threads.py)
 from clipbridge.diff.inputs import SEED
 from clipbridge.core.errors import ClipBridgeError
 

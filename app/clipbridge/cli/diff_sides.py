@@ -1,0 +1,73 @@
+"""`clipbridge diff A.onnx@ENGINE B.onnx@ENGINE`: the words of a diff of two sides (clipbridge.diff.sides).
+
+A side on the command line is MODEL@ENGINE. It is split at the last `@` that follows a path ending in .onnx or
+.xml, so that an engine name may itself hold an `@` (`m.onnx@onnxruntime@f16` is m.onnx on `onnxruntime@f16`)
+and a path may too (`runs@2/m.onnx@openvino`). A MODEL that names an existing file is a model, never a side.
+Both sides are ONNX today: an OpenVINO IR (.xml) as a side is refused (exit 2), since the diff marks and replays
+tensors by editing the ONNX graph. Input sets and --bundle read one model and are refused with sides too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff import run
+
+LOC = "MODEL@ENGINE"
+MAX_LISTED = 64  # tensors named per side in the report's `sides` section (the counts are whole)
+_SIDE = re.compile(r"^(?P<path>.*\.(?:onnx|xml))@(?P<engine>.+)$", re.IGNORECASE)  # greedy: the last such `@`
+
+
+def _side_like(text: str | None) -> bool:
+    return bool(text) and _SIDE.match(str(text)) is not None and not Path(str(text)).is_file()
+
+
+def named(args: argparse.Namespace) -> bool:
+    """Whether the command names sides (MODEL@ENGINE), not one model and --engine."""
+    return args.side is not None or _side_like(args.model)
+
+
+def split(text: str) -> tuple[Path, str]:
+    """(the model's path, the engine) of one MODEL@ENGINE, checked."""
+    found = _SIDE.match(text)
+    if found is None or Path(text).is_file():
+        raise ClipBridgeError(f"{text[:80]!r} is no side: give MODEL@ENGINE, e.g. model.onnx@onnxruntime "
+                              "(a path ending in .onnx, then @ and the engine)", LOC)
+    path, engine = Path(found["path"]), found["engine"]
+    if path.suffix.lower() == ".xml":
+        raise ClipBridgeError(f"{path.name}: an OpenVINO IR (.xml) as a side is not supported yet; give the ONNX "
+                              "model it was converted from (both sides are ONNX today)", LOC)
+    if engine not in run.ENGINE_NAMES:
+        raise ClipBridgeError(f"unknown engine {engine[:40]!r} in {text[:80]!r}; choose from "
+                              f"{', '.join(run.ENGINE_NAMES)}", LOC)
+    return path, engine
+
+
+def parse(args: argparse.Namespace) -> list[tuple[Path, str]]:
+    """The two sides, in order (the first is the reference); what they cannot be given with is refused."""
+    if args.side is None:
+        raise ClipBridgeError(f"{str(args.model)[:80]!r} names one side: a diff of sides takes two, "
+                              "A.onnx@ENGINE B.onnx@ENGINE (or give one model and --engine)", LOC)
+    refused = [("--engine", args.engine), ("--fix", args.fix), ("--chain", args.chain), ("--static", args.static),
+               ("--bundle", args.bundle), ("--classes", args.classes)]
+    for option, value in refused:
+        if value:
+            raise ClipBridgeError(f"{option} is not taken with MODEL@ENGINE sides (each side names its engine; "
+                                  "bundles, input sets and the fix read one model)", option)
+    if isinstance(args.inputs, list) and args.inputs:
+        raise ClipBridgeError("a diff of sides takes one .npz (input sets read one model)", "--inputs")
+    return [split(str(args.model)), split(str(args.side))]
+
+
+def section(pairs: list[tuple[Path, str]], unmatched: dict[str, list[str]]) -> dict[str, Any]:
+    """The report's `sides`: each side's model and engine, and the named tensors only one side has (compared on
+    neither: a difference may pass through them, none is claimed at them)."""
+    out: dict[str, Any] = {"models": [{"model": p.name, "engine": e} for p, e in pairs]}
+    for key, names in unmatched.items():
+        out[key] = names[:MAX_LISTED]
+        out[f"{key}_count"] = len(names)
+    return out
