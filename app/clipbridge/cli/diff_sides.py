@@ -60,7 +60,11 @@ def parse(args: argparse.Namespace) -> list[tuple[Path, str]]:
                                   "bundles, input sets and the fix read one model)", option)
     if isinstance(args.inputs, list) and args.inputs:
         raise ClipBridgeError("a diff of sides takes one .npz (input sets read one model)", "--inputs")
-    return [split(str(args.model)), split(str(args.side))]
+    pairs = [split(str(args.model)), split(str(args.side))]
+    if pairs[0][1] == pairs[1][1]:  # runs are keyed by engine (clipbridge.diff.sides.check)
+        raise ClipBridgeError(f"engine {pairs[0][1]!r} is named by two sides; a diff compares each engine once "
+                              "(two models on one engine is not supported yet)", LOC)
+    return pairs
 
 
 def section(pairs: list[tuple[Path, str]], unmatched: dict[str, list[str]]) -> dict[str, Any]:
