@@ -144,6 +144,11 @@ def check(sides: Sequence[Side], precision: str, loc: str = "sides") -> None:
                                   where)
 
 
+def run(execute: Any, side: Side, feeds: dict[str, np.ndarray], marks: list[str]) -> dict[str, Any]:
+    """One run of a side's model on its engine, `marks` added as outputs (clipbridge.diff.engines.run)."""
+    return execute(f"diff:{side.engine}", engines.run, side.engine, side.model, feeds, marks, side.precision)
+
+
 def _made(m: onnx.ModelProto) -> set[str]:
     """The tensors a model makes or is given at its top level: node outputs, graph inputs and outputs."""
     g = m.graph
