@@ -93,6 +93,16 @@ def test_two_sides_agree_exactly_where_the_engines_themselves_agree(case, files,
     assert (sides["only_first"], sides["only_second"]) == (sorted(only_a), sorted(only_b))
 
 
+@pytest.mark.engines
+def test_the_table_names_each_sides_model_and_what_only_one_side_has(files, capsys):
+    code = main(["diff", f"{files / 'm.onnx'}@onnxruntime", f"{files / 'fixed.onnx'}@openvino", "--inputs",
+                 str(files / "x.npz"), "--probe", "off"])
+    out = capsys.readouterr().out
+    assert code in (0, 1) and "sides: m.onnx on onnxruntime, fixed.onnx on openvino" in out, out
+    only = _tensors(files / "fixed.onnx") - _tensors(files / "m.onnx")
+    assert (f"{len(only)} tensors only on the second side" in out) == bool(only), out
+
+
 def _error(capsys, *argv: str) -> str:
     assert main(["diff", *argv]) == 2
     return capsys.readouterr().err
