@@ -129,7 +129,13 @@ def test_sides_whose_graph_outputs_differ_exit_2(files, tmp_path, capsys):
     m.graph.output[0].name = "c"  # the Conv's output: a model with another output name
     (tmp_path / "other.onnx").write_bytes(m.SerializeToString())
     err = _error(capsys, f"{files / 'm.onnx'}@onnxruntime", f"{tmp_path / 'other.onnx'}@openvino")
-    assert "graph outputs differ" in err
+    assert "graph outputs differ" in err and "(MODEL@ENGINE)" in err, err
+
+
+def test_an_unreadable_side_is_named_by_its_file(files, tmp_path, capsys):
+    (tmp_path / "junk.onnx").write_bytes(b"no model")
+    err = _error(capsys, f"{files / 'm.onnx'}@onnxruntime", f"{tmp_path / 'junk.onnx'}@openvino")
+    assert "junk.onnx (side 2, on openvino): the model cannot be read" in err and "MODEL@ENGINE" in err, err
 
 
 @pytest.mark.xfail(strict=True, reason="an OpenVINO IR (.xml + .bin) as a side is not supported yet: the diff marks "

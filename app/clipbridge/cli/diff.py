@@ -171,12 +171,12 @@ def _run_sides(args: argparse.Namespace) -> int:
     says which tensors only one side has (`sides`, clipbridge.diff.sides)."""
     pairs = diff_sides.parse(args)
     engines.require([e for _, e in pairs], diff_sides.LOC)
-    models = [embedded_from_file(str(p)) for p, _ in pairs]
+    models = diff_sides.read(pairs, embedded_from_file)
     npzs = samples.files([args.inputs] if isinstance(args.inputs, str) else [])
     opts = _options(args, tuple(e for _, e in pairs))
     given = [sides.Side(m, e, opts.precision) for m, (_, e) in zip(models, pairs)]
     with quiet.to_log("diff"):
-        unmatched = sides.unmatched(models[0], models[1])
+        unmatched = diff_sides.unmatched(pairs, models)
         body, runs = _diff(opts, given, npzs[0][1] if npzs else None, args.format)
     body["sides"] = diff_sides.section(pairs, unmatched)
     return _finish(args, body, runs, opts, " against ".join(f"{p.name}@{e}" for p, e in pairs))

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff import run
+from clipbridge.diff import run, sides
 
 LOC = "MODEL@ENGINE"
 MAX_LISTED = 64  # tensors named per side in the report's `sides` section (the counts are whole)
@@ -65,6 +66,30 @@ def parse(args: argparse.Namespace) -> list[tuple[Path, str]]:
         raise ClipBridgeError(f"engine {pairs[0][1]!r} is named by two sides; a diff compares each engine once "
                               "(two models on one engine is not supported yet)", LOC)
     return pairs
+
+
+def read(pairs: list[tuple[Path, str]], load: Callable[[str], bytes]) -> list[bytes]:
+    """Each side's model (`load`: with its external data); an unreadable one is named by its side."""
+    models = []
+    for k, (path, engine) in enumerate(pairs):
+        try:
+            models.append(load(str(path)))
+        except ClipBridgeError as exc:  # the reader says `model`: say which of the two
+            exc.message, exc.loc = f"{path.name} (side {k + 1}, on {engine}): {exc.message}", LOC
+            raise
+    return models
+
+
+def unmatched(pairs: list[tuple[Path, str]], models: list[bytes]) -> dict[str, list[str]]:
+    """clipbridge.diff.sides.unmatched, its refusal naming the side's file."""
+    try:
+        return sides.unmatched(models[0], models[1])
+    except ClipBridgeError as exc:
+        k = {"sides[0]": 0, "sides[1]": 1}.get(str(exc.loc))
+        if k is not None:
+            exc.message = f"{pairs[k][0].name} (side {k + 1}, on {pairs[k][1]}): {exc.message}"
+        exc.loc = LOC
+        raise
 
 
 def section(pairs: list[tuple[Path, str]], unmatched: dict[str, list[str]]) -> dict[str, Any]:

@@ -162,11 +162,19 @@ def with_outputs(model_bytes: bytes, names: list[str], dtypes: dict[str, str] | 
     return engines.with_outputs(model_bytes, [n for n in names if n in made], dtypes)
 
 
-@model_errors
+def _load(model: bytes, k: int) -> onnx.ModelProto:
+    try:
+        return onnx.load_from_string(model)
+    except Exception as exc:  # protobuf's DecodeError and the like: the side's file is no ONNX model
+        raise ClipBridgeError(f"the model cannot be read: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
+                              f"sides[{k}]") from None
+
+
 def unmatched(first: bytes, other: bytes) -> dict[str, list[str]]:
     """The named tensors each of two models makes and the other lacks; their graph inputs and outputs must have
-    the same names, else the diff has nothing to feed or compare alike and says so (a 4xx naming `sides`)."""
-    a, b = onnx.load_from_string(first), onnx.load_from_string(other)
+    the same names, else the diff has nothing to feed or compare alike and says so (a 4xx naming `sides`; an
+    unreadable model names its side, `sides[0]` or `sides[1]`)."""
+    a, b = _load(first, 0), _load(other, 1)
     for what in ("input", "output"):  # every side is fed the same inputs and compared on the same outputs
         ta, tb = (sorted(v.name for v in getattr(m.graph, what)) for m in (a, b))
         if ta != tb:
