@@ -14,6 +14,7 @@ import pytest
 from clipbridge.cli import diff_sides
 from clipbridge.cli.main import main
 from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff.models import DiffResponse
 from tests import engines_direct
 from tests.fix import models
 
@@ -87,6 +88,7 @@ def test_two_sides_agree_exactly_where_the_engines_themselves_agree(case, files,
     differing = any(o["differing"] and not o.get("agrees_by") for o in body["outputs"])
     assert agrees == (not differing) and code == (1 if differing else 0), (agrees, body["outputs"], code)
     assert [e["name"] for e in body["engines"]] == [ea, eb]
+    DiffResponse.model_validate(body)  # the HTTP body's schema, `sides` in it (schemas/DiffResponse.json)
     sides = body["sides"]
     assert sides["models"] == [{"model": a, "engine": ea}, {"model": b, "engine": eb}]
     only_a, only_b = _tensors(files / a) - _tensors(files / b), _tensors(files / b) - _tensors(files / a)
@@ -96,7 +98,7 @@ def test_two_sides_agree_exactly_where_the_engines_themselves_agree(case, files,
 @pytest.mark.engines
 def test_the_table_names_each_sides_model_and_what_only_one_side_has(files, capsys):
     code = main(["diff", f"{files / 'm.onnx'}@onnxruntime", f"{files / 'fixed.onnx'}@openvino", "--inputs",
-                 str(files / "x.npz"), "--probe", "off"])
+                 str(files / "x.npz")])  # the edge probe's pass too, on each side's model
     out = capsys.readouterr().out
     assert code in (0, 1) and "sides: m.onnx on onnxruntime, fixed.onnx on openvino" in out, out
     only = _tensors(files / "fixed.onnx") - _tensors(files / "m.onnx")
