@@ -114,6 +114,7 @@ ARGV_REFUSED = {
     "one side only": (["{m}@onnxruntime"], "names one side"),
     "--engine beside sides": (["{m}@onnxruntime", "{m}@openvino", "--engine", "openvino"], "--engine"),
     "--bundle beside sides": (["{m}@onnxruntime", "{m}@openvino", "--bundle", "b.zip"], "--bundle"),
+    "--chain beside sides": (["{m}@onnxruntime", "{m}@openvino", "--chain", "onnx"], "--chain"),
     "one engine twice": (["{m}@onnxruntime", "{f}@onnxruntime"], "named by two sides"),
     "an IR side": (["{m}@onnxruntime", "{m}.xml@openvino"], "not supported yet"),
 }

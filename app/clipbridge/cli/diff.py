@@ -117,13 +117,13 @@ def _one_input(args: argparse.Namespace) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     _one_input(args)
+    if diff_sides.named(args):  # `diff A.onnx@ENGINE B.onnx@ENGINE`: each engine runs its own model
+        return _run_sides(args)
     if args.chain:
         return chain_cli.cmd_chain(args)
     if args.static:
         raise ClipBridgeError("--static reads a converter chain's lowering: use `clipbridge chain MODEL STAGES "
                               "--static`", "--static")
-    if diff_sides.named(args):  # `diff A.onnx@ENGINE B.onnx@ENGINE`: each engine runs its own model
-        return _run_sides(args)
     names = o.engines(args.engine)
     if args.fix:
         return fix_cli.run_fix(args, names, model_out=args.fix, report_out=args.output)
