@@ -34,6 +34,9 @@ FLEET = ("clipbridge.fleet",)
 CHAIN = ("clipbridge.chain",)
 BELOW_CHAIN = ("clipbridge.core", "clipbridge.engines", "clipbridge.diff", "clipbridge.scan", "clipbridge.dialects",
                *REPORTS, *BEHAVIOUR)  # and `app` itself: __version__
+# What the fix's proof may import of the diff: the two-sided diff's entry (report), its Options (run) and the sides.
+# The diff's internal steps (engines, child, subgraphs) are what an executor that intercepts the diff would match.
+PROOF_REACHES = ("clipbridge.diff", "clipbridge.diff.report", "clipbridge.diff.run", "clipbridge.diff.sides")
 # What a dialect module may never import: the layers above the dialects.
 ABOVE_DIALECTS = ("clipbridge.service", "clipbridge.scan", "clipbridge.lint", "clipbridge.diff", "clipbridge.fix", *FLEET, *CHAIN, *TOP)
 # The modules of app/clipbridge/dialects that are no dialect: the kit, the registry and the package itself.
@@ -251,6 +254,11 @@ def violations(g: dict[str, set[str]]) -> list[str]:
                 out.append(f"{m} -> {t}: scan and lint never import the API, CLI or server")
             if _under(m, ("clipbridge.scan",)) and _under(t, ("clipbridge.diff", "clipbridge.fix")):
                 out.append(f"{m} -> {t}: scan sits below diff and fix")
+            if _under(m, ("clipbridge.diff",)) and _under(t, ("clipbridge.fix",)):
+                out.append(f"{m} -> {t}: diff sits below fix (a fix hands the diff its side's replay policy)")
+            if m == "clipbridge.fix.proof" and _under(t, ("clipbridge.diff",)) and t not in PROOF_REACHES:
+                out.append(f"{m} -> {t}: the proof reaches the diff through its sides and report only, never the "
+                           "diff's internal steps (issue 45: no interception)")
             if _under(t, FLEET) and not _under(m, (*FLEET, "clipbridge.cli")) and (m, t) not in FLEET_IMPORT_EXCEPTIONS:
                 out.append(f"{m} -> {t}: fleet sits above diff and scan; only the CLI imports it")
             if _under(m, CHAIN) and t != "clipbridge" and not _under(t, (*BELOW_CHAIN, *CHAIN)):
@@ -372,6 +380,11 @@ def test_a_third_party_import_inside_a_function_is_allowed():
                  "the behaviour table imports only", id="behaviour-dialect"),
     pytest.param("clipbridge.reports.junit", "from clipbridge.diff import formats", "the report formats import only",
                  id="reports-diff"),
+    pytest.param("clipbridge.diff.sides", "from clipbridge.fix import replay", "diff sits below fix", id="diff-fix"),
+    pytest.param("clipbridge.fix.proof", "from clipbridge.diff import engines", "the proof reaches the diff",
+                 id="proof-diff-internals"),
+    pytest.param("clipbridge.fix.proof", "from clipbridge.diff.child import single_node", "the proof reaches the diff",
+                 id="proof-diff-child"),
 ])
 def test_a_layering_break_is_caught(module, extra, rule):
     assert any(rule in line for line in violations(graph(_with(module, extra))))

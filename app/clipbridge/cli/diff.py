@@ -15,10 +15,12 @@ from typing import Any
 
 from clipbridge.cli import chain as chain_cli
 from clipbridge.cli import deprecated
+from clipbridge.cli import diff_sides
 from clipbridge.cli import fix as fix_cli
 from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff import bundle, engines, formats, probe, report, run, samples, sets, shapes, tolerance, trace
+from clipbridge.diff import bundle, engines, formats, probe, report, run, samples, sets, shapes, sides, tolerance
+from clipbridge.diff import trace
 from clipbridge.engines import quiet
 from clipbridge.scan.external import embedded_from_file
 
@@ -61,6 +63,9 @@ def add_subcommand(sub: Any) -> None:
     d = sub.add_parser("diff", help="run an ONNX model on real engines and explain every difference by its clip; "
                                     "exit 0 the outputs agree, 1 they differ, 2 error")
     o.add_model(d)
+    d.add_argument("side", nargs="?", metavar="MODEL@ENGINE",
+                   help="a diff of two sides: MODEL and this both as MODEL@ENGINE (model.onnx@onnxruntime "
+                        "rewritten.onnx@openvino), each engine running its own model; the first is the reference")
     o.add_engine(d, f"{', '.join(run.ENGINE_NAMES)} (default: {', '.join(run.DEFAULT_ENGINES)}); the first is "
                     "the reference")
     _shared(d, "/v1/models/diff")
@@ -112,6 +117,8 @@ def _one_input(args: argparse.Namespace) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     _one_input(args)
+    if diff_sides.named(args):  # `diff A.onnx@ENGINE B.onnx@ENGINE`: each engine runs its own model
+        return _run_sides(args)
     if args.chain:
         return chain_cli.cmd_chain(args)
     if args.static:
@@ -131,15 +138,25 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
     model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
     npzs = samples.files([args.inputs] if isinstance(args.inputs, str) else args.inputs or [])
     npz = npzs[0][1] if len(npzs) == 1 else None
+    opts = _options(args, names)
+    # The CLI runs the engines in its own process: the model is the caller's own file.
+    with quiet.to_log("diff"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
+        body, runs = _diff(opts, model, npz, args.format, npzs if len(npzs) > 1 else None, args.classes)
+    return _finish(args, body, runs, opts, Path(args.model).name)
+
+
+def _options(args: argparse.Namespace, names: tuple[str, ...]) -> run.Options:
     opts = run.Options(names, args.precision, args.rtol, args.atol, args.seed,
                        probe=args.probe, fail_on=_listed(args.fail_on),
                        tolerances=tolerance.parse(args.tolerance, "--tolerance"),
                        shapes=shapes.parse(args.shape, "--shape"))
     opts.check("--")
-    # The CLI runs the engines in its own process: the model is the caller's own file.
-    with quiet.to_log("diff"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
-        body, runs = _diff(opts, model, npz, args.format, npzs if len(npzs) > 1 else None, args.classes)
-    o.write_report(formats.render(body, args.format, Path(args.model).name), args.output)
+    return opts
+
+
+def _finish(args: argparse.Namespace, body: dict, runs: Any, opts: run.Options, title: str) -> int:
+    """The report and its side files; the exit code."""
+    o.write_report(formats.render(body, args.format, title), args.output)
     if args.node_data:
         path = Path(args.node_data)
         path.write_text(json.dumps(formats.node_data(body), indent=2))
@@ -149,13 +166,31 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
     return 1 if body["fails"] else 0
 
 
-def _diff(opts: run.Options, model: bytes, npz: bytes | None, fmt: str,
+def _run_sides(args: argparse.Namespace) -> int:
+    """`diff A.onnx@ENGINE B.onnx@ENGINE` (clipbridge.cli.diff_sides): each engine runs its own model; the report
+    says which tensors only one side has (`sides`, clipbridge.diff.sides)."""
+    pairs = diff_sides.parse(args)
+    engines.require([e for _, e in pairs], diff_sides.LOC)
+    models = diff_sides.read(pairs, embedded_from_file)
+    npzs = samples.files([args.inputs] if isinstance(args.inputs, str) else [])
+    opts = _options(args, tuple(e for _, e in pairs))
+    given = [sides.Side(m, e, opts.precision) for m, (_, e) in zip(models, pairs)]
+    with quiet.to_log("diff"):
+        unmatched = diff_sides.unmatched(pairs, models)
+        body, runs = _diff(opts, given, npzs[0][1] if npzs else None, args.format)
+    body["sides"] = diff_sides.section(pairs, unmatched)
+    return _finish(args, body, runs, opts, " against ".join(f"{p.name}@{e}" for p, e in pairs))
+
+
+def _diff(opts: run.Options, model: bytes | list[sides.Side], npz: bytes | None, fmt: str,
           npzs: list[tuple[str, bytes]] | None = None, classes: int | None = None) -> tuple[dict, Any]:
     """report.diff, where a fault of clipbridge's own is an error (exit 2, with a JSON body under --format json),
     never a traceback with exit 1, which reads as "the engines differ" (issue 44)."""
     try:
         if npzs:  # an input set: sessions once, the statistics, the walk on the first differing sample
             return sets.diff(run.direct, model, npzs, opts, classes)
+        if isinstance(model, list):  # explicit sides (clipbridge.cli.diff_sides)
+            return report.diff_sides(run.direct, model, npz, opts)
         return report.diff(run.direct, model, npz, opts)
     except (ClipBridgeError, OSError, ValueError, KeyboardInterrupt):
         raise

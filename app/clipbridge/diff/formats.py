@@ -55,6 +55,7 @@ def table(body: dict) -> str:
     rows += [f"engine {e['name']} {e['version']} precision {e['precision']}"
              + (f" (marking changed {', '.join(e['observer_effect'])})" if e["observer_effect"] else "")
              for e in body["engines"]]
+    rows += _sides_lines(body.get("sides"))
     i = body["inputs"]
     rows.append(f"inputs: {i['source']}" + (f" {i.get('sample') or ''} sample (seed {i['seed']})"
                                              if i["seed"] is not None else "")
@@ -70,6 +71,19 @@ def table(body: dict) -> str:
     rows.append(f"first divergence: {fd['node']} ({fd['op']})" if fd else "first divergence: none")
     rows += [f"  {_line(n)}" for n in body["nodes"]]
     return "\n".join(rows + _outcome_lines(body)) + "\n"
+
+
+def _sides_lines(sides: dict | None) -> list[str]:
+    """A diff of two sides (clipbridge.cli.diff_sides): which model each engine ran, and the tensors compared on
+    neither side because only one has them."""
+    if not sides:
+        return []
+    rows = ["sides: " + ", ".join(f"{s['model']} on {s['engine']}" for s in sides["models"])]
+    for key, which in (("only_first", "the first"), ("only_second", "the second")):
+        if sides.get(f"{key}_count"):
+            rows.append(f"  {sides[f'{key}_count']} tensors only on {which} side, compared on neither: "
+                        + ", ".join(sides[key][:8]) + (", ..." if sides[f"{key}_count"] > 8 else ""))
+    return rows
 
 
 def _outcome_lines(body: dict) -> list[str]:

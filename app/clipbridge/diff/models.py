@@ -149,6 +149,22 @@ class DiffEdge(_Strict):
                                     "nothing differs there")
 
 
+class DiffSideModel(_Strict):
+    model: str = Field(description="the side's model file name")
+    engine: str
+
+
+class DiffSides(_Strict):
+    """A diff of two sides (`clipbridge diff A.onnx@ENGINE B.onnx@ENGINE`, app/clipbridge/diff/sides.py)."""
+
+    models: list[DiffSideModel]
+    only_first: list[str] = Field(description="tensors only the first side's model makes (the first 64): compared "
+                                  "on neither side")
+    only_first_count: int
+    only_second: list[str] = Field(description="tensors only the second side's model makes (the first 64)")
+    only_second_count: int
+
+
 class DiffResponse(_Strict):
     verdict: Literal["equal", "explained", "unexplained"]
     engines: list[DiffEngine]
@@ -167,6 +183,8 @@ class DiffResponse(_Strict):
     samples: dict[str, Any] | None = Field(default=None, description="an input set (the CLI's --inputs with several "
                                            ".npz or a folder): count, the sample walked, the first differing one, "
                                            "and per output its statistics against the first engine")
+    sides: DiffSides | None = Field(default=None, description="the CLI only: a diff of two sides, each engine "
+                                    "running its own model (docs/diff.md, Two sides)")
     fail_on: list[Literal["masked", "edge"]] = Field(default_factory=list)
     fails: bool | None = Field(default=None, description="whether this diff fails (the CLI's exit 1): an output "
                                "differs, or what fail_on names")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import engines
+from clipbridge.diff import engines, sides
 from clipbridge.engines import threads
 
 Execute = Callable[..., Any]
@@ -43,10 +43,13 @@ class Plain:
     run just before that engine's marked run. Either way a plain run's failure is raised before its marked run's
     (the model's fault, not the marks'), as when the two ran one after the other."""
 
-    def __init__(self, execute: Execute, model: bytes, feeds: dict[str, np.ndarray], names: tuple[str, ...],
-                 precision: str) -> None:
-        # positional: the sandbox's executor passes no keywords; a plain run reads no kernels
-        self.call = {e: functools.partial(execute, f"diff:{e}", engines.run, e, model, feeds, [], precision, False)
+    def __init__(self, execute: Execute, model: bytes | sides.Models, feeds: dict[str, np.ndarray],
+                 names: tuple[str, ...], precision: str) -> None:
+        # positional: the sandbox's executor passes no keywords; a plain run reads no kernels; each engine runs
+        # its side's model as given (clipbridge.diff.sides)
+        models = sides.given(model, names)
+        self.call = {e: functools.partial(execute, f"diff:{e}", engines.run, e, models.of(e), feeds, [], precision,
+                                           False)
                      for e in names}
         # the plain runs' thread runs engines with the count its starter's thread has (side_threads)
         self.pool = ThreadPoolExecutor(1, "clipbridge-plain", initializer=threads.set_thread_count,

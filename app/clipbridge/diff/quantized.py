@@ -130,11 +130,12 @@ def attach(clips: dict[str, ClipLike], found: dict[str, dict[str, Any]]) -> None
 MAX_FALLBACK = 16  # clip-like nodes captured one at a time after a bisection (each costs a run per engine)
 
 
-def capture_clip_likes(execute: Any, model: bytes, runs: Any, opts: Any) -> list[str]:
+def capture_clip_likes(execute: Any, model: Any, runs: Any, opts: Any) -> list[str]:
     """After the one-at-a-time fallback (bisection), capture each clip-like node's data input and outputs in a
     run of its own per engine, so that every differing clip-like node is listed, each with its own inputs from
     the same run as its output (its introduced/inherited reading needs both). Returns the nodes captured; past
-    MAX_FALLBACK nodes the rest are left out and the walk reports none of them."""
+    MAX_FALLBACK nodes the rest are left out and the walk reports none of them. `model`: each side's
+    (clipbridge.diff.sides.Models)."""
     done = []
     for node in runs.plan.nodes:
         clip = runs.plan.clips.get(node.name)
@@ -145,7 +146,8 @@ def capture_clip_likes(execute: Any, model: bytes, runs: Any, opts: Any) -> list
         if all(t in runs.values[e] for e in opts.engines for t in tensors):
             continue
         for engine in opts.engines:
-            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, tensors, opts.precision)
+            r = execute(f"diff:{engine}", engines.run, engine, model.of(engine), runs.plan.feeds, tensors,
+                        opts.precision)
             runs.values[engine].update({t: r["values"][t] for t in tensors if t in r["values"]})
         done.append(node.name)
     runs.masks.clear()

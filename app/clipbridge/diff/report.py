@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import causes, op_causes, outcome, precision, probe, quantized, run, tolerance, trace
+from clipbridge.diff import causes, op_causes, outcome, precision, probe, quantized, run, sides, tolerance, trace
 from clipbridge.diff import plain as plain_runs
 from clipbridge.engines import threads
 from clipbridge.diff.child import NodeInfo
@@ -149,7 +149,7 @@ class Walk:
             # the marked run gave; every differing element has differing inputs, so nothing is introduced.
             return self._inherited(n, clip, mask, upstream)
         self.replays += 1
-        r = run.replay(self.execute, self.model, self.runs, n, self.opts)
+        r = run.replay(self.execute, self.runs.models, self.runs, n, self.opts)  # each side's model
         outs = r["outputs"]
         first = outs[self.opts.engines[0]]
         rmask = np.zeros(first.shape, dtype=bool)
@@ -209,9 +209,11 @@ def verdict(outputs: list[dict], nodes: list[dict], first: dict | None) -> str:
     return "explained" if all(n["cause"] for n in nodes) else "unexplained"
 
 
-def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Options) -> tuple[dict, run.Runs]:
+def diff(execute: run.Execute, model: bytes | sides.Models, npz: bytes | None,
+         opts: run.Options) -> tuple[dict, run.Runs]:
     """The response body of a diff, and the runs it was read from (for --bundle and --node-data); with
-    opts.probe == "edge", the edge probe's own pass beside it (clipbridge.diff.probe)."""
+    opts.probe == "edge", the edge probe's own pass beside it (clipbridge.diff.probe). `model`: one model for
+    every engine, or each side's (diff_sides)."""
     body, runs = sample(execute, model, npz, opts)
     if opts.probe == "edge" and body["method"] != "precision-trace":
         # At the shapes the ordinary pass ran (an .npz's own: a batch of 8 is probed at batch 8).
@@ -222,13 +224,23 @@ def diff(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Option
     return body, runs
 
 
-def sample(execute: run.Execute, model: bytes, npz: bytes | None, opts: run.Options) -> tuple[dict, run.Runs]:
+def diff_sides(execute: run.Execute, given: list[sides.Side], npz: bytes | None,
+               opts: run.Options) -> tuple[dict, run.Runs]:
+    """A diff of explicit sides (clipbridge.diff.sides): each engine runs its own side's model; opts.engines are
+    the sides' engines, in order (the first side is the reference the plan and the walk read)."""
+    sides.check(given, opts.precision)
+    opts = dataclasses.replace(opts, engines=tuple(s.engine for s in given))
+    return diff(execute, sides.of_sides(given), npz, opts)
+
+
+def sample(execute: run.Execute, model: bytes | sides.Models, npz: bytes | None,
+           opts: run.Options) -> tuple[dict, run.Runs]:
     """One pass: the given inputs, or one generated sample (opts.sample: ordinary or edge)."""
     if trace.is_trace(tuple(opts.engines)):  # `engine@f16`: where float16 first overflows (app/clipbridge/diff/trace.py)
-        return trace.diff(execute, model, npz, opts)
+        return trace.diff(execute, sides.only(model, "engine"), npz, opts)
     with threads.scoped(plain_runs.side_threads(execute)):  # every run of this diff, replays included
         runs = run.collect(execute, model, npz, opts)
-        walk = Walk(execute, runs.model or model, runs, opts)
+        walk = Walk(execute, runs.model or sides.only(model), runs, opts)
         for n in runs.plan.nodes:
             walk.node(n)
     outputs = []

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, subgraphs, tolerance
+from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, sides, subgraphs, tolerance
 from clipbridge.diff import plain as plain_runs
-from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag, read by clipbridge.fix.proof
+from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag (tests/diff/test_plain_threads.py)
 from clipbridge.diff.inputs import SEED
 from clipbridge.core.errors import ClipBridgeError
 
@@ -83,7 +83,8 @@ class Runs:
     masks: dict[str, np.ndarray | None] = field(default_factory=dict)  # tensor -> differs(), computed once
     folded: dict[str, dict] = field(default_factory=dict)  # node -> replay outputs computed in the marked runs
     replays: dict[str, dict] = field(default_factory=dict)  # node -> {model, feeds, outputs}
-    model: bytes | None = None  # the model the marked runs, bisection and replays read (clipbridge.diff.subgraphs)
+    model: bytes | None = None  # the first side's model the marked runs, bisection and replays read (subgraphs)
+    models: sides.Models | None = None  # every side's (clipbridge.diff.sides): what each engine runs
     views: list[dict] = field(default_factory=list)  # each If/Loop/Scan: walked or not, and why
     layout: list[dict] = field(default_factory=list)  # scan outputs reshaped to one layout (clipbridge.diff.layout)
     # The edge probe's plan (clipbridge.diff.probe), kept for the inspector's graph of the edge section: its
@@ -113,14 +114,15 @@ def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]
     return compare.tolerance(narrowed or dtype)
 
 
-def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options, walked: bytes | None = None) -> Runs:
+def run_engines(execute: Execute, model: sides.Models, plan: child.Plan, opts: Options,
+                walked: sides.Models | None = None) -> Runs:
     """Each engine plain and with every mark, once; the observer check compares their final outputs. The marks
-    go into `walked` (the model with its bodies made visible, clipbridge.diff.subgraphs) where there is one."""
+    go into `walked` (the model with its bodies made visible, clipbridge.diff.subgraphs) where there is one; each
+    side's into its own model (clipbridge.diff.sides)."""
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
     marked_runs: dict[str, dict[str, Any]] = {}
-    marked_model = execute("diff:prepare", engines.with_outputs, walked or model, marks(plan),
-                           plan.dtypes)  # once for every engine, typed from the plan
+    marked_model = (walked or model).marked(execute, marks(plan), plan.dtypes)  # once a side, typed from the plan
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
     with plain_runs.Plain(execute, model, plan.feeds, opts.engines, opts.precision) as plains:
@@ -128,7 +130,7 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
             if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
                 marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
             marked = plains.after(engine, functools.partial(execute, f"diff:{engine}", engines.run, engine,
-                                                            marked_model, feeds, [], opts.precision))
+                                                            marked_model.of(engine), feeds, [], opts.precision))
             _take_replays(marked, copies, engine, replays)
             values[engine], marked_runs[engine] = marked["values"], marked
         # The observer check waits for the plain runs only now: the marked runs went on beside them.
@@ -155,8 +157,8 @@ def _info(marked: dict[str, Any], changed: list[str]) -> dict[str, Any]:
             "kernels": marked["kernels"], "observer_effect": changed}
 
 
-def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
-                  first: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray], dict[str, list[str]]]:
+def _fold_replays(execute: Execute, marked_model: sides.Models, plan: child.Plan,
+                  first: dict[str, np.ndarray]) -> tuple[sides.Models, dict[str, np.ndarray], dict[str, list[str]]]:
     """The marked model with a replay copy of each clip-like node fed the first engine's captured inputs, the
     feeds for it, and node -> its outputs. An engine's compile costs more than the copies (OpenVINO: ~50 ms)."""
     copies: dict[str, dict[str, tuple[str, list[int]]]] = {}
@@ -179,7 +181,7 @@ def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
         outs[node.name] = [child.replay_name(k, o) for o in node.outputs if o]
     if not copies:
         return marked_model, plan.feeds, {}
-    return execute("diff:prepare", child.with_replays, marked_model, copies), feeds, outs
+    return marked_model.folded(execute, copies), feeds, outs  # as each side replays a node
 
 
 def _take_replays(marked: dict[str, Any], copies: dict[str, list[str]], engine: str,
@@ -217,7 +219,7 @@ def _differs(runs: Runs, tensor: str, opts: Options) -> np.ndarray | None:
     return mask
 
 
-def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
+def bisect(execute: Execute, model: sides.Models, runs: Runs, opts: Options) -> None:
     """When marking changed the final outputs: find the first differing node output by marking one tensor per
     run, O(log N) runs per engine (this assumes that once a tensor differs, later ones do too)."""
     order = [o for n in runs.plan.nodes for o in n.outputs if o and o not in runs.plan.feeds]
@@ -226,7 +228,8 @@ def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
 
     def probe(k: int) -> bool:
         for engine in opts.engines:
-            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, [order[k]], opts.precision)
+            r = execute(f"diff:{engine}", engines.run, engine, model.of(engine), runs.plan.feeds, [order[k]],
+                        opts.precision)
             found[engine][order[k]] = r["values"][order[k]]
         a = found[opts.engines[0]][order[k]]
         return any(compare.count(a, found[e][order[k]], opts.rtol, opts.atol) for e in opts.engines[1:])
@@ -238,7 +241,8 @@ def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
     if node is not None and probe(lo):  # capture that node's inputs too, so that it can be replayed
         tensors = [t for t in node.inputs + node.outputs if t and t not in runs.plan.constants]
         for engine in opts.engines:
-            r = execute(f"diff:{engine}", engines.run, engine, model, runs.plan.feeds, tensors, opts.precision)
+            r = execute(f"diff:{engine}", engines.run, engine, model.of(engine), runs.plan.feeds, tensors,
+                        opts.precision)
             found[engine].update({t: r["values"][t] for t in tensors if t in r["values"]})
     for engine in opts.engines:  # only the bisection's own probes are kept: the marked run is not trusted
         finals = {n: runs.values[engine][n] for n in runs.plan.outputs}
@@ -248,31 +252,33 @@ def bisect(execute: Execute, model: bytes, runs: Runs, opts: Options) -> None:
     runs.folded.clear()  # computed from the marked run's tensors, which bisection does not trust
 
 
-def replay(execute: Execute, model: bytes, runs: Runs, node: child.NodeInfo, opts: Options) -> dict[str, Any]:
-    """The node alone on each engine, fed the first engine's captured inputs (the same for every engine)."""
+def replay(execute: Execute, model: sides.Models, runs: Runs, node: child.NodeInfo, opts: Options) -> dict[str, Any]:
+    """The node alone on each engine, fed the first engine's captured inputs (the same for every engine), as each
+    side replays it (clipbridge.diff.sides.Replays)."""
     a = runs.values[opts.engines[0]]
     feeds = {i: a[i] for i in node.inputs if i and i not in runs.plan.constants and i in a}
     feeds.update({i: runs.plan.feeds[i] for i in node.inputs if i in runs.plan.feeds})
-    one = subgraphs.single_node if subgraphs.is_body_node(runs.plan, node.name) else child.single_node
-    single = execute("diff:prepare", one, model, node.name, feeds)
+    singles = model.single(execute, node.name, feeds, subgraphs.is_body_node(runs.plan, node.name))
     outputs, kernels = {}, {}
     folded = runs.folded.get(node.name, {"outputs": {}, "kernels": {}})
     for engine in opts.engines:
         if folded["outputs"].get(engine) is not None:  # replayed inside this engine's marked run
             outputs[engine], kernels[engine] = folded["outputs"][engine], folded["kernels"][engine]
             continue
-        r = execute(f"diff:{engine}", engines.run, engine, single, feeds, [], opts.precision)
+        r = execute(f"diff:{engine}", engines.run, engine, singles.of(engine), feeds, [], opts.precision)
         outputs[engine] = r["values"][node.outputs[0]]
         kernels[engine] = r["kernels"]
-    record = {"model": single, "feeds": feeds, "outputs": outputs, "kernels": kernels}
+    record = {"model": singles.first, "feeds": feeds, "outputs": outputs, "kernels": kernels}
     runs.replays[node.name] = record
     return record
 
 
-def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) -> Runs:
-    """Prepare, run every engine, and fall back to bisection when marking changed the final outputs."""
+def collect(execute: Execute, given: bytes | sides.Models, npz: bytes | None, opts: Options) -> Runs:
+    """Prepare, run every engine, and fall back to bisection when marking changed the final outputs. `given`: one
+    model for every engine, or each side's (clipbridge.diff.sides); the plan is read from the first side's."""
     opts.check()
-    plan = execute("diff:prepare", child.prepare, model, npz, opts.seed, opts.sample, opts.shapes)
+    model = sides.given(given, opts.engines)
+    plan = execute("diff:prepare", child.prepare, model.first, npz, opts.seed, opts.sample, opts.shapes)
     tolerance.check_names(opts.tolerances, plan.outputs)
     walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
     try:
@@ -282,9 +288,10 @@ def collect(execute: Execute, model: bytes, npz: bytes | None, opts: Options) ->
             raise
         walked, views = None, subgraphs.refused(views, exc.message)
         runs = run_engines(execute, model, plan, opts)
-    runs.model, runs.views = walked or model, views
+    runs.models, runs.views = walked or model, views
+    runs.model = runs.models.first
     if any(i["observer_effect"] for i in runs.info.values()):
-        bisect(execute, runs.model, runs, opts)
-        quantized.capture_clip_likes(execute, runs.model, runs, opts)  # every clip-like node, one at a time
+        bisect(execute, runs.models, runs, opts)
+        quantized.capture_clip_likes(execute, runs.models, runs, opts)  # every clip-like node, one at a time
     runs.layout = layout.align(runs.plan, runs.values, opts.engines)  # before any mask is computed
     return runs

@@ -301,13 +301,14 @@ def may_have_bodies(plan: Plan) -> bool:
     return any(n.op in SUBGRAPH_OPS or not onnx.defs.has(n.op) for n in plan.nodes)
 
 
-def walkable(execute: Any, model: bytes, plan: Plan) -> tuple[bytes | None, Plan, list[dict]]:
-    """(the model every engine's marked run gets, its plan, the views of the bodies); (None, plan, []) when the
-    model holds no bodies. Each step runs through `execute` (the sandbox on the server)."""
+def walkable(execute: Any, model: Any, plan: Plan) -> tuple[Any, Plan, list[dict]]:
+    """(the models every engine's marked run gets, the plan, the views of the bodies); (None, plan, []) when the
+    model holds no bodies. `model`: each side's (clipbridge.diff.sides.Models), each exposed alike; the plan is
+    the first side's. Each step runs through `execute` (the sandbox on the server)."""
     if not may_have_bodies(plan):
         return None, plan, []
-    exposed = execute("diff:prepare", expose, model, plan.feeds)
-    walked, views = execute("diff:prepare", replan, exposed, model, plan)
+    exposed = model.map(execute, expose, plan.feeds)
+    walked, views = execute("diff:prepare", replan, exposed.first, model.first, plan)
     return exposed, walked, views
 
 

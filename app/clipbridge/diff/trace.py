@@ -24,7 +24,7 @@ from onnx import helper, numpy_helper
 
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.core.numbers import wire_number
-from clipbridge.diff import child, compare, engines, run
+from clipbridge.diff import child, compare, engines, run, sides
 
 SUFFIX = "@f16"
 F16_MAX = 65504.0
@@ -153,13 +153,13 @@ def _nan_cause(op: str, ins: list[np.ndarray], flat: int, shape: tuple) -> str:
 
 def capture(execute: Any, model: bytes, npz: bytes | None, ref: str, base: str, precision: str,
             written: bytes | None = None) -> tuple[child.Plan, dict[str, np.ndarray], dict, dict[str, np.ndarray], dict]:
-    """Every node output of the model on `ref` (as it is) and of its float16 copy on `base` (or of `written`,
-    a float16 model the fix wrote, run as it is)."""
+    """Every node output of two sides (clipbridge.diff.sides): the model on `ref` as it is, and its float16 copy
+    on `base` (or `written`, a float16 model the fix wrote, run as it is), each marked with the plan's tensors."""
     plan = execute("diff:prepare", child.prepare, model, npz, 20240, "edge")  # its generated values as before
     marks = run.marks(plan)
-    wide = execute(f"diff:{ref}", engines.run, ref, model, plan.feeds, marks, precision)
+    wide = sides.run(execute, sides.Side(model, ref, precision), plan.feeds, marks)
     narrow_model = written if written is not None else execute("diff:prepare", float16_copy, model)
-    narrow = execute(f"diff:{base}", engines.run, base, narrow_model, narrow_feeds(plan.feeds), marks, precision)
+    narrow = sides.run(execute, sides.Side(narrow_model, base, precision), narrow_feeds(plan.feeds), marks)
     return plan, wide["values"], wide, narrow["values"], narrow
 
 

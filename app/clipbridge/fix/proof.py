@@ -1,9 +1,10 @@
 """The proof of a fix: the whole-model diff (clipbridge.diff) of the written model on B against the original on A.
 
-The diff runs one model on every engine; the proof hands it an executor that gives engine B the written model
-wherever the diff would run the original on it. Node and tensor names survive the rewrite (a guarded node's
-output name moves to its Where), so the diff's marks, walk and witnesses read the same tensors on both sides;
-a replayed node is replayed on B as written (clipbridge.fix.replay).
+The diff is given two sides (clipbridge.diff.sides): the original on the reference, the written model on the
+target, and `execute` as the caller gave it (nothing wraps or intercepts the diff's calls, issue 45). Node and
+tensor names survive the rewrite (a guarded node's output name moves to its Where), so the diff's marks, walk
+and witnesses read the same tensors on both sides; the written side replays a node as written, its guard
+included (its replay policy, clipbridge.fix.replay.AS_WRITTEN).
 The clean feeds (no NaN, no infinities) check that the rewrite leaves ordinary numbers bit-for-bit alone.
 """
 
@@ -13,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import engines as diff_engines
-from clipbridge.diff import child, report, run, subgraphs
+from clipbridge.diff import report, run, sides
 from clipbridge.fix import replay
 
 SEED = 25  # the clean feeds' fixed seed
@@ -32,41 +32,13 @@ def verdict(proven: dict[str, Any]) -> str:
     return str(proven["verdict"])
 
 
-def swapping(execute: run.Execute, original: bytes, written: bytes, target: str) -> run.Execute:
-    """An executor that gives `target` the written model wherever the diff would run the original on it: the
-    model itself, the model with the diff's marks added (marked alike), and a replay of a node, alone or folded
-    into the marked run (the node as the written model computes it, with its guard, clipbridge.fix.replay)."""
-    twins: dict[int, tuple[bytes, bytes]] = {id(original): (original, written)}  # id(bytes) -> (them, B's twin)
-
-    def twin(b: Any) -> bytes | None:
-        pair = twins.get(id(b))
-        return pair[1] if pair is not None and pair[0] is b else None
-
-    def call(stage: str, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        if fn in (diff_engines.with_outputs, subgraphs.expose) and twin(args[0]) is not None:
-            made = execute(stage, fn, *args, **kwargs)
-            twins[id(made)] = (made, execute(stage, fn, twin(args[0]), *args[1:], **kwargs))
-            return made
-        if fn is child.with_replays and twin(args[0]) is not None:
-            made = execute(stage, fn, *args, **kwargs)
-            twins[id(made)] = (made, execute(stage, replay.fixed_with_replays, twin(args[0]), *args[1:], **kwargs))
-            return made
-        if fn in (child.single_node, subgraphs.single_node) and twin(args[0]) is not None:
-            made = execute(stage, fn, *args, **kwargs)
-            twins[id(made)] = (made, execute(stage, replay.fixed_single, twin(args[0]), *args[1:], **kwargs))
-            return made
-        if fn is diff_engines.run and args[0] == target and twin(args[1]) is not None:
-            args = (args[0], twin(args[1]), *args[2:])
-        return execute(stage, fn, *args, **kwargs)
-    call.concurrent = run.concurrent(execute)  # type: ignore[attr-defined]  # the plain runs (clipbridge.diff.plain)
-    return call
-
-
 def prove(execute: run.Execute, original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
           precision: str) -> dict[str, Any]:
     """The diff body of written-on-target against original-on-reference (given inputs, or generated ones)."""
     opts = run.Options((reference, target), precision, sample="edge")  # generated: NaN, +-inf and the bounds
-    body, _ = report.diff(swapping(execute, original, written, target), original, npz, opts)
+    two = [sides.Side(original, reference, precision),
+           sides.Side(written, target, precision, replays=replay.AS_WRITTEN)]
+    body, _ = report.diff_sides(execute, two, npz, opts)
     return body
 
 

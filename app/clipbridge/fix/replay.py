@@ -2,6 +2,7 @@
 as the written model computes it: the node (with any bound a rule made explicit) and the Equal/Where guard (or
 the ThresholdedRelu) a NaN rule put after it, whether alone (fixed_single) or folded into B's marked run
 (fixed_with_replays, the twin of clipbridge.diff.child.with_replays). Runs in a child: it parses the written model.
+AS_WRITTEN is the written side's replay policy in the proof's diff (clipbridge.diff.sides.Replays).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from clipbridge.diff import subgraphs
+from clipbridge.diff import sides, subgraphs
 from clipbridge.diff.child import model_errors, replay_inputs, replay_name
 from clipbridge.scan.patterns import constants
 from clipbridge.core.errors import ClipBridgeError
@@ -111,3 +112,7 @@ def fixed_with_replays(written_marked: bytes, copies: dict[str, dict[str, tuple[
             elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
             g.input.append(helper.make_tensor_value_info(replay_name(k, i), elem, shape))
     return m.SerializeToString()
+
+
+# The written side's replay policy (clipbridge.fix.proof): a node, alone or folded, as the written model computes it.
+AS_WRITTEN = sides.Replays(folded=fixed_with_replays, alone=fixed_single, body=fixed_single)
