@@ -223,6 +223,15 @@ def _data_part(p: Part, seen: list[Part]) -> Part:
     if not p.filename:
         raise ArtifactError("'data' must be a file whose filename is the location the model names for it "
                             "(torch: MODEL.onnx.data; curl -F data=@MODEL.onnx.data)", "data")
+    p.filename = _utf8(p.filename)
     if any(q.filename == p.filename for q in seen):
         raise ArtifactError(f"the data part {p.filename[:80]!r} is given twice", "data")
     return p
+
+
+def _utf8(name: str) -> str:
+    """A filename as sent: clients send UTF-8 (as an ONNX location is), python-multipart decodes latin-1."""
+    try:
+        return name.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return name
