@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import struct
 import zipfile
 import zlib
 from typing import Any
@@ -46,13 +47,14 @@ def _check_name(info: zipfile.ZipInfo) -> None:
 
 def _entries(zf: zipfile.ZipFile, limit: int) -> list[zipfile.ZipInfo]:
     """The zip's file entries, checked by their headers before anything is inflated."""
-    infos = [i for i in zf.infolist() if not i.is_dir()]
     if len(zf.infolist()) > MAX_ENTRIES:
         raise ArtifactError(f"the zip has {len(zf.infolist())} entries; at most {MAX_ENTRIES} (the .onnx and the "
                             "files it names)", "model")
+    for info in zf.infolist():
+        _check_name(info)  # before zipfile reads a name (is_dir on an empty name was an IndexError: a 500)
+    infos = [i for i in zf.infolist() if not i.is_dir()]
     seen: set[str] = set()
     for info in infos:
-        _check_name(info)
         if info.filename in seen:
             raise ArtifactError(f"the zip entry {info.filename[:80]!r} is given twice", "model")
         seen.add(info.filename)
@@ -93,7 +95,8 @@ def holds_onnx(data: Any) -> bool:
     try:
         with _opened(data) as f, zipfile.ZipFile(f) as zf:
             return any(n.lower().endswith(".onnx") for n in zf.namelist()[:MAX_ENTRIES + 1])
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, struct.error, IndexError,
+            KeyError):
         return False
 
 
@@ -110,7 +113,8 @@ def model_from_zip(data: Any, limit: int) -> bytes:
             parts = {i.filename: _inflate(zf, i) for i in infos}
     except zipfile.BadZipFile as exc:
         raise ArtifactError(f"the model is not a readable zip: {str(exc)[:120]}", "model") from None
-    except (zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error) as exc:  # odd methods
+    except (zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error, struct.error,
+            IndexError, KeyError) as exc:  # odd methods, and zipfile's own slips on hostile headers
         raise ArtifactError(f"the zip cannot be read: {type(exc).__name__}", "model") from None
     name = models[0].filename
     folder = name.rsplit("/", 1)[0] if "/" in name else ""
