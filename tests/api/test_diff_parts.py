@@ -7,8 +7,12 @@ naming the field, never a 5xx, and the canary beside the server that a location 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from clipbridge.api import model_upload
+from clipbridge.engines.sandbox_wire import MemoryFile
 from tests.api.test_diff_zip import CANARY, LIMIT, WEIGHTS, beside_the_server, client, model, zipped  # noqa: F401
 
 BOUNDARY = "clipbridge-parts-46"
@@ -151,3 +155,32 @@ def test_the_inspect_route_takes_no_data_parts(client):
     """Only the engine routes read 'data' parts; a scan needs no weights (issue 46) and its form is as it was."""
     r = post(client, "/v1/models/inspect", parts())
     assert 400 <= r.status_code < 500, r.text[:300]
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not MemoryFile.available(), reason="memory files are Linux's memfd_create")
+def test_no_memory_file_stays_open(client):
+    """The diff route reads each part into a memory file and passes the built model in another: none stays open,
+    whether the data resolves or is refused, from parts or a zip."""
+    bodies = [parts(), parts(length="64"), parts({"other.bin": DATA}),
+              (("model", "m.zip", zipped({"m.onnx": model(), "m.onnx.data": DATA})),),
+              (("model", "m.zip", zipped({"m.onnx": model(length="64"), "m.onnx.data": DATA})),)]
+    post(client, DIFF, bodies[0])
+    before = _fds()
+    for body in bodies * 2:
+        assert post(client, DIFF, body).status_code in (200, 400)
+    assert _fds() == before
+
+
+def test_the_built_model_goes_in_bytes_where_no_memory_file_can_be_made(client, monkeypatch):
+    """The memory file for the built model is an optimisation: where it cannot be made, the same answer."""
+    expected = post(client, DIFF, parts()).json()
+
+    def refuse(*a, **k):
+        raise OSError(24, "Too many open files")
+    monkeypatch.setattr(model_upload, "MemoryFile", type("Refused", (MemoryFile,), {"__init__": refuse}))
+    r = post(client, DIFF, parts())
+    assert r.status_code == 200 and r.json()["verdict"] == expected["verdict"], r.text[:300]
