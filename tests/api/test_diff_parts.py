@@ -184,3 +184,18 @@ def test_the_built_model_goes_in_bytes_where_no_memory_file_can_be_made(client, 
     monkeypatch.setattr(model_upload, "MemoryFile", type("Refused", (MemoryFile,), {"__init__": refuse}))
     r = post(client, DIFF, parts())
     assert r.status_code == 200 and r.json()["verdict"] == expected["verdict"], r.text[:300]
+
+
+@pytest.mark.parametrize("url", [pytest.param(DIFF, id="diff"),
+                                 pytest.param("/v1/models/chain?chain=onnx,openvino", id="chain")])
+def test_a_torch_export_with_its_data_part_diffs_and_chains(client, tmp_path, url):
+    """torch's default output (`block.onnx` + `block.onnx.data`) sent as curl sends two files."""
+    torch = pytest.importorskip("torch")
+    from tests.api.test_scan_without_weights import MobileBlock
+    torch.manual_seed(46)
+    path = tmp_path / "block.onnx"
+    torch.onnx.export(MobileBlock().eval(), (torch.randn(1, 3, 16, 16),), str(path), dynamo=True,
+                      external_data=True, verbose=False)
+    r = post(client, url, (("model", "block.onnx", path.read_bytes()),
+                           ("data", "block.onnx.data", path.with_name("block.onnx.data").read_bytes())))
+    assert r.status_code == 200, r.text[:400]
