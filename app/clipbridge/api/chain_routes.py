@@ -20,7 +20,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from clipbridge.api.model_form import read_model_upload
 from clipbridge.api.model_guard import embedded_only
-from clipbridge.api.model_upload import DATA_FIELD, resolved, source_head
+from clipbridge.api.model_upload import DATA_FIELD, resolve, source_head
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.chain import preflight, report
 from clipbridge.chain.models import ChainResponse
@@ -63,14 +63,14 @@ async def chain_model(request: Request,
     """Per hop: what each clamp became, the outputs and clamps that differ against the source and the previous
     stage, the first divergence, and each difference's converter lowering rule with a witness."""
     upload = await read_model_upload(request, "the .pt2, or an .onnx (or a zip of it and its external data)")
-    npz = upload.inputs
     _check_installed(chain, source_head(upload))  # the query's own errors first, before the data is resolved
-    model = await resolved(request, upload, pt2=True)  # an ONNX source's external data, in memory only
-    if report.source_kind(model) == "onnx":
-        embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
+    limit = request.app.state.settings.max_model_bytes
 
     def work() -> str:
-        body = report.chain(isolated, model, npz, chain, seed, static=static, loc="query.chain")
+        model = resolve(upload, limit, pt2=True)  # an ONNX source's external data, in memory only, in the slot
+        if report.source_kind(model) == "onnx":
+            embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
+        body = report.chain(isolated, model, upload.inputs, chain, seed, static=static, loc="query.chain")
         return json.dumps(body, allow_nan=False, separators=(",", ":"))
     text = await run_in_threadpool(slots(request).run, work)
     return Response(text, media_type="application/json")

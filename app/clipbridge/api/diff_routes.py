@@ -22,7 +22,7 @@ from clipbridge.diff.models import DiffResponse
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_upload, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
-from clipbridge.api.model_upload import DATA_FIELD, resolved
+from clipbridge.api.model_upload import DATA_FIELD, resolve
 from clipbridge.diff import isolated as in_child
 from clipbridge.diff import run
 from clipbridge.diff import shapes as diff_shapes
@@ -86,15 +86,18 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.
     upload = await read_model_upload(request, "the .onnx, or a zip of it and its external data", files=True)
-    model = None
-    try:  # issue 46: the external data it came with (a zip, 'data' parts), in memory only; released there
-        model = await resolved(request, upload, files=True)
-        embedded_only(readable(model))
+    built: list[Any] = []  # the model with its data embedded, released below
+    limit = request.app.state.settings.max_model_bytes
 
-        def work() -> str:
-            body = isolated("diff", in_child.diff_body, model, upload.inputs, opts, True)  # with the inspector's graph
-            return json.dumps(body, allow_nan=False, separators=(",", ":"))
+    def work() -> str:
+        # issue 46: the external data it came with (a zip, 'data' parts), in memory only, in the slot
+        built.append(resolve(upload, limit, files=True))
+        embedded_only(readable(built[0]))
+        body = isolated("diff", in_child.diff_body, built[0], upload.inputs, opts, True)  # with the inspector's graph
+        return json.dumps(body, allow_nan=False, separators=(",", ":"))
+    try:
         text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     finally:
-        release(model, upload.inputs)
+        release(*built)
+        upload.release()
     return Response(text, media_type="application/json")

@@ -18,7 +18,7 @@ from clipbridge.api.accept import prefers
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_upload
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
-from clipbridge.api.model_upload import DATA_FIELD, resolved
+from clipbridge.api.model_upload import DATA_FIELD, resolve
 from clipbridge.fix.models import FixResponse
 from clipbridge.diff.engines import require
 from clipbridge.fix.facts import ENGINES
@@ -53,13 +53,15 @@ async def fix_model(request: Request,
     require([reference], "query.reference")  # a missing engine names the install command, before any upload is read
     require([target], "query.target")
     upload = await read_model_upload(request, "the .onnx, or a zip of it and its external data")
-    npz = upload.inputs
-    model = await resolved(request, upload)  # issue 46: the data it came with (a zip, 'data' parts), in memory only
-    embedded_only(model)  # before any engine or numpy_helper sees it: no tensor's data may live in a file
-    # In an execution slot (bounded count and time, like /v1/models/inspect); the engines run in sandbox children,
-    # and the proof's tensors are compared there (only its body comes back).
-    fixed = await run_in_threadpool(slots(request).run, logged_engine_text(
-        request, lambda: fix(model, npz, reference, target, precision)))
+    limit = request.app.state.settings.max_model_bytes
+
+    def work() -> Fixed:
+        model = resolve(upload, limit)  # issue 46: the data it came with (a zip, 'data' parts), in memory only
+        embedded_only(model)  # before any engine or numpy_helper sees it: no tensor's data may live in a file
+        return fix(model, upload.inputs, reference, target, precision)
+    # In an execution slot (bounded count and time, like /v1/models/inspect), the model built there too; the engines
+    # run in sandbox children, and the proof's tensors are compared there (only its body comes back).
+    fixed = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     if prefers(request, MODEL_TYPE, over="application/json"):
         return Response(fixed.model, media_type=MODEL_TYPE, headers=model_headers(fixed))
     body = dict(fixed.body)

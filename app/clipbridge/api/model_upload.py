@@ -26,15 +26,13 @@ Memory: what the engines get is the model with every tensor inline. With `files`
 into a sealed memory file (clipbridge.engines.sandbox_wire.MemoryFile), which the sandbox worker gets by
 descriptor; the zip, its entries and the parts are released as soon as the model is built. While it is built
 the server holds the upload, the inflated entries (at most CLIPBRIDGE_MAX_MODEL_BYTES declared, each stopped
-past its word) and the model being built: a bounded multiple of the model limit (docs/isolation.md).
+past its word) and the model being built: a bounded multiple of the model limit (docs/isolation.md). It is built
+in the route's execution slot, so the slots bound how many requests hold that at once.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from fastapi import Request
-from fastapi.concurrency import run_in_threadpool
 
 from clipbridge.api.model_form import Upload, readable, release
 from clipbridge.api.model_zip import holds_onnx, is_zip, model_from_zip
@@ -80,15 +78,18 @@ def _resolve(upload: Upload, limit: int, pt2: bool) -> bytes:
     return model_from_parts(upload.model, upload.data, limit)
 
 
-async def resolved(request: Request, upload: Upload, files: bool = False, pt2: bool = False) -> Any:
+def resolve(upload: Upload, limit: int, files: bool = False, pt2: bool = False) -> Any:
     """The upload's model as the engine routes take it: with the external data it came with embedded (a MemoryFile
     with `files` where the platform has one, else bytes), or the model as it came when it came alone (also a
     chain's .pt2 with `pt2`). The model and data parts are released here once replaced, also on a refusal; the
-    caller releases what this returns and `upload.inputs`."""
+    caller releases what this returns and the upload (releasing twice is harmless).
+
+    Called inside the route's execution slot: building the model holds a bounded multiple of `limit` (the module
+    docstring), and the slots bound how many requests do it at once, as they bound the engine runs."""
     if not upload.data and (not is_zip(readable(upload.model)) or (pt2 and is_pt2(upload))):
         return upload.model
     try:
-        embedded = await run_in_threadpool(_resolve, upload, request.app.state.settings.max_model_bytes, pt2)
+        embedded = _resolve(upload, limit, pt2)
     finally:
         release(upload.model, *upload.data.values())
     return _passed(embedded, files)
