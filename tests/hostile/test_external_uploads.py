@@ -24,7 +24,7 @@ from clipbridge.api import diff_routes
 from clipbridge.api.model_form import readable
 from clipbridge.scan.wire import _tensors, is_external
 from tests.hostile.places import PLACES, external_model, external_models
-from tests.hostile.test_external_data import canary_dir, in_canary_dir, leaked  # noqa: F401
+from tests.hostile.test_external_data import CANARY, leaked
 
 WAYS = ("zip", "parts")
 ROUTES = {"diff": "/v1/models/diff?engine=onnxruntime,onnx-reference&probe=off",
@@ -33,6 +33,22 @@ ROUTES = {"diff": "/v1/models/diff?engine=onnxruntime,onnx-reference&probe=off",
 BUDGET = int(os.environ.get("CLIPBRIDGE_FUZZ_EXAMPLES", "0"))  # 0: the default run's small budget
 DECOY = "decoy.bin"
 ZEROS = bytes(38)  # as long as the canary: a length that fits one fits the other
+
+
+@pytest.fixture(scope="module")
+def canary_dir(tmp_path_factory):
+    """The server's working directory: the canary, a symlink to it, a folder (as test_external_data.py's)."""
+    d = tmp_path_factory.mktemp("served")
+    (d / "canary.bin").write_bytes(CANARY)
+    (d / "link.bin").symlink_to(d / "canary.bin")
+    (d / "sub").mkdir()
+    return d
+
+
+@pytest.fixture
+def in_canary_dir(canary_dir, monkeypatch):
+    monkeypatch.chdir(canary_dir)
+    return canary_dir
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:
