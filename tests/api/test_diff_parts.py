@@ -71,6 +71,8 @@ DIFF = "/v1/models/diff?engine=onnxruntime,onnx-reference&probe=off"
     pytest.param(parts({"m.onnx.data": bytes(8) + DATA}, offset="8"), id="at-an-offset"),
     pytest.param(parts(offset=None, length=None), id="offset-and-length-absent"),
     pytest.param(parts({"wéights.bin": DATA}, location="wéights.bin"), id="utf8-location"),
+    pytest.param(parts(location="./m.onnx.data"), id="location-dot-slash"),
+    pytest.param(parts({"./m.onnx.data": DATA}), id="filename-dot-slash"),
     pytest.param((("data", "m.onnx.data", DATA), ("model", "m.onnx", model())), id="data-first"),
 ])
 def test_a_model_and_its_data_parts_diff(client, beside_the_server, body):
@@ -142,6 +144,7 @@ ATTACKS = [
                  "not a plain relative name", id="location-and-filename-dotdot"),
     # the form's own
     pytest.param((*parts(), ("data", "m.onnx.data", DATA)), 400, "data", "given twice", id="data-twice"),
+    pytest.param((*parts(), ("data", "./m.onnx.data", DATA)), 400, "data", "twice", id="data-twice-by-path"),
     pytest.param(parts({"m.onnx.data": DATA, "junk.bin": b"x"}), 400, "data", "not a location the model names",
                  id="data-unused"),
     pytest.param((*parts(), ("data", None, DATA)), 400, "data", "must be a file", id="data-no-filename"),

@@ -79,6 +79,8 @@ def diff(client, body: bytes):
                  id="at-an-offset"),
     pytest.param({"m.onnx": model(offset=None, length=None), "m.onnx.data": WEIGHTS.tobytes()},
                  id="offset-and-length-absent"),
+    pytest.param({"sub/m.onnx": model(location="./m.onnx.data"), "sub/m.onnx.data": WEIGHTS.tobytes()},
+                 id="location-dot-slash"),
 ])
 def test_a_zip_of_the_model_and_its_data_diffs(client, beside_the_server, entries):
     r = diff(client, zipped(entries))

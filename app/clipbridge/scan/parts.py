@@ -86,12 +86,13 @@ def embed_from_parts(model_bytes: bytes, folder: str, parts: Mapping[str, memory
         model.ParseFromString(model_bytes)
     except Exception:  # protobuf's DecodeError and friends
         raise ArtifactError("the model is not an ONNX ModelProto (protobuf decoding failed)", "model") from None
+    parts = _by_path(parts, unused or "model")
     total, used = len(model_bytes), set()
     for t in _tensors(model):
         if not is_external(t):
             continue
         location = _entries(t).get("location", "")
-        key = posixpath.join(folder, location) if folder else location
+        key = posixpath.normpath(posixpath.join(folder, location))  # './w.bin' is 'w.bin', as onnx reads it
         part = parts.get(key)
         if part is None:
             raise ArtifactError(f"tensor {t.name[:80]!r} names external data {location[:80]!r}, which is not in "
@@ -109,6 +110,17 @@ def embed_from_parts(model_bytes: bytes, folder: str, parts: Mapping[str, memory
     if unused is not None:
         _all_used(parts, used, unused)
     return model.SerializeToString()
+
+
+def _by_path(parts: Mapping[str, memoryview], loc: str) -> dict[str, memoryview]:
+    """The parts by their normalized path ('./w.bin' and 'w.bin' are one file); two names for one path are a 400."""
+    out: dict[str, memoryview] = {}
+    for name, part in parts.items():
+        key = posixpath.normpath(name)
+        if key in out:
+            raise ArtifactError(f"the upload names {key[:80]!r} twice (as {name[:80]!r} too)", loc)
+        out[key] = part
+    return out
 
 
 def _all_used(parts: Mapping[str, memoryview], used: set[str], loc: str) -> None:
