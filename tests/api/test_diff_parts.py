@@ -17,6 +17,7 @@ import pytest
 
 from clipbridge.api import model_upload
 from clipbridge.api.model_form import Upload
+from clipbridge.client import Client
 from clipbridge.engines.sandbox_wire import MemoryFile
 from fastapi.testclient import TestClient
 
@@ -257,3 +258,14 @@ def test_building_the_model_holds_a_bounded_multiple_of_it(way):
         tracemalloc.stop()
     assert len(out) > 4 * n
     assert peak < (3 if way == "zip" else 2) * 4 * n, peak / (4 * n)
+
+
+@pytest.mark.parametrize("location", [pytest.param("m.onnx.data", id="beside"),
+                                      pytest.param("weights/m.bin", id="in-a-folder")])
+def test_the_python_client_sends_the_data_beside_a_model_file(client, tmp_path, location):
+    """Client.fix(path) sends each data file the model names beside it, as a 'data' part named by its location."""
+    (tmp_path / location).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / location).write_bytes(DATA)
+    (tmp_path / "m.onnx").write_bytes(model(location=location))
+    fixed = Client(http=client).fix(tmp_path / "m.onnx", reference="onnxruntime", target="openvino")
+    assert fixed.verdict == "equal" and fixed.model
