@@ -6,7 +6,9 @@ symlink to it, a system file, a path through '..', absolute, empty), in every pl
 offset and length. With a decoy data file that no location names, every answer is a 400 naming the model or the
 data; with a data file named as the location itself (the sender's own zeros), the answer is whatever those bytes
 make of the model, never a 5xx. Never a canary byte in any answer, and no model a sandbox worker gets for the diff
-keeps an external tensor (everything it runs came from the upload, inline).
+keeps an external tensor (everything it runs came from the upload, inline). The zip reader and the parts get
+their own generators too: a good zip's bytes mutated, and a model and its data part mutated under drawn
+filenames (CLIPBRIDGE_FUZZ_EXAMPLES=N runs N examples each, same seed).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from clipbridge.api import diff_routes
 from clipbridge.api.model_form import readable
 from clipbridge.scan.wire import _tensors, is_external
 from tests.hostile.places import PLACES, external_model, external_models
+from tests.hostile.strategies import mutated
 from tests.hostile.test_external_data import CANARY, leaked
 
 WAYS = ("zip", "parts")
@@ -127,3 +130,41 @@ def test_the_locations_own_name_runs_the_senders_bytes(hostile_client, in_canary
     assert still_external(diff_models) == []
     if place == "initializer":
         assert r.status_code == 200 and diff_models, r.text[:300]
+
+
+def _stored_or_deflated(method: int) -> bytes:
+    """A good zip: a model whose 4 float32 weights are in 'w.bin' beside it."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as zf:
+        zf.writestr("m.onnx", external_model("initializer", "w.bin", "0", "16"))
+        zf.writestr("w.bin", bytes(16))
+    return buf.getvalue()
+
+
+GOOD_ZIPS = [_stored_or_deflated(zipfile.ZIP_STORED), _stored_or_deflated(zipfile.ZIP_DEFLATED)]
+
+
+@settings(max_examples=BUDGET or 60, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data(), which=st.integers(0, len(GOOD_ZIPS) - 1), route=st.sampled_from(["diff", "chain"]))
+def test_mutated_zips_are_answered(hostile_client, in_canary_dir, data, which, route):
+    """The zip reader (clipbridge.api.model_zip) on a good zip's bytes flipped, cut, grown or swapped: a 2xx or a
+    4xx problem+json, never a 5xx, never the canary (chain: a zip that stops parsing is read as a .pt2)."""
+    body = data.draw(mutated(GOOD_ZIPS[which]))
+    r = hostile_client.post(ROUTES[route], files={"model": ("m.zip", body)})
+    assert r.status_code < 500 and not leaked(r.content), (r.status_code, r.text[:300])
+    assert r.status_code < 300 or r.headers["content-type"].startswith("application/problem+json")
+
+
+@settings(max_examples=BUDGET or 40, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_mutated_data_parts_are_answered(hostile_client, in_canary_dir, data):
+    """The model and its data part each mutated, with a drawn filename: never a 5xx, never the canary."""
+    model = data.draw(mutated(external_model("initializer", "w.bin", "0", "16")))
+    weights = data.draw(mutated(bytes(16)))
+    name = data.draw(st.sampled_from(["w.bin", "./w.bin", "W.BIN", "w.bin/", "", "canary.bin", "link.bin",
+                                      "sub/../w.bin", "\\w.bin", "C:\\w.bin", "w.bin\x00"]))
+    r = send(hostile_client, "diff", "parts", model, {name: weights})
+    assert r.status_code < 500 and not leaked(r.content), (r.status_code, r.text[:300])
+    assert r.status_code < 300 or r.headers["content-type"].startswith("application/problem+json")
