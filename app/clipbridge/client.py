@@ -15,6 +15,9 @@ A fixed model is a file:
         fixed = cb.fix("model.onnx", reference="onnxruntime", target="openvino")
         print(fixed.verdict, [r.rule for r in fixed.report.rules_applied])
         fixed.save("model.fixed-for-openvino.onnx")
+
+A model given as a path goes with the external data files beside it that it names (torch's MODEL.onnx.data), each
+as a form part 'data' named by its location (issue 46), as `clipbridge fix MODEL` reads them.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ except ImportError as exc:  # a core dependency since issue 37; a trimmed enviro
 from pydantic import BaseModel
 
 from clipbridge.fix.models import FixResponse
+from clipbridge.scan.external import files_of
 from clipbridge.api.lint_models import ProbeRequest, ProbeResponse
 from clipbridge.api.models import (CompareRequest, CompareResponse, DialectsResponse, ExecuteRequest, ExecuteResponse,
                             Health, Problem, ScanResponse, TranslateRequest, TranslateResponse)
@@ -161,15 +165,26 @@ class Client:
         (`inputs`: an optional .npz keyed by graph input name). report=False asks for the model file alone
         (Accept: application/octet-stream: no base64, no report; the verdict comes in a header)."""
         params = {"reference": reference, "target": target, "precision": precision}
-        files = {"model": ("model.onnx", _bytes(model))}
+        files = _model_parts(model)
         if inputs is not None:
-            files["inputs"] = ("inputs.npz", _bytes(inputs))
+            files.append(("inputs", ("inputs.npz", _bytes(inputs))))
         accept = "application/json" if report else "application/octet-stream"
         r = self._check(self.http.post("/v1/models/fix", params=params, files=files, headers={"Accept": accept}))
         if not report:
             return FixedModel(r.content, r.headers["X-Clipbridge-Verdict"], None)
         body = FixResponse.model_validate(r.json())
         return FixedModel(base64.b64decode(body.model.onnx_base64), body.verdict, body)
+
+
+def _model_parts(model: bytes | str | Path) -> list[tuple[str, tuple[str, bytes]]]:
+    """'model', and for a path each external data file beside it that the model names, as a 'data' part whose
+    filename is its location (a file that cannot be named so is left out: the service then says what is missing)."""
+    if isinstance(model, bytes):
+        return [("model", ("model.onnx", model))]
+    path = Path(model)
+    parts = [("model", ("model.onnx", path.read_bytes()))]
+    parts += [("data", (f.relative_to(path.parent).as_posix(), f.read_bytes())) for f in files_of(path)]
+    return parts
 
 
 def _bytes(x: bytes | str | Path) -> bytes:

@@ -30,3 +30,13 @@ def test_a_chain_reads_the_weights_beside_an_onnx_source(export: Path, tmp_path:
     assert main(["diff", str(export), "--chain", "onnx,openvino", "--format", "json", "--output", str(out)]) in (0, 1)
     body = json.loads(out.read_text())
     assert body["source"] == "onnx" and all(h["status"] == "ok" for h in body["hops"])
+
+
+def test_clipbridge_chain_reads_the_weights_beside_an_onnx_source(export: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`clipbridge chain MODEL STAGE...` (issue 46, item 5) on torch's default export, as `diff --chain` reads it."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "chain.json"
+    assert main(["chain", str(export), "onnx", "openvino", "--format", "json", "--output", str(out)]) in (0, 1)
+    body = json.loads(out.read_text())
+    assert body["source"] == "onnx" and all(h["status"] == "ok" for h in body["hops"])

@@ -132,3 +132,14 @@ def test_weights_outside_the_models_folder_are_an_error_line_never_read(spoil, e
     assert "regular file" not in r["error"] and "Traceback" not in r["error"]
     if before is not None:
         assert secret.stat().st_atime_ns == before  # never opened (noatime mounts pass this trivially)
+
+
+def test_clipbridge_fleet_run_on_a_folder_of_torch_exports(exports, tmp_path):
+    """The command itself (issue 46, item 5), on the folder as torch wrote it: every model read with its
+    `.onnx.data`, none an error line."""
+    out = tmp_path / "out"
+    code = main(["fleet", "run", str(exports), "--output", str(out), "--cache", str(tmp_path / "cache"),
+                 "--workers", "2"])
+    records = read_jsonl(out / "results.jsonl")
+    assert code in (0, 1) and len(records) == len(ARCHITECTURES)
+    assert all(r["error"] is None and r["verdict"] != "error" for r in records), records

@@ -311,12 +311,13 @@ def npy_url(elem_type: str) -> str:
 
 @st.composite
 def multipart_bodies(draw) -> tuple[bytes, str]:
-    """(body, content-type): parts named model/weights/other, with drawn filenames and types, then mutated."""
+    """(body, content-type): parts named model/weights/data (issue 46: a model's external data)/other, with drawn
+    filenames and types, then mutated."""
     boundary = draw(st.sampled_from(["b0undary", "x" * 70, "a b", "=", "-"]))
     parts = []
     for _ in range(draw(st.integers(0, 3))):
-        name = draw(st.sampled_from(["model", "weights", "x", "model", "", 'mo"del']))
-        filename = draw(st.sampled_from(["m.onnx", "m.xml", "m.bin", "", "../../x", "a\x00b", None]))
+        name = draw(st.sampled_from(["model", "weights", "x", "model", "", 'mo"del', "data"]))
+        filename = draw(st.sampled_from(["m.onnx", "m.xml", "m.bin", "", "../../x", "a\x00b", None, "m.onnx.data"]))
         ctype = draw(st.sampled_from(["application/octet-stream", "text/xml", "", "multipart/mixed"]))
         payload = draw(st.one_of(st.binary(max_size=64), onnx_models(), ir_models().map(lambda t: t[0])))
         head = f'Content-Disposition: form-data; name="{name}"' + (

@@ -4,16 +4,19 @@ worse, by class, and every failure the generators in test_generators.py found. N
 from __future__ import annotations
 
 import base64
+import io
 import json
 import struct
 import sys
 import tracemalloc
+import zipfile
 
 import pytest
 from onnx import AttributeProto, TensorProto, helper
 
 from clipbridge.core.errors import ArtifactError
 from clipbridge.scan.ir_scan import scan_ir
+from tests.hostile.places import external_model
 from tests.hostile.strategies import npy_url
 
 OCTET = {"content-type": "application/octet-stream"}
@@ -391,3 +394,16 @@ def test_dense_ir_is_refused_before_it_is_built():
     with pytest.raises(ArtifactError, match="elements for"):
         scan_ir(_tiny_elements(1 << 18), None)
 
+
+
+# --- issue 46, item 3: a model's external data in the upload (found by test_external_uploads.py) ----------------
+
+def test_gen_zip_entry_with_an_empty_name(hostile_client):
+    """A zip of a model whose location is empty and an entry named '': zipfile's ZipInfo.is_dir indexed the empty
+    name (IndexError, a 500). Every entry's name is checked first: a 400 naming the model."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("m.onnx", external_model("initializer", ""))
+        zf.writestr(zipfile.ZipInfo(""), b"x")
+    r = hostile_client.post("/v1/models/diff", files={"model": ("m.zip", buf.getvalue())})
+    assert _problem(r, {400}, "not a plain relative name")["errors"][0]["loc"] == "model"

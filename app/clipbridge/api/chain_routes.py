@@ -3,7 +3,11 @@
 
 A `.pt2` is untrusted bytes (torch.export.load unpickles parts of it): loading it, every converter and every engine
 run happen in a sandbox child through run_isolated, with a time limit of their own (a converter's first call
-imports torch, which a diff never does). A converter that fails is a failed hop in the body, never a 5xx."""
+imports torch, which a diff never does). A converter that fails is a failed hop in the body, never a 5xx.
+
+An ONNX source may come with its external data, as diff's does (a zip of the .onnx and the files it names, or
+'data' parts named by their location: clipbridge.api.model_upload, issue 46); a zip without a `.onnx` entry is the
+.pt2, which keeps its weights in its own archive and takes no 'data' parts."""
 
 from __future__ import annotations
 
@@ -14,8 +18,9 @@ from typing import Any
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from clipbridge.api.model_form import read_model_form
+from clipbridge.api.model_form import read_model_upload
 from clipbridge.api.model_guard import embedded_only
+from clipbridge.api.model_upload import DATA_FIELD, resolve, source_head
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.chain import preflight, report
 from clipbridge.chain.models import ChainResponse
@@ -27,9 +32,11 @@ CHAIN_TIMEOUT_S = 180.0  # per call: a converter's first call in a worker import
 CHAIN_BODY = {"requestBody": {"required": True, "content": {
     "multipart/form-data": {"schema": {"type": "object", "required": ["model"], "properties": {
         "model": {"type": "string", "format": "binary",
-                  "description": "a torch.export.save .pt2 (or an .onnx: the chain then starts at onnx)"},
+                  "description": "a torch.export.save .pt2 (or an .onnx: the chain then starts at onnx; or a zip "
+                                 "of the .onnx and the external data files it names)"},
         "inputs": {"type": "string", "format": "binary",
-                   "description": "optional .npz keyed by the model's input names (default: generated, seeded)"}}}}}}}
+                   "description": "optional .npz keyed by the model's input names (default: generated, seeded)"},
+        "data": DATA_FIELD}}}}}}
 
 
 def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
@@ -37,10 +44,11 @@ def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
     return run_isolated(stage, fn, *args, timeout_s=CHAIN_TIMEOUT_S)
 
 
-def _check_installed(spec: str, model: bytes) -> None:
+def _check_installed(spec: str, head: bytes) -> None:
     """The stages, the [chain] extra and the converter environment (the server never builds it): a 422 naming
-    every missing piece with its install command (clipbridge.chain.preflight)."""
-    preflight.check(spec, model, "query.chain", server=True)
+    every missing piece with its install command (clipbridge.chain.preflight; `head`: the source's first bytes,
+    its kind)."""
+    preflight.check(spec, head, "query.chain", server=True)
 
 
 @router.post("/v1/models/chain", response_model=ChainResponse, responses=PROBLEMS, tags=["models"],
@@ -54,13 +62,15 @@ async def chain_model(request: Request,
                       ) -> Response:
     """Per hop: what each clamp became, the outputs and clamps that differ against the source and the previous
     stage, the first divergence, and each difference's converter lowering rule with a witness."""
-    model, npz = await read_model_form(request, "the .pt2, or an .onnx")
-    _check_installed(chain, model)  # the query's own errors first
-    if report.source_kind(model) == "onnx":
-        embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
+    upload = await read_model_upload(request, "the .pt2, or an .onnx (or a zip of it and its external data)")
+    _check_installed(chain, source_head(upload))  # the query's own errors first, before the data is resolved
+    limit = request.app.state.settings.max_model_bytes
 
     def work() -> str:
-        body = report.chain(isolated, model, npz, chain, seed, static=static, loc="query.chain")
+        model = resolve(upload, limit, pt2=True)  # an ONNX source's external data, in memory only, in the slot
+        if report.source_kind(model) == "onnx":
+            embedded_only(model)  # issue 34: no tensor's data may live in a file the service would open
+        body = report.chain(isolated, model, upload.inputs, chain, seed, static=static, loc="query.chain")
         return json.dumps(body, allow_nan=False, separators=(",", ":"))
     text = await run_in_threadpool(slots(request).run, work)
     return Response(text, media_type="application/json")

@@ -1,7 +1,8 @@
 """POST /v1/models/diff: run an uploaded ONNX model on real engines and explain each difference by its clip.
 
-The model may come as a zip of the .onnx and the external data files it names: they are embedded from the zip's
-own entries, in memory (clipbridge.api.model_zip, issue 46). Then the upload is refused if any tensor still keeps
+The model may come with the external data files it names, as a zip or as 'data' parts named by their location:
+they are embedded from the upload's own parts, in memory (clipbridge.api.model_upload, issue 46). Then the upload
+is refused if any tensor still keeps
 its data in a file (clipbridge.api.model_guard). Then the whole diff
 (parsing, shape inference, each engine run, the comparison, each replay) runs in one sandbox child through
 run_isolated (clipbridge.diff.isolated): an engine that crashes or hangs costs this answer, never the server, and only
@@ -19,9 +20,9 @@ from fastapi.concurrency import run_in_threadpool
 
 from clipbridge.diff.models import DiffResponse
 from clipbridge.api.execute_routes import PROBLEMS, slots
-from clipbridge.api.model_form import read_model_form, readable, release
+from clipbridge.api.model_form import read_model_upload, readable, release
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
-from clipbridge.api.model_zip import unzipped
+from clipbridge.api.model_upload import DATA_FIELD, resolve
 from clipbridge.diff import isolated as in_child
 from clipbridge.diff import run
 from clipbridge.diff import shapes as diff_shapes
@@ -37,7 +38,8 @@ DIFF_BODY = {"requestBody": {"required": True, "content": {
                   "external data files it names (torch's MODEL.onnx.data)"},
         "inputs": {"type": "string", "format": "binary",
                    "description": "optional .npz keyed by graph input name, or a zip of .npz files (an input set, "
-                                  "each one sample; default: an ordinary generated sample, seeded)"}}}}}}}
+                                  "each one sample; default: an ordinary generated sample, seeded)"},
+        "data": DATA_FIELD}}}}}}
 EngineQuery = Query(default=None, max_length=16, description="Repeatable or comma-separated: "
                     f"{', '.join(run.ENGINE_NAMES)}; at least two (default: {', '.join(run.DEFAULT_ENGINES)})")
 
@@ -83,16 +85,19 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.
-    model, npz = await read_model_form(request, "the .onnx, or a zip of it and its external data", files=True)
-    try:
-        zipped, model = model, None  # unzipped releases a zip itself, also when it refuses one
-        model = await unzipped(request, zipped)  # issue 46: a zip's .onnx and the files it names, in memory only
-        embedded_only(readable(model))
+    upload = await read_model_upload(request, "the .onnx, or a zip of it and its external data", files=True)
+    built: list[Any] = []  # the model with its data embedded, released below
+    limit = request.app.state.settings.max_model_bytes
 
-        def work() -> str:
-            body = isolated("diff", in_child.diff_body, model, npz, opts, True)  # with the inspector's graph
-            return json.dumps(body, allow_nan=False, separators=(",", ":"))
+    def work() -> str:
+        # issue 46: the external data it came with (a zip, 'data' parts), in memory only, in the slot
+        built.append(resolve(upload, limit, files=True))
+        embedded_only(readable(built[0]))
+        body = isolated("diff", in_child.diff_body, built[0], upload.inputs, opts, True)  # with the inspector's graph
+        return json.dumps(body, allow_nan=False, separators=(",", ":"))
+    try:
         text = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     finally:
-        release(model, npz)
+        release(*built)
+        upload.release()
     return Response(text, media_type="application/json")

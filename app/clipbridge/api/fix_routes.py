@@ -16,9 +16,9 @@ from fastapi.concurrency import run_in_threadpool
 
 from clipbridge.api.accept import prefers
 from clipbridge.api.execute_routes import PROBLEMS, slots
-from clipbridge.api.model_form import read_model_form
+from clipbridge.api.model_form import read_model_upload
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
-from clipbridge.api.model_zip import unzipped
+from clipbridge.api.model_upload import DATA_FIELD, resolve
 from clipbridge.fix.models import FixResponse
 from clipbridge.diff.engines import require
 from clipbridge.fix.facts import ENGINES
@@ -29,7 +29,8 @@ FIX_BODY = {"requestBody": {"required": True, "content": {
         "model": {"type": "string", "format": "binary", "description": "the .onnx model, or a zip of it and the "
                   "external data files it names (torch's MODEL.onnx.data)"},
         "inputs": {"type": "string", "format": "binary",
-                   "description": "optional .npz keyed by graph input name (generated inputs are added)"}}}}}}}
+                   "description": "optional .npz keyed by graph input name (generated inputs are added)"},
+        "data": DATA_FIELD}}}}}}
 EngineQuery = Literal["onnxruntime", "openvino", "onnx-reference"]
 MODEL_TYPE = "application/octet-stream"
 FIX_ANSWERS = {200: {"description": "The report as JSON (the default), or with `Accept: application/octet-stream` "
@@ -51,13 +52,16 @@ async def fix_model(request: Request,
     """Write the model so that `target` computes what `reference` computes; prove it with the diff; time it."""
     require([reference], "query.reference")  # a missing engine names the install command, before any upload is read
     require([target], "query.target")
-    model, npz = await read_model_form(request, "the .onnx, or a zip of it and its external data")
-    model = await unzipped(request, model)  # issue 46: a zip's .onnx and the files it names, in memory only
-    embedded_only(model)  # before any engine or numpy_helper sees it: no tensor's data may live in a file
-    # In an execution slot (bounded count and time, like /v1/models/inspect); the engines run in sandbox children,
-    # and the proof's tensors are compared there (only its body comes back).
-    fixed = await run_in_threadpool(slots(request).run, logged_engine_text(
-        request, lambda: fix(model, npz, reference, target, precision)))
+    upload = await read_model_upload(request, "the .onnx, or a zip of it and its external data")
+    limit = request.app.state.settings.max_model_bytes
+
+    def work() -> Fixed:
+        model = resolve(upload, limit)  # issue 46: the data it came with (a zip, 'data' parts), in memory only
+        embedded_only(model)  # before any engine or numpy_helper sees it: no tensor's data may live in a file
+        return fix(model, upload.inputs, reference, target, precision)
+    # In an execution slot (bounded count and time, like /v1/models/inspect), the model built there too; the engines
+    # run in sandbox children, and the proof's tensors are compared there (only its body comes back).
+    fixed = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))
     if prefers(request, MODEL_TYPE, over="application/json"):
         return Response(fixed.model, media_type=MODEL_TYPE, headers=model_headers(fixed))
     body = dict(fixed.body)

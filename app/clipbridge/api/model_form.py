@@ -1,8 +1,10 @@
-"""The multipart form the whole-model routes take (diff, chain, fix): a file 'model' and optionally a file 'inputs'.
+"""The multipart form the whole-model routes take (diff, chain, fix): a file 'model', optionally a file 'inputs',
+and (read_model_upload) any number up to MAX_PARTS of files 'data', the model's external data (issue 46, item 3).
 
 One reader, so that every model route refuses the same things with the same words and `loc`: another content
 type (415), a body that is no multipart form (400, `body`), an unknown or repeated field, a 'model' that is no
-file or is empty, an 'inputs' that is no file.
+file or is empty, an 'inputs' that is no file, a 'data' that is no file (its filename is the location the model
+names: clipbridge.api.model_upload).
 
 Why not Starlette's `request.form()`: it spools every file part past 1 MiB to a temporary file on disk, one
 thread hop per 64 KiB chunk, and the routes then read it all back into memory anyway; for a 21 MB model that
@@ -24,8 +26,11 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from clipbridge.core.errors import ArtifactError, UnsupportedMediaType
 from clipbridge.engines.sandbox_wire import MemoryFile
+from clipbridge.scan.parts import MAX_PARTS as MAX_DATA_PARTS
 
 MAX_PARTS = 2  # 'model' and 'inputs'
+FIELDS = "send 'model' and optionally 'inputs'"
+DATA_FIELDS = "send 'model', optionally 'inputs', and a file 'data' per external data file the model names"
 
 
 @dataclass
@@ -39,8 +44,9 @@ class Part:
 class _Collector:
     """python-multipart's callbacks, collecting each part's headers and bytes in memory."""
 
-    def __init__(self, files: bool = False) -> None:
+    def __init__(self, files: bool = False, max_parts: int = MAX_PARTS) -> None:
         self.parts: list[Part] = []
+        self.max_parts = max_parts
         self.files = files and MemoryFile.available()
         self.field, self.value = bytearray(), bytearray()  # python-multipart bounds a header's size and count
 
@@ -50,9 +56,9 @@ class _Collector:
                 "on_part_data": self.on_data}
 
     def begin(self) -> None:
-        if len(self.parts) >= MAX_PARTS:
-            raise ArtifactError(f"the form has more than {MAX_PARTS} parts; send 'model' and optionally 'inputs'",
-                                "body")
+        if len(self.parts) >= self.max_parts:
+            fields = FIELDS if self.max_parts == MAX_PARTS else f"{DATA_FIELDS} (at most {MAX_DATA_PARTS})"
+            raise ArtifactError(f"the form has more than {self.max_parts} parts; {fields}", "body")
         self.parts.append(Part(data=_memory_file()) if self.files else Part())
 
     def on_field(self, data: bytes, start: int, end: int) -> None:
@@ -96,10 +102,10 @@ def _boundary(content_type: str) -> bytes:
     return boundary
 
 
-async def read_parts(request: Request, files: bool = False) -> list[Part]:
+async def read_parts(request: Request, files: bool = False, max_parts: int = MAX_PARTS) -> list[Part]:
     """The form's parts, in memory (in memory files with `files`, where the platform has them); a body that is
     no multipart form is a 400 naming `body`. On any refusal the parts read so far are released."""
-    collector = _Collector(files)
+    collector = _Collector(files, max_parts)
     try:
         parser = MultipartParser(_boundary(request.headers.get("content-type", "")), collector.callbacks())
         async for chunk in request.stream():
@@ -116,20 +122,40 @@ async def read_parts(request: Request, files: bool = False) -> list[Part]:
     return collector.parts
 
 
+@dataclass
+class Upload:
+    """A model form as read: the model, the optional .npz, and the 'data' parts by filename (the locations)."""
+
+    model: Any
+    inputs: Any = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def release(self) -> None:
+        release(self.model, self.inputs, *self.data.values())
+
+
 async def read_model_form(request: Request, model_is: str, files: bool = False) -> tuple[Any, Any]:
     """The model's bytes and the optional .npz's; `model_is` says what 'model' holds ("the .onnx", ...). With
     `files`, each is a MemoryFile where the platform has them (the caller closes them), else bytes."""
+    upload = await read_model_upload(request, model_is, files, data=False)
+    return upload.model, upload.inputs
+
+
+async def read_model_upload(request: Request, model_is: str, files: bool = False, data: bool = True) -> Upload:
+    """The form as read_model_form reads it, and with `data` the 'data' parts (the model's external data files,
+    each by its filename; clipbridge.api.model_upload resolves them)."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "multipart/form-data":
         raise UnsupportedMediaType(f"send multipart/form-data with a file field 'model' ({model_is}; optionally "
                                    f"'inputs', an .npz); got {ctype or 'no content type'}")
-    parts = await read_parts(request, files)
+    parts = await read_parts(request, files, MAX_PARTS + MAX_DATA_PARTS if data else MAX_PARTS)
     try:
-        model, inputs = _fields(parts, model_is)
+        model, inputs, data_parts = _fields(parts, model_is, data)
     except BaseException:
         release(*(p.data for p in parts))
         raise
-    return _as_passed(model.data), _as_passed(inputs.data) if inputs is not None else None
+    return Upload(_as_passed(model.data), _as_passed(inputs.data) if inputs is not None else None,
+                  {p.filename or "": _as_passed(p.data) for p in data_parts})
 
 
 def readable(data: Any) -> Any:
@@ -166,12 +192,16 @@ def _in_memory(f: MemoryFile, size: int) -> bytearray:
         f.close()
 
 
-def _fields(parts: list[Part], model_is: str) -> tuple[Part, Part | None]:
-    """The 'model' part and the optional 'inputs' part, or the 400 naming what is wrong with the form."""
+def _fields(parts: list[Part], model_is: str, data: bool = False) -> tuple[Part, Part | None, list[Part]]:
+    """The 'model' part, the optional 'inputs' part and the 'data' parts, or the 400 naming what is wrong."""
     by_name: dict[str, Part] = {}
+    data_parts: list[Part] = []
     for p in parts:
+        if p.name == "data" and data:
+            data_parts.append(_data_part(p, data_parts))
+            continue
         if p.name not in ("model", "inputs"):
-            raise ArtifactError(f"unknown form field {p.name[:40]!r}; send 'model' and optionally 'inputs'",
+            raise ArtifactError(f"unknown form field {p.name[:40]!r}; {DATA_FIELDS if data else FIELDS}",
                                 p.name[:40])
         if p.name in by_name:
             raise ArtifactError(f"the form field {p.name!r} is given twice", p.name)
@@ -185,4 +215,23 @@ def _fields(parts: list[Part], model_is: str) -> tuple[Part, Part | None]:
         raise ArtifactError("the model is empty", "model")
     if inputs is not None and not len(inputs.data):
         raise ArtifactError("the inputs file is empty (an .npz keyed by graph input name)", "inputs")
-    return model, inputs
+    return model, inputs, data_parts
+
+
+def _data_part(p: Part, seen: list[Part]) -> Part:
+    """A 'data' part: a file whose filename is the location the model names, not given twice."""
+    if not p.filename:
+        raise ArtifactError("'data' must be a file whose filename is the location the model names for it "
+                            "(torch: MODEL.onnx.data; curl -F data=@MODEL.onnx.data)", "data")
+    p.filename = _utf8(p.filename)
+    if any(q.filename == p.filename for q in seen):
+        raise ArtifactError(f"the data part {p.filename[:80]!r} is given twice", "data")
+    return p
+
+
+def _utf8(name: str) -> str:
+    """A filename as sent: clients send UTF-8 (as an ONNX location is), python-multipart decodes latin-1."""
+    try:
+        return name.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return name

@@ -17,10 +17,12 @@ from fastapi import Request
 
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.scan.report import sniff
-from clipbridge.scan.wire import refuse_external
+from clipbridge.scan.wire import ExternalDataRefused, load_light, refuse_external
 
 T = TypeVar("T")
 log = logging.getLogger("clipbridge.engines")
+SEND_HINT = ("or send the data with the model: a zip of the .onnx and the files it names as 'model', or each file "
+             "as a form part 'data' whose filename is its location (docs/api.md)")
 
 
 def embedded_only(data) -> None:
@@ -32,7 +34,11 @@ def embedded_only(data) -> None:
     weights, and detach every location before native code runs (clipbridge.scan.detach)."""
     if sniff(data) != "onnx":
         return
-    refuse_external(data)
+    light = load_light(data)  # a location outside the model's directory: its own 400, no hint to send it
+    try:
+        refuse_external(light)
+    except ExternalDataRefused as exc:  # issue 46: the data may come with the model; say how
+        raise ExternalDataRefused(f"{exc.message}; {SEND_HINT}", exc.loc) from None
 
 
 def logged_engine_text(request: Request, work: Callable[[], T]) -> Callable[[], T]:

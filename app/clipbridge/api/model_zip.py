@@ -3,7 +3,8 @@
 torch writes `MODEL.onnx.data` beside every export, and a model over 2 GB must keep its weights outside; a zip
 carries both in one form field. Everything stays in memory and inside the upload: the zip is read from the
 part's bytes, its entries are checked before any is inflated, and the model's locations resolve only against
-those entries (clipbridge.scan.parts). The server's disk is never looked at.
+those entries (clipbridge.scan.parts), as a form's 'data' parts do (clipbridge.api.model_upload, which calls this).
+The server's disk is never looked at.
 
 Refused, each a 4xx problem+json naming `model`: more than MAX_ENTRIES entries, an entry name that is absolute,
 has `..`, a backslash, a drive or NUL, a repeated name, a symlink or encrypted entry, not exactly one `.onnx`,
@@ -14,20 +15,19 @@ their compressed size (a zip bomb, 413), and a zip that does not parse.
 from __future__ import annotations
 
 import io
+import os
 import stat
+import struct
 import zipfile
 import zlib
 from typing import Any
 
-from fastapi import Request
-from fastapi.concurrency import run_in_threadpool
-
-from clipbridge.api.model_form import readable, release
 from clipbridge.core.errors import ArtifactError, PayloadTooLarge
-from clipbridge.scan.parts import embed_from_parts
+from clipbridge.engines.sandbox_wire import MemoryFile
+from clipbridge.scan.parts import MAX_PARTS, check_name, embed_from_parts
 
 MAGIC = b"PK\x03\x04"
-MAX_ENTRIES = 64  # the model and its data files; torch writes one
+MAX_ENTRIES = MAX_PARTS  # the model and its data files; torch writes one
 MAX_RATIO = 200  # inflated / compressed, per entry: real weights compress < 2x, a bomb ~1000x
 CHUNK = 1 << 20
 
@@ -38,11 +38,7 @@ def is_zip(data: Any) -> bool:
 
 def _check_name(info: zipfile.ZipInfo) -> None:
     name = info.filename
-    parts = name.split("/")
-    if (not name or name.startswith("/") or "\\" in name or "\0" in name or ".." in parts
-            or (len(name) > 1 and name[1] == ":")):
-        raise ArtifactError(f"the zip entry {name[:80]!r} is not a plain relative name (absolute, '..', a "
-                            "backslash, a drive or NUL); entries are the .onnx and the files it names", "model")
+    check_name(name, "model")  # the same rule as a form's 'data' part (clipbridge.scan.parts)
     if info.flag_bits & 0x1:
         raise ArtifactError(f"the zip entry {name[:80]!r} is encrypted; send it unencrypted", "model")
     if stat.S_ISLNK(info.external_attr >> 16):
@@ -51,13 +47,14 @@ def _check_name(info: zipfile.ZipInfo) -> None:
 
 def _entries(zf: zipfile.ZipFile, limit: int) -> list[zipfile.ZipInfo]:
     """The zip's file entries, checked by their headers before anything is inflated."""
-    infos = [i for i in zf.infolist() if not i.is_dir()]
     if len(zf.infolist()) > MAX_ENTRIES:
         raise ArtifactError(f"the zip has {len(zf.infolist())} entries; at most {MAX_ENTRIES} (the .onnx and the "
                             "files it names)", "model")
+    for info in zf.infolist():
+        _check_name(info)  # before zipfile reads a name (is_dir on an empty name was an IndexError: a 500)
+    infos = [i for i in zf.infolist() if not i.is_dir()]
     seen: set[str] = set()
     for info in infos:
-        _check_name(info)
         if info.filename in seen:
             raise ArtifactError(f"the zip entry {info.filename[:80]!r} is given twice", "model")
         seen.add(info.filename)
@@ -85,10 +82,29 @@ def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> memoryview:
     return memoryview(out)
 
 
-def model_from_zip(data: Any, limit: int) -> bytes:
-    """The zip's one `.onnx`, with the external data it names embedded from the zip's own entries."""
+def _opened(data: Any) -> Any:
+    """The upload as a file zipfile reads: a MemoryFile through its own descriptor, bytes as they are (no copy)."""
+    if isinstance(data, MemoryFile):
+        return os.fdopen(os.dup(data.fd), "rb")
+    return io.BytesIO(data if isinstance(data, bytes) else bytes(data))
+
+
+def holds_onnx(data: Any) -> bool:
+    """Whether the zip names a `.onnx` entry (a model and its data; chain's .pt2 holds none); False for a zip that
+    does not parse (chain then reads it as the .pt2 it says it is, in its sandbox)."""
     try:
-        with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        with _opened(data) as f, zipfile.ZipFile(f) as zf:
+            return any(n.lower().endswith(".onnx") for n in zf.namelist()[:MAX_ENTRIES + 1])
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, struct.error, IndexError,
+            KeyError):
+        return False
+
+
+def model_from_zip(data: Any, limit: int) -> bytes:
+    """The zip's one `.onnx`, with the external data it names embedded from the zip's own entries (`data`: the
+    upload's bytes or its MemoryFile)."""
+    try:
+        with _opened(data) as f, zipfile.ZipFile(f) as zf:
             infos = _entries(zf, limit)
             models = [i for i in infos if i.filename.lower().endswith(".onnx")]
             if len(models) != 1:
@@ -97,19 +113,9 @@ def model_from_zip(data: Any, limit: int) -> bytes:
             parts = {i.filename: _inflate(zf, i) for i in infos}
     except zipfile.BadZipFile as exc:
         raise ArtifactError(f"the model is not a readable zip: {str(exc)[:120]}", "model") from None
-    except (zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error) as exc:  # odd methods
+    except (zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error, struct.error,
+            IndexError, KeyError) as exc:  # odd methods, and zipfile's own slips on hostile headers
         raise ArtifactError(f"the zip cannot be read: {type(exc).__name__}", "model") from None
     name = models[0].filename
     folder = name.rsplit("/", 1)[0] if "/" in name else ""
     return embed_from_parts(bytes(parts[name]), folder, parts)
-
-
-async def unzipped(request: Request, model: Any) -> Any:
-    """The upload as the engine routes take it: a zip's model with its data embedded (the zip's memory released),
-    else the upload as it is. For diff and fix; chain's source may be a .pt2, itself a zip, so chain does not."""
-    if not is_zip(readable(model)):
-        return model
-    try:
-        return await run_in_threadpool(model_from_zip, readable(model), request.app.state.settings.max_model_bytes)
-    finally:
-        release(model)
