@@ -90,6 +90,8 @@ def _litert(clip: dict[str, Any], ops: list[dict], outputs: list[int]) -> tuple[
         how.append(f"LiteRT graph output {k} is the source op's value")
     group.sort(key=lambda op: op.get("index", 0))
     src = by_tensor.get(group[0]["input"] if group and group[0]["input"] is not None else -1)
+    while src is not None and src["type"] in LAYOUT_OPS:  # a TRANSPOSE back to NCHW between the conv and it
+        src = by_tensor.get(src["input"] if src["input"] is not None else -1)
     if src is not None and src["type"] in CONVOLUTIONS and not src["attrs"].get("fused"):
         group[0] = {**group[0], "input_from": src["type"]}  # conv-saturates-inf's condition
     if group and clip["op"] == "hardsigmoid" and group[0]["type"] == "ADD" and group[0]["input"] is None:
@@ -134,6 +136,9 @@ def _coreml(clip: dict[str, Any], ops: list[dict]) -> tuple[list[dict], str | No
 
 def table(clips: list[dict[str, Any]], stage: str, graph: dict[str, Any] | None) -> list[dict[str, Any]]:
     """`lowering` of one hop: [{node, op, became, pairing, findings}] (findings: the rules' predictions)."""
+    if stage in ("tflite", "tflite:builtin"):  # read, or predicted from the source without a file
+        from clipbridge.chain import litert_table  # it imports this module
+        return litert_table.table(clips, stage, graph)
     rows = []
     for clip in clips:
         if graph is None:
