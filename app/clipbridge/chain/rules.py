@@ -86,11 +86,31 @@ def omitted_bound_lowest(clip: dict, group: list[dict], stage: str, v: float) ->
     return None
 
 
+def _omitted_min_clamp(clip: dict, group: list[dict]) -> dict | None:
+    """The OpenVINO Clamp whose min is the lowest float standing for a min torch left open (or an ONNX source
+    omitted, which _onnx_clips reads as -FLT_MAX)."""
+    clamp = next((op for op in group if op["type"] == "Clamp"), None)
+    lo = clip.get("lo")
+    if clamp is None or clamp.get("attrs", {}).get("min", 0.0) > -FLT_MAX or not (lo is None or lo == -FLT_MAX):
+        return None
+    return clamp
+
+
+def nan_to_omitted_min_lowest(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """The omitted min became the lowest float (-3.4028235e38) and OpenVINO's Clamp maps NaN to it: ONNX Clip-11+
+    makes an omitted min numeric_limits::lowest(), OpenVINO writes it as Clamp's min, and Clamp gives NaN its min
+    (measured with openvino 2026.4.1: tests/chain/test_chain.py, clamp(x, max=6.0) through ONNX)."""
+    clamp = _omitted_min_clamp(clip, group)
+    if stage != "openvino" or not math.isnan(v) or clamp is None:
+        return None
+    return _after(group, group.index(clamp) + 1, -FLT_MAX, stage)
+
+
 def nan_to_lower_bound(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
     """OpenVINO Clamp-1 on the CPU plugin computes max(min(x, hi), lo) with x first and MAXPS returns the second
     operand: NaN becomes the lower bound (docs/diff.md, measured by tests/diff/test_patterns.py)."""
-    if stage != "openvino" or not math.isnan(v):
-        return None
+    if stage != "openvino" or not math.isnan(v) or _omitted_min_clamp(clip, group) is not None:
+        return None  # an omitted min is nan-to-omitted-min-lowest's
     clamp = next((op for op in group if op["type"] == "Clamp"), None)
     if clamp is None or "min" not in clamp.get("attrs", {}):
         return None
@@ -167,6 +187,7 @@ def _after(group: list[dict], start: int, v: float, stage: str) -> float:
 
 RULES: dict[str, Rule] = {
     "omitted-bound-lowest": omitted_bound_lowest,
+    "nan-to-omitted-min-lowest": nan_to_omitted_min_lowest,
     "nan-to-lower-bound": nan_to_lower_bound,
     "nan-to-bound-by-operand-order": nan_to_bound_by_operand_order,
     "nan-to-constant-builtin": nan_to_constant_builtin,
