@@ -108,8 +108,22 @@ def node_row(clip: dict, ref: Ran, got: Ran, stage: str, last_cause: tuple[str, 
     explained = {k: n for k, n in counts.items() if k != "unexplained"}
     top = max(explained, key=lambda k: explained[k]) if explained and "unexplained" not in counts else None
     flat = first[top] if top else first.get("unexplained", int(np.flatnonzero(fresh.reshape(-1))[0]))
+    counts.update(_carried(node, got, stage, r[0], g[0], mask & in_mask if in_mask is not None else None))
     row.update(origin="introduced", cause=top, causes=counts, witness=_witness(r, g, ref.name, stage, flat))
     return row
+
+
+def _carried(node: str, got: Ran, stage: str, ref_in: np.ndarray | None, got_in: np.ndarray | None,
+             carried: np.ndarray | None) -> dict[str, int]:
+    """The elements of an introduced row that came in differing, counted under the hop rule that made them so
+    (conv-saturates-inf): a node can both introduce a difference and carry a convolution's saturation."""
+    if carried is None or ref_in is None or got_in is None or not carried.any():
+        return {}
+    a, b = ref_in.reshape(-1), got_in.reshape(-1)
+    group = got.groups.get(node, [])
+    n = sum(rules.conv_saturates_inf(group, stage, float(a[i]), float(b[i]))
+            for i in np.flatnonzero(carried.reshape(-1))[:MAX_CLASSIFIED])
+    return {"conv-saturates-inf": int(n)} if n else {}
 
 
 def _explain(clip: dict, group: list[dict], stage: str, v: float, got: float, ref: float) -> str | None:
