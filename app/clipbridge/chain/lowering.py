@@ -136,9 +136,6 @@ def _coreml(clip: dict[str, Any], ops: list[dict]) -> tuple[list[dict], str | No
 
 def table(clips: list[dict[str, Any]], stage: str, graph: dict[str, Any] | None) -> list[dict[str, Any]]:
     """`lowering` of one hop: [{node, op, became, pairing, findings}] (findings: the rules' predictions)."""
-    if stage in ("tflite", "tflite:builtin"):  # read, or predicted from the source without a file
-        from clipbridge.chain import litert_table  # it imports this module
-        return litert_table.table(clips, stage, graph)
     rows = []
     for clip in clips:
         if graph is None:
