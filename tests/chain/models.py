@@ -13,6 +13,7 @@ them: `python -m tests.chain.models OUT_DIR`).
 - `root_clamps`: functional clamps in the root module's own `forward` that the model does not return (LiteRT names
   their tensors by the root module only: found by their predicted lowering), one after an unfused convolution,
   one two-sided, one fused into a MUL.
+- `conv_relu`: a convolution with ReLU fused into it (CONV_2D (fused RELU)): the builtin kernels saturate inf there.
 """
 
 from __future__ import annotations
@@ -91,6 +92,15 @@ class RootClamps(nn.Module):
         return a + 1.0, b + c
 
 
+class ConvRelu(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(x)
+
+
 def _save(module: nn.Module, shape: tuple[int, ...]) -> bytes:
     torch.manual_seed(0)
     ep = torch.export.export(module.eval(), (torch.randn(*shape),))
@@ -123,8 +133,12 @@ def root_clamps() -> bytes:
     return _save(RootClamps(), (1, 3, 8, 8))
 
 
+def conv_relu() -> bytes:
+    return _save(ConvRelu(), (1, 3, 8, 8))
+
+
 MODELS = {"clamps": clamps, "clamp_min_int": clamp_min_int, "mobilenet": mobilenet, "inf_bounds": inf_bounds,
-          "conv_hardswish": conv_hardswish, "root_clamps": root_clamps}
+          "conv_hardswish": conv_hardswish, "root_clamps": root_clamps, "conv_relu": conv_relu}
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ def predicted(build: str) -> dict[str, str | None]:
     pytest.param("inf_bounds", "clamp_1", "RELU(x) -> MINIMUM(x, inf)", id="relu-then-infinite-max"),
     pytest.param("root_clamps", "clamp", "MINIMUM(x, 6.0)", id="after-an-unfused-conv"),
     pytest.param("root_clamps", "clamp_2", "MUL(x, 2.0) (fused RELU6)", id="fused-into-mul"),
+    pytest.param("conv_relu", "relu", "CONV_2D (fused RELU)", id="relu-fused-into-a-conv"),
 ])
 def test_the_lowering_is_predicted_from_the_source(build: str, name: str, became: str) -> None:
     assert predicted(build)[name] == became
@@ -198,3 +199,25 @@ def test_the_builtin_hop_names_a_first_divergence_and_a_cause(measured: dict) ->
         "nan-to-constant-builtin"
     assert {"node": "clamp", "rule": "conv-saturates-inf"} in h["confirmed"]
     assert cmp["verdict"] == "explained" and h["unpredicted"] == [] and h["not_reached"] == []
+
+
+@needs_env
+@pytest.mark.slow
+def test_a_builtin_convolution_saturates_inf_in_its_fused_relu() -> None:
+    """CONV_2D (fused RELU) on the builtin kernels writes FLT_MAX where torch and XNNPACK give inf (the oracle:
+    the file converted and run here); the hop names the cause at the clamp's output, as `--static` predicted."""
+    x = np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    x[0, 0, 4, 4] = np.inf
+    pt2 = models.conv_relu()
+    outs, _ = _builtin(_direct(pt2, [1, 3, 8, 8]), x)
+    with torch.no_grad():
+        eager = torch.export.load(io.BytesIO(pt2)).module()(torch.from_numpy(x)).numpy()
+    got = outs[0] if outs[0].shape == eager.shape else outs[0].transpose(0, 3, 1, 2)
+    saturated = np.isinf(eager) & (np.abs(got) == np.finfo(np.float32).max)
+    body = report.chain(direct, pt2, npz(x=x), "torch,tflite,tflite:builtin")
+    h = _hop(body, "tflite:builtin")
+    n = h["against_source"]["nodes"][0]
+    assert n["differing"] == compare.count(eager, got) and saturated.any()
+    assert n["cause"] == "conv-saturates-inf" and h["against_source"]["first_divergence"]["at"] == "output"
+    assert {"node": "relu", "rule": "conv-saturates-inf"} in h["confirmed"] and h["unpredicted"] == []
+    assert _hop(body, "tflite")["against_source"]["verdict"] == "equal"

@@ -100,8 +100,9 @@ def node_row(clip: dict, ref: Ran, got: Ran, stage: str, last_cause: tuple[str, 
     x, src, out = g[0].reshape(-1) if g[0] is not None else None, r[1].reshape(-1), g[1].reshape(-1)
     for i in np.flatnonzero(fresh.reshape(-1))[:MAX_CLASSIFIED]:
         v = float(x[i]) if x is not None and x.size == out.size else float("nan")
-        cause = _explain(clip, got.groups.get(node, []), stage, v, float(out[i]), float(src[i])) \
-            if x is not None else None
+        group = got.groups.get(node, [])
+        cause = _explain(clip, group, stage, v, float(out[i]), float(src[i])) if x is not None else \
+            "conv-saturates-inf" if rules.conv_saturates_inf(group, stage, float(src[i]), float(out[i])) else None
         key = cause or "unexplained"
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, int(i))

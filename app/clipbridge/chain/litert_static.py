@@ -132,8 +132,17 @@ def predict(clip: dict) -> Ops:
             conv = "DEPTHWISE_CONV_2D" if p.get("depthwise") else "CONV_2D"
             if p.get("op") == "conv2d" and not ops[0]["attrs"].get("fused"):
                 ops[0]["input_from"] = conv  # an unfused convolution feeds it: conv-saturates-inf's condition
-            return ops
+            return saturating(ops)
     return []
+
+
+def saturating(group: Ops) -> Ops:
+    """A convolution with the clamp fused into it saturates +-inf itself on the builtin kernels, where its
+    activation lets inf through (RELU: measured with ai-edge-litert 2.3.0, CONV_2D (fused RELU) wrote FLT_MAX for
+    torch's inf; tests/chain/test_litert_static.py): conv-saturates-inf's condition, at the clamp's output."""
+    if group and group[0]["type"] in CONVOLUTIONS and group[0].get("attrs", {}).get("fused"):
+        return [{**group[0], "input_from": group[0]["type"]}, *group[1:]]
+    return group
 
 
 def signature(ops: Ops) -> list[tuple[str, str | None]]:

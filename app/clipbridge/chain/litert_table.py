@@ -28,7 +28,7 @@ def _read(clip: dict, graph: dict, claimed: set[int]) -> tuple[list[dict], str |
         group = litert_static.find(want, graph["ops"], claimed)
         how = "LiteRT ops found by the lowering predicted from the source (no tensor name carries it)" \
             if group else None
-    return group, how
+    return litert_static.saturating(group), how
 
 
 def table(clips: list[dict[str, Any]], stage: str, graph: dict[str, Any] | None) -> list[dict[str, Any]]:
