@@ -10,6 +10,10 @@ them: `python -m tests.chain.models OUT_DIR`).
   2)): litert-torch keeps the infinite constant.
 - `conv_hardswish`: a convolution straight into Hardswish: an inf input reaches a convolution with no activation
   fused into it (LiteRT's builtin CONV_2D saturates it, `conv-saturates-inf`).
+- `root_clamps`: functional clamps in the root module's own `forward` that the model does not return (LiteRT names
+  their tensors by the root module only: found by their predicted lowering), one after an unfused convolution,
+  one two-sided, one fused into a MUL.
+- `conv_relu`: a convolution with ReLU fused into it (CONV_2D (fused RELU)): the builtin kernels saturate inf there.
 """
 
 from __future__ import annotations
@@ -76,6 +80,27 @@ class ConvHardswish(nn.Module):
         return self.act(self.conv(x))
 
 
+class RootClamps(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a = torch.clamp(self.conv(x), max=6.0)  # an unfused CONV_2D, then MINIMUM
+        b = torch.clamp(x, -2.0, 2.0) * 3.0  # MAXIMUM -> MINIMUM
+        c = torch.clamp(x * 2.0, 0.0, 6.0)  # MUL with RELU6 fused
+        return a + 1.0, b + c
+
+
+class ConvRelu(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(x)
+
+
 def _save(module: nn.Module, shape: tuple[int, ...]) -> bytes:
     torch.manual_seed(0)
     ep = torch.export.export(module.eval(), (torch.randn(*shape),))
@@ -104,10 +129,21 @@ def conv_hardswish() -> bytes:
     return _save(ConvHardswish(), (1, 3, 8, 8))
 
 
+def root_clamps() -> bytes:
+    return _save(RootClamps(), (1, 3, 8, 8))
+
+
+def conv_relu() -> bytes:
+    return _save(ConvRelu(), (1, 3, 8, 8))
+
+
+MODELS = {"clamps": clamps, "clamp_min_int": clamp_min_int, "mobilenet": mobilenet, "inf_bounds": inf_bounds,
+          "conv_hardswish": conv_hardswish, "root_clamps": root_clamps, "conv_relu": conv_relu}
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     out.mkdir(parents=True, exist_ok=True)
-    for name, build in (("clamps", clamps), ("clamp_min_int", clamp_min_int), ("mobilenet", mobilenet),
-                        ("inf_bounds", inf_bounds), ("conv_hardswish", conv_hardswish)):
+    for name, build in MODELS.items():
         (out / f"{name}.pt2").write_bytes(build())
         print(out / f"{name}.pt2")

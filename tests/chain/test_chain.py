@@ -73,11 +73,21 @@ def test_against_previous_is_openvino_against_onnx(clamps_body: dict, direct_run
     pytest.param("openvino", "clamp", "nan-to-lower-bound", id="openvino-clamp-nan-to-min"),
     pytest.param("openvino", "clamp_3", "nan-to-bound-by-operand-order", id="openvino-max-tensor-first"),
     pytest.param("openvino", "clamp_2", "omitted-bound-lowest", id="openvino-minimum-flt-max"),
+    pytest.param("openvino", "clamp_4", "nan-to-omitted-min-lowest", id="openvino-omitted-min-nan-to-lowest"),
 ])
 def test_causes_name_the_converter_rule(clamps_body: dict, to: str, name: str, cause: str) -> None:
     row = node(hop(clamps_body, to)["against_source"], name)
     assert row["origin"] == "introduced" and cause in row["causes"]
     assert row["witness"]["input"] is not None and len(row["witness"]["outputs"]) == 2
+
+
+def test_an_omitted_min_names_the_lowest_float_nan_became(clamps_body: dict) -> None:
+    """clamp(x, max=6.0) through ONNX (Clip with min omitted) to OpenVINO: NaN becomes the lowest float, and the
+    cause says the omitted min became it (issue 47)."""
+    row = node(hop(clamps_body, "openvino")["against_source"], "clamp_4")
+    assert row["cause"] == "nan-to-omitted-min-lowest" and row["witness"]["input"] == "nan"
+    assert row["witness"]["outputs"]["openvino"] == -float(np.finfo(np.float32).max)
+    assert "omitted min became the lowest float" in clamps_body["rules"]["nan-to-omitted-min-lowest"]
 
 
 @pytest.mark.parametrize("to", ["onnx", "openvino"])

@@ -24,6 +24,13 @@ NAN = (
         + measured("openvino"), T_PATTERNS, "nan", frozen({"openvino": "lower"}),
         ("nan input is clamped to min", "nan becomes the lower bound", "sends nan to its lower bound",
          "nan to the lower bound"), cause="nan-input"),
+    Row("openvino-omitted-min-nan-to-lowest", ("Clip", "Clamp"), ("openvino",),
+        "a NaN input of a Clip whose min was omitted (torch clamp(x, max=c) through ONNX): the omitted min became "
+        "the lowest float (-3.4028235e38), written as Clamp's min",
+        frozen({"spec": "NaN", "openvino": "-3.4028235e38: Clamp maps NaN to its min (openvino-clamp-nan-to-lower)"}),
+        "ONNX Operators.md Clip-11+ (an omitted min is numeric_limits::lowest()); " + measured("openvino"),
+        "tests/chain/test_chain.py::test_an_omitted_min_names_the_lowest_float_nan_became", "nan",
+        frozen({"openvino": "lower"}), phrases=("omitted min became the lowest float",)),
     Row("openvino-clamp-dynamic-nan-propagates", ("Clip",), ("openvino",),
         "a NaN input of a Clip whose bounds are computed at run time or crossed (min > max): OpenVINO writes "
         "Minimum/Maximum, not Clamp",

@@ -17,6 +17,7 @@ from clipbridge.core.errors import ClipBridgeError
 # aten targets that clamp: source ops the chain follows (docs/chain.md, "Clip-like source ops").
 CLIP_TARGETS = {"hardtanh": ("lo", "hi"), "clamp": ("lo", "hi"), "clamp_min": ("lo",), "clamp_max": ("hi",),
                 "relu6": (), "relu": (), "hardswish": (), "hardsigmoid": ()}
+BATCH_NORMS = ("batch_norm", "_native_batch_norm_legit_no_training")  # eval mode: folded into a conv before it
 FIXED = {"relu6": (0.0, 6.0), "relu": (0.0, None), "hardswish": (None, None), "hardsigmoid": (0.0, 1.0)}
 
 
@@ -63,7 +64,28 @@ def _clip_row(node: Any) -> dict[str, Any] | None:
     return {"node": node.name, "op": op, **bounds,
             "int_literal": [k for k, v in bounds.items() if isinstance(v, int) and not isinstance(v, bool)],
             "input": getattr(args[0], "name", None), "module": stack[-1][0] if stack else "", "scope": _scope(stack),
-            "stack_trace": trace[-1].strip()[:160] if trace else ""}
+            "stack_trace": trace[-1].strip()[:160] if trace else "", "producer": producer(args[0])}
+
+
+def producer(node: Any) -> dict[str, Any] | None:
+    """The op that feeds a clamp, as LiteRT's fusion needs it (chain/litert_static.py): its aten name, its users
+    (a fused activation needs the only one), its scalar operand, and whether a convolution is depthwise; through a
+    getitem and an eval-mode batch norm, which litert-torch folds into the convolution before it."""
+    if getattr(node, "op", None) != "call_function":
+        return None
+    users, op = len(node.users), _short(node.target)
+    if op == "getitem" and node.args and getattr(node.args[0], "op", None) == "call_function":
+        node, op = node.args[0], _short(node.args[0].target)
+    if op in BATCH_NORMS and getattr(node.args[0], "op", None) == "call_function":
+        bn_in = node.args[0]
+        node, op = (bn_in, "conv2d") if _short(bn_in.target) == "conv2d" and len(bn_in.users) == 1 else (node, op)
+    scalars = [a for a in node.args[1:2] if isinstance(a, (int, float)) and not isinstance(a, bool)]
+    depthwise = False
+    if op == "conv2d":
+        groups = node.args[6] if len(node.args) > 6 else node.kwargs.get("groups", 1)
+        shape = getattr(getattr(node.args[0], "meta", {}).get("val"), "shape", None)
+        depthwise = bool(shape is not None and len(shape) > 1 and groups > 1 and int(shape[1]) == groups)
+    return {"op": op, "users": users, "scalar": float(scalars[0]) if scalars else None, "depthwise": depthwise}
 
 
 def _scope(stack: list[Any]) -> str:

@@ -100,16 +100,31 @@ def node_row(clip: dict, ref: Ran, got: Ran, stage: str, last_cause: tuple[str, 
     x, src, out = g[0].reshape(-1) if g[0] is not None else None, r[1].reshape(-1), g[1].reshape(-1)
     for i in np.flatnonzero(fresh.reshape(-1))[:MAX_CLASSIFIED]:
         v = float(x[i]) if x is not None and x.size == out.size else float("nan")
-        cause = _explain(clip, got.groups.get(node, []), stage, v, float(out[i]), float(src[i])) \
-            if x is not None else None
+        group = got.groups.get(node, [])
+        cause = _explain(clip, group, stage, v, float(out[i]), float(src[i])) if x is not None else \
+            "conv-saturates-inf" if rules.conv_saturates_inf(group, stage, float(src[i]), float(out[i])) else None
         key = cause or "unexplained"
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, int(i))
     explained = {k: n for k, n in counts.items() if k != "unexplained"}
     top = max(explained, key=lambda k: explained[k]) if explained and "unexplained" not in counts else None
     flat = first[top] if top else first.get("unexplained", int(np.flatnonzero(fresh.reshape(-1))[0]))
+    counts.update(_carried(node, got, stage, r[0], g[0], mask & in_mask if in_mask is not None else None))
     row.update(origin="introduced", cause=top, causes=counts, witness=_witness(r, g, ref.name, stage, flat))
     return row
+
+
+def _carried(node: str, got: Ran, stage: str, ref_in: np.ndarray | None, got_in: np.ndarray | None,
+             carried: np.ndarray | None) -> dict[str, int]:
+    """The elements of an introduced row that came in differing, counted under the hop rule that made them so
+    (conv-saturates-inf): a node can both introduce a difference and carry a convolution's saturation."""
+    if carried is None or ref_in is None or got_in is None or not carried.any():
+        return {}
+    a, b = ref_in.reshape(-1), got_in.reshape(-1)
+    group = got.groups.get(node, [])
+    n = sum(rules.conv_saturates_inf(group, stage, float(a[i]), float(b[i]))
+            for i in np.flatnonzero(carried.reshape(-1))[:MAX_CLASSIFIED])
+    return {"conv-saturates-inf": int(n)} if n else {}
 
 
 def _explain(clip: dict, group: list[dict], stage: str, v: float, got: float, ref: float) -> str | None:

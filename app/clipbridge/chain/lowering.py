@@ -90,6 +90,8 @@ def _litert(clip: dict[str, Any], ops: list[dict], outputs: list[int]) -> tuple[
         how.append(f"LiteRT graph output {k} is the source op's value")
     group.sort(key=lambda op: op.get("index", 0))
     src = by_tensor.get(group[0]["input"] if group and group[0]["input"] is not None else -1)
+    while src is not None and src["type"] in LAYOUT_OPS:  # a TRANSPOSE back to NCHW between the conv and it
+        src = by_tensor.get(src["input"] if src["input"] is not None else -1)
     if src is not None and src["type"] in CONVOLUTIONS and not src["attrs"].get("fused"):
         group[0] = {**group[0], "input_from": src["type"]}  # conv-saturates-inf's condition
     if group and clip["op"] == "hardsigmoid" and group[0]["type"] == "ADD" and group[0]["input"] is None:

@@ -92,10 +92,30 @@ def omitted_bound_lowest(clip: dict, group: list[dict], stage: str, v: float) ->
     return None
 
 
+def _omitted_min_clamp(clip: dict, group: list[dict]) -> dict | None:
+    """The OpenVINO Clamp whose min is the lowest float standing for a min torch left open (or an ONNX source
+    omitted, which _onnx_clips reads as -FLT_MAX)."""
+    clamp = next((op for op in group if op["type"] == "Clamp"), None)
+    lo = clip.get("lo")
+    if clamp is None or clamp.get("attrs", {}).get("min", 0.0) > -FLT_MAX or not (lo is None or lo == -FLT_MAX):
+        return None
+    return clamp
+
+
+@behaviour.states("openvino-omitted-min-nan-to-lowest")
+def nan_to_omitted_min_lowest(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
+    """Row openvino-omitted-min-nan-to-lowest, on the group's Clamp; the ops after it as _after computes them."""
+    clamp = _omitted_min_clamp(clip, group)
+    if not _speaks("openvino-omitted-min-nan-to-lowest", stage) or not math.isnan(v) or clamp is None:
+        return None
+    return _after(group, group.index(clamp) + 1, -FLT_MAX, stage)
+
+
 @behaviour.states("openvino-clamp-nan-to-lower")
 def nan_to_lower_bound(clip: dict, group: list[dict], stage: str, v: float) -> float | None:
-    """Row openvino-clamp-nan-to-lower, on the group's Clamp; the ops after it as _after computes them."""
-    if not _speaks("openvino-clamp-nan-to-lower", stage) or not math.isnan(v):
+    """Row openvino-clamp-nan-to-lower, on the group's Clamp; the ops after it as _after computes them (an omitted
+    min is nan_to_omitted_min_lowest's)."""
+    if not _speaks("openvino-clamp-nan-to-lower", stage) or not math.isnan(v) or _omitted_min_clamp(clip, group):
         return None
     clamp = next((op for op in group if op["type"] == "Clamp"), None)
     if clamp is None or "min" not in clamp.get("attrs", {}):
@@ -175,6 +195,7 @@ def _after(group: list[dict], start: int, v: float, stage: str) -> float:
 
 RULES: dict[str, Rule] = {
     "omitted-bound-lowest": omitted_bound_lowest,
+    "nan-to-omitted-min-lowest": nan_to_omitted_min_lowest,
     "nan-to-lower-bound": nan_to_lower_bound,
     "nan-to-bound-by-operand-order": nan_to_bound_by_operand_order,
     "nan-to-constant-builtin": nan_to_constant_builtin,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.chain import child_engines, child_torch, lowering, stages
+from clipbridge.chain import child_engines, child_torch, litert_table, lowering, stages
 from clipbridge.chain.hops import Ran
 from clipbridge.core.errors import ClipBridgeError
 
@@ -117,5 +117,8 @@ def read_lowering(st: Stage, clips: list[dict]) -> None:
         return
     if st.status == "failed" and st.name == "coreml":
         st.lowering = lowering.table(clips, st.name, None)
+        return
+    if st.name in stages.LITERT_STAGES:  # read, or without a file predicted from the source (litert_static.py)
+        st.lowering = litert_table.table(clips, st.name, st.graph)
         return
     st.lowering = lowering.table(clips, st.name, st.graph)
