@@ -13,6 +13,7 @@ import pytest
 
 from clipbridge import behaviour
 from clipbridge.behaviour.model import VERSIONS
+from clipbridge.chain import litert_static
 from clipbridge.chain import rules as chain_rules
 from clipbridge.diff import accumulation, causes, op_causes, quantized
 from clipbridge.fix import found
@@ -26,6 +27,7 @@ CONSUMERS = {  # each consumer's table of rules: every entry names its rows
     "diff.causes": causes.RULES, "diff.op_causes": op_causes.RULES, "diff.quantized": quantized.RULES,
     "diff.accumulation": (accumulation.accumulation_order,), "fix.rules": fix_rules.RULES,
     "chain.rules": (*chain_rules.RULES.values(), chain_rules.conv_saturates_inf, chain_rules.refused),
+    "chain.litert_static": (*litert_static.LOWERING, litert_static.fused_into),
 }
 
 

@@ -6,9 +6,43 @@ from __future__ import annotations
 from clipbridge.behaviour.model import Row, frozen, measured
 
 NOTES = "../shared/design/converter-chain-notes.md"
+LITERT = ("tflite", "tflite:builtin")
+LITERT_MEASURED = measured("litert-torch", "litert")
+T_STATIC = "tests/chain/test_litert_static.py::test_the_lowering_is_predicted_from_the_source"
 T_RULE = "tests/chain/test_rules.py::test_rule"
 
 LOWERING = (
+    # How litert-torch lowers a torch clamp (tflite = LiteRT with XNNPACK, tflite:builtin = its builtin kernels);
+    # chain.litert_static predicts `became` from these, and the conversion the run makes confirms them.
+    Row("litert-lowers-hardswish", ("hardswish", "HARD_SWISH"), LITERT, "torch hardswish",
+        frozen({"torch": "hardswish", "tflite": "HARD_SWISH, never fused", "tflite:builtin": "HARD_SWISH"}),
+        LITERT_MEASURED, T_STATIC, "lowering"),
+    Row("litert-lowers-hardsigmoid", ("hardsigmoid", "ADD", "MUL"), LITERT, "torch hardsigmoid",
+        frozen({"torch": "relu6(x + 3) / 6", "tflite": "ADD(x, 3) with RELU6 fused, then MUL(x, 1/6); after a "
+                "convolution the + 3 folds into its bias: CONV_2D (fused RELU6), then MUL"}),
+        LITERT_MEASURED, T_STATIC, "lowering"),
+    Row("litert-lowers-relu6", ("clamp", "relu6", "hardtanh", "RELU6"), LITERT, "a clamp with bounds [0, 6]",
+        frozen({"torch": "clamp(x, 0, 6), int or float bounds", "tflite": "RELU6"}), LITERT_MEASURED, T_STATIC,
+        "lowering"),
+    Row("litert-lowers-relu-n1-to-1", ("clamp", "hardtanh", "RELU_N1_TO_1"), LITERT, "a clamp with bounds [-1, 1]",
+        frozen({"torch": "clamp(x, -1, 1) (hardtanh's default)", "tflite": "RELU_N1_TO_1"}), LITERT_MEASURED,
+        T_STATIC, "lowering"),
+    Row("litert-lowers-relu-0-to-1", ("clamp", "RELU_0_TO_1"), LITERT, "a clamp with bounds [0, 1]",
+        frozen({"torch": "clamp(x, 0, 1)", "tflite": "RELU_0_TO_1, never fused (no activation function of that "
+                "name)"}), LITERT_MEASURED, T_STATIC, "lowering"),
+    Row("litert-lowers-relu", ("clamp", "clamp_min", "relu", "RELU", "MINIMUM"), LITERT,
+        "a clamp whose min is 0",
+        frozen({"torch": "clamp(x, min=0), relu, clamp_min(x, 0)", "tflite": "RELU; with a max c as well: RELU, "
+                "then MINIMUM(x, c)"}), LITERT_MEASURED, T_STATIC, "lowering"),
+    Row("litert-lowers-maximum-minimum", ("clamp", "MAXIMUM", "MINIMUM"), LITERT, "a clamp with any other bounds",
+        frozen({"torch": "clamp(x, lo, hi)", "tflite": "MAXIMUM(x, lo), then MINIMUM(x, hi), tensor first, the "
+                "constants as written (+-inf and min > max kept)"}), LITERT_MEASURED, T_STATIC, "lowering"),
+    Row("litert-fuses-activation", ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "SUB", "ADD"), LITERT,
+        "a RELU, RELU6 or RELU_N1_TO_1 whose input is a convolution, linear, mul, div by a constant, sub or add "
+        "it is the only user of",
+        frozen({"torch": "the op, then the clamp", "tflite": "the op with the activation fused in its options (an "
+                "add of a constant fuses hardtanh's and hardsigmoid's only)"}), LITERT_MEASURED, T_STATIC,
+        "fusion"),
     Row("litert-builtin-nan-to-constant", ("MAXIMUM", "MINIMUM"), ("tflite:builtin",),
         "a NaN input of MAXIMUM/MINIMUM against a constant (BUILTIN_WITHOUT_DEFAULT_DELEGATES)",
         frozen({"torch": "NaN", "tflite:builtin": "the constant operand", "tflite:xnnpack": "NaN"}),
@@ -32,7 +66,8 @@ LOWERING = (
         f"{NOTES}, measured", "tests/chain/test_rules.py::test_int_literal_refused_is_predicted_from_the_source",
         "lowering", frozen({"coreml": "refuses"}), phrases=('asserts x.dtype == y.dtype',)),
     Row("litert-conv-saturates-inf", ("CONV_2D", "DEPTHWISE_CONV_2D"), ("tflite:builtin",),
-        "a builtin CONV_2D/DEPTHWISE_CONV_2D with no fused activation, an output of +-inf",
+        "a builtin CONV_2D/DEPTHWISE_CONV_2D whose output is +-inf (with no fused activation, or a fused RELU that "
+        "lets inf through)",
         frozen({"torch": "+-inf", "tflite:xnnpack": "+-inf", "tflite:builtin": "+-FLT_MAX (clamped to [lowest, max])"}),
         f"{NOTES}; " + measured("litert"),
         "tests/chain/test_litert_chain.py::test_a_builtin_convolution_saturates_inf", "saturation",

@@ -45,7 +45,7 @@ class Row:
 # The engine versions the table was measured with: each `measured(...)` source names them; the measuring tests
 # re-run on the installed engines, so a release that changes a fact fails its test first.
 VERSIONS = {"onnxruntime": "onnxruntime 1.32.0 (CPU)", "openvino": "OpenVINO 2026.4.1 (CPU plugin)",
-            "onnx-reference": "onnx 1.21.0 reference evaluator", "litert": "ai-edge-litert 2.3.0",
+            "onnx-reference": "onnx 1.21.0 reference evaluator", "litert": "ai-edge-litert 2.3.0", "litert-torch": "litert-torch 0.10.0",
             "coreml": "coremltools (converter-chain-notes.md)", "torch": "torch eager (float32)"}
 X86_MAXPS = "Intel SDM vol. 2B MAXPS/MINPS: if either operand is NaN, the second operand is returned"
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from clipbridge import behaviour
 from clipbridge.chain import rules
 from clipbridge.chain.litert_graph import CONVOLUTIONS
 
@@ -40,11 +41,13 @@ def _bounds(clip: dict) -> tuple[float | None, float | None] | None:
     return (None if lo is None else float(lo)), (None if hi is None else float(hi))
 
 
+@behaviour.states("litert-lowers-hardswish")
 def hardswish_is_hard_swish(clip: dict) -> Ops | None:
     """hardswish becomes HARD_SWISH, never fused (measured: Clamps.hardswish, conv_hardswish)."""
     return [_op("HARD_SWISH")] if clip["op"] == "hardswish" else None
 
 
+@behaviour.states("litert-lowers-hardsigmoid")
 def hardsigmoid_is_add_relu6_mul(clip: dict) -> Ops | None:
     """hardsigmoid becomes ADD(x, 3) with RELU6 fused, then MUL(x, 1/6); after a convolution the + 3 is folded
     into its bias: CONV_2D (fused RELU6) -> MUL (measured: Clamps.hardsigmoid, MobileBlock.se)."""
@@ -56,21 +59,25 @@ def hardsigmoid_is_add_relu6_mul(clip: dict) -> Ops | None:
     return [head, _op("MUL", sixth)]
 
 
+@behaviour.states("litert-lowers-relu6")
 def zero_six_is_relu6(clip: dict) -> Ops | None:
     """Bounds [0, 6] (relu6, hardtanh(0, 6), clamp(x, 0, 6), int or float) become RELU6 (measured)."""
     return [_op("RELU6")] if _bounds(clip) == (0.0, 6.0) else None
 
 
+@behaviour.states("litert-lowers-relu-n1-to-1")
 def minus_one_one_is_relu_n1_to_1(clip: dict) -> Ops | None:
     """Bounds [-1, 1] (hardtanh's default, clamp(x, -1, 1)) become RELU_N1_TO_1 (measured)."""
     return [_op("RELU_N1_TO_1")] if _bounds(clip) == (-1.0, 1.0) else None
 
 
+@behaviour.states("litert-lowers-relu-0-to-1")
 def zero_one_is_relu_0_to_1(clip: dict) -> Ops | None:
     """Bounds [0, 1] become RELU_0_TO_1, never fused: no activation function of that name (measured)."""
     return [_op("RELU_0_TO_1")] if _bounds(clip) == (0.0, 1.0) else None
 
 
+@behaviour.states("litert-lowers-relu")
 def min_zero_is_relu(clip: dict) -> Ops | None:
     """A min of 0 and no max (relu, clamp(x, min=0), clamp_min(x, 0)) becomes RELU; with another max,
     RELU -> MINIMUM(x, max) (measured: clamp(x, 0, 3), inf_bounds' clamp(x, 0, inf))."""
@@ -80,6 +87,7 @@ def min_zero_is_relu(clip: dict) -> Ops | None:
     return [_op("RELU")] if b[1] is None else [_op("RELU"), _op("MINIMUM", b[1])]
 
 
+@behaviour.states("litert-lowers-maximum-minimum")
 def bounds_are_maximum_minimum(clip: dict) -> Ops | None:
     """Any other bounds: MAXIMUM(x, min) then MINIMUM(x, max), tensor first, the constants as written (+-inf
     kept, min > max kept) (measured: Clamps.clamp, clamp_4, clamp_6, inf_bounds)."""
@@ -93,6 +101,7 @@ LOWERING = (hardswish_is_hard_swish, hardsigmoid_is_add_relu6_mul, zero_six_is_r
             zero_one_is_relu_0_to_1, min_zero_is_relu, bounds_are_maximum_minimum)  # the first that speaks
 
 
+@behaviour.states("litert-fuses-activation")
 def fused_into(clip: dict, activation: str) -> str | None:
     """The op an activation is fused into: the op feeding the clamp is a convolution, a linear, a mul, a div by
     a constant, a sub or an add, and the clamp is its only user; an add of a constant fuses hardtanh's and
@@ -196,4 +205,6 @@ def findings(clip: dict, group: Ops, stage: str) -> list[dict[str, Any]]:
     return rules.predict(clip, group, stage) + at_input
 
 
-FACTS = {f.__name__.replace("_", "-"): (f.__doc__ or "").strip().split("\n")[0] for f in (*LOWERING, fused_into)}
+# Each lowering function -> the text of the behaviour rows it implements (the facts live there, once).
+FACTS = {f.__name__.replace("_", "-"): " | ".join(behaviour.row(i).text() for i in getattr(f, "rows"))
+         for f in (*LOWERING, fused_into)}
