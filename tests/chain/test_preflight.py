@@ -5,6 +5,7 @@ extras check (stages.installed), never by uninstalling."""
 from __future__ import annotations
 
 import io
+import json
 import time
 import zipfile
 from pathlib import Path
@@ -15,6 +16,7 @@ from clipbridge.chain import converter_env, preflight, report, stagerun, stages
 from clipbridge.cli.main import main
 from clipbridge.core.errors import BackendUnavailable
 from clipbridge.diff import run
+from tests.chain import models
 from tests.fleet.registry import BUILDERS
 
 CHAIN_EXTRA = 'pip install "clipbridge[chain]"'
@@ -93,3 +95,24 @@ def test_the_library_names_torch_for_a_pt2_instead_of_blaming_the_model(monkeypa
 ])
 def test_what_each_stage_needs(stage: str, source: str, want: tuple[str, ...]) -> None:
     assert preflight.needs(stage, source) == want
+
+
+def test_a_static_chain_needs_no_converter_environment(nothing_runs: None) -> None:
+    """`static` predicts LiteRT's lowering from the source (chain/litert_static.py): the server does not refuse it
+    for want of the environment it never builds."""
+    assert preflight.check("tflite,tflite:builtin", _pt2(), "query.chain", server=True, static=True) == \
+        ["torch", "tflite", "tflite:builtin"]
+
+
+@pytest.mark.slow
+def test_the_cli_static_chain_predicts_without_building(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """`clipbridge chain M.pt2 torch tflite --static` where no environment is built: predicted, nothing built."""
+    monkeypatch.setenv("CLIPBRIDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("CLIPBRIDGE_CHAIN_BUILD", raising=False)
+    monkeypatch.setattr(converter_env, "build", lambda *a, **k: pytest.fail("--static built the environment"))
+    model = tmp_path / "m.pt2"
+    model.write_bytes(models.MODELS["clamps"]())
+    assert main(["chain", str(model), "torch", "tflite", "--static", "--format", "json"]) == 0
+    hop = next(h for h in json.loads(capsys.readouterr().out)["hops"] if h["to"] == "tflite")
+    assert hop["status"] == "not-installed" and all(r["became"] for r in hop["lowering"])

@@ -44,11 +44,11 @@ def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
     return run_isolated(stage, fn, *args, timeout_s=CHAIN_TIMEOUT_S)
 
 
-def _check_installed(spec: str, head: bytes) -> None:
+def _check_installed(spec: str, head: bytes, static: bool) -> None:
     """The stages, the [chain] extra and the converter environment (the server never builds it): a 422 naming
     every missing piece with its install command (clipbridge.chain.preflight; `head`: the source's first bytes,
     its kind)."""
-    preflight.check(spec, head, "query.chain", server=True)
+    preflight.check(spec, head, "query.chain", server=True, static=static)
 
 
 @router.post("/v1/models/chain", response_model=ChainResponse, responses=PROBLEMS, tags=["models"],
@@ -63,7 +63,7 @@ async def chain_model(request: Request,
     """Per hop: what each clamp became, the outputs and clamps that differ against the source and the previous
     stage, the first divergence, and each difference's converter lowering rule with a witness."""
     upload = await read_model_upload(request, "the .pt2, or an .onnx (or a zip of it and its external data)")
-    _check_installed(chain, source_head(upload))  # the query's own errors first, before the data is resolved
+    _check_installed(chain, source_head(upload), static)  # the query's own errors first, before the data is resolved
     limit = request.app.state.settings.max_model_bytes
 
     def work() -> str:

@@ -41,7 +41,8 @@ def cmd_chain(args: argparse.Namespace) -> int:
         preflight.check(args.chain, f.read(4), "--chain")  # the model is read, or anything is built
     model = embedded_from_file(args.model)  # an ONNX source's external data beside it, as diff reads it
     npz = Path(args.inputs).read_bytes() if args.inputs else None
-    _build_if_needed(args.chain)
+    if not args.static:  # --static predicts LiteRT's lowering from the source where the environment is not built
+        _build_if_needed(args.chain)
     # The CLI converts and runs in its own process, as diff does: the model is the caller's own file.
     with quiet.to_log("chain"):  # the converters' and engines' own lines go to the log (clipbridge -v)
         body = report.chain(run.direct, model, npz, args.chain, args.seed, static=args.static, loc="--chain")
