@@ -1,0 +1,67 @@
+"""The one list of engines (`LINES`: a line per engine module) and its lookups.
+
+The order of LINES is the order of `clipbridge --version`, GET /v1/version and every "choose from" list. A test (or a
+plugin) adds an engine with `register(RUNTIME)` before the API or CLI is imported: their allowed values (pydantic
+Literals, the OpenAPI enums, help texts) are read from here when they are built.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from clipbridge.engines.runtimes.base import Runtime
+
+# One line per engine: the module under clipbridge.engines.runtimes that exports its RUNTIME.
+LINES = (
+    "onnx_reference",
+    "onnxruntime",
+    "openvino",
+    "jax",
+    "tosa_reference",
+    "litert",
+    "torch",
+    "coreml",
+    "onnxruntime_cuda",
+    "onnxruntime_tensorrt",
+    "openvino_gpu",
+)
+# The diff's engines when none is named: the two the [diff] extra installs.
+DEFAULT_DIFF = ("onnxruntime", "openvino")
+
+_RUNTIMES: dict[str, Runtime] = {}
+
+
+def _load() -> dict[str, Runtime]:
+    if not _RUNTIMES:
+        for line in LINES:
+            rt: Runtime = importlib.import_module(f"{__package__}.{line}").RUNTIME
+            _RUNTIMES.setdefault(rt.name, rt)
+    return _RUNTIMES
+
+
+def register(runtime: Runtime) -> None:
+    """Add (or replace) an engine after the listed ones: the one line a new engine outside this package needs."""
+    _load()[runtime.name] = runtime
+
+
+def unregister(name: str) -> None:
+    _load().pop(name, None)
+
+
+def all_runtimes() -> tuple[Runtime, ...]:
+    return tuple(_load().values())
+
+
+def names(role: str | None = None) -> tuple[str, ...]:
+    """Every engine name, or those with `role` ("diff": runs a whole ONNX model; "backend": a dialect's backend)."""
+    return tuple(rt.name for rt in _load().values() if role is None or role in rt.roles)
+
+
+def get(name: str) -> Runtime | None:
+    return _load().get(name)
+
+
+def versions() -> dict[str, str | None]:
+    """Each engine's installed version (None: not installed), one entry per engine library: a device entry
+    (`onnxruntime:cuda`) runs its base's library, whose version is already listed."""
+    return {rt.name: rt.version() for rt in _load().values() if rt.device is None}
