@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import onnx
 
 import clipbridge
 from clipbridge.core.errors import ClipBridgeError
