@@ -1,13 +1,17 @@
 """The one list of engines (`LINES`: a line per engine module) and its lookups.
 
-The order of LINES is the order of `clipbridge --version`, GET /v1/version and every "choose from" list. A test (or a
-plugin) adds an engine with `register(RUNTIME)` before the API or CLI is imported: their allowed values (pydantic
-Literals, the OpenAPI enums, help texts) are read from here when they are built.
+The order of LINES is the order of `clipbridge --version`, GET /v1/version and every "choose from" list. An engine
+outside this package (a plugin, tests/fake_engine) is one line too: its module's dotted path in the environment
+variable CLIPBRIDGE_ENGINES (comma-separated), read after LINES. The environment, not a call, because the server runs
+every engine in a fresh interpreter (clipbridge.engines.sandbox), which inherits the environment and nothing else.
+`register(RUNTIME)` adds one to this process only (a unit test). Either way before the API or CLI is imported:
+their allowed values (pydantic Literals, the OpenAPI enums, help texts) are read from here when they are built.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 
 from clipbridge.engines.runtimes.base import Runtime
 
@@ -27,15 +31,17 @@ LINES = (
 )
 # The diff's engines when none is named: the two the [diff] extra installs.
 DEFAULT_DIFF = ("onnxruntime", "openvino")
+PLUGINS_ENV = "CLIPBRIDGE_ENGINES"
 
 _RUNTIMES: dict[str, Runtime] = {}
 
 
 def _load() -> dict[str, Runtime]:
     if not _RUNTIMES:
-        for line in LINES:
-            rt: Runtime = importlib.import_module(f"{__package__}.{line}").RUNTIME
-            _RUNTIMES.setdefault(rt.name, rt)
+        plugins = [p.strip() for p in os.environ.get(PLUGINS_ENV, "").split(",") if p.strip()]
+        for module in [f"{__package__}.{line}" for line in LINES] + plugins:
+            rt: Runtime = importlib.import_module(module).RUNTIME
+            _RUNTIMES.setdefault(rt.name, rt)  # a plugin never replaces a listed engine
     return _RUNTIMES
 
 
