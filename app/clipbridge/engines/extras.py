@@ -10,10 +10,10 @@ are views of it, kept for their callers.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
+from importlib.util import find_spec
 
 from clipbridge.core.errors import BackendUnavailable
 from clipbridge.engines.runtimes import registry
-from clipbridge.engines.runtimes import torch as torch_runtime
 from clipbridge.engines.runtimes.base import Runtime, install_command
 
 __all__ = ["DIFF_INSTALL", "DISTRIBUTIONS", "ENGINES", "INSTALL_HINT", "TORCH_INDEX", "TORCH_OPTION", "install_command",
@@ -21,8 +21,8 @@ __all__ = ["DIFF_INSTALL", "DISTRIBUTIONS", "ENGINES", "INSTALL_HINT", "TORCH_IN
 
 # PyPI's Linux x86-64 torch is the CUDA build (several GB); PyTorch's CPU index serves the same version without
 # CUDA. An option that saves those GB (docs/install.md), never a requirement: every hint works from PyPI alone.
-TORCH_INDEX = torch_runtime.TORCH_INDEX
-TORCH_OPTION = torch_runtime.RUNTIME.install_note
+TORCH_OPTION = registry.get("torch").install_note  # type: ignore[union-attr]
+TORCH_INDEX = TORCH_OPTION.split()[2]  # the URL its note names: "add --extra-index-url URL for ..."
 # The diff's engines (onnxruntime and OpenVINO) in one step, as the README names it beside `clipbridge diff`.
 DIFF_INSTALL = 'pip install "clipbridge[diff]"'
 
@@ -77,8 +77,10 @@ INSTALL_HINT = {"gpu": install_command("gpu"), "engines": install_command("engin
 
 def installed(backend: str) -> bool:
     """Whether the backend's module can be imported (found on the path; not imported)."""
-    rt = registry.get(backend)
-    return rt is not None and rt.installed()
+    try:
+        return find_spec(ENGINES[backend][1]) is not None
+    except (ImportError, ValueError):  # a broken or half-removed install
+        return False
 
 
 def missing(backend: str, what: str | None = None) -> BackendUnavailable:
