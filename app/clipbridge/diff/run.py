@@ -62,7 +62,8 @@ class Options:
         probe.check(self.probe, self.sample, prefix)
         outcome.check_fail_on(tuple(self.fail_on), "--fail-on" if prefix == "--" else f"{prefix}fail_on")
         for e in self.engines:  # the one parser's refusals: unknown name, device, pin, precision (exit 2 / 422)
-            if parse_engine_name(e, f"{prefix}engine").label != e or e not in ENGINE_NAMES:
+            spec = parse_engine_name(e, f"{prefix}engine")  # NAME@f16: the precision trace's (clipbridge.diff.trace)
+            if spec.label != e or spec.pinned or spec.key not in ENGINE_NAMES:
                 raise ClipBridgeError(f"engine {e[:40]!r} cannot be diffed here; choose from {', '.join(ENGINE_NAMES)}",
                                       f"{prefix}engine")
         if len(set(self.engines)) < 2:

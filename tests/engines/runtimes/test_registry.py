@@ -44,3 +44,23 @@ def test_register_adds_one_after_the_listed():
     finally:
         registry.unregister("extra-engine")
     assert registry.get("extra-engine") is None
+
+
+@pytest.mark.parametrize("engines", [
+    pytest.param(("onnxruntime", "openvino"), id="defaults"),
+    pytest.param(("onnxruntime", "onnxruntime@f16"), id="precision-trace"),  # `clipbridge trace` (was refused)
+    pytest.param(("onnx-reference", "onnxruntime:cuda"), id="device"),  # its device is asked later (require)
+])
+def test_a_diff_takes(engines):
+    run.Options(engines).check("--")
+
+
+@pytest.mark.parametrize("engines, message", [
+    pytest.param(("onnxruntime", "openvino==2025.4.0"), "cannot be diffed here", id="pinned-is-fleet-only"),
+    pytest.param(("onnxruntime", "openvino:gpu"), "cannot be diffed here; choose from", id="device-spelling"),
+    pytest.param(("onnxruntime", "torch"), "unknown engine 'torch'", id="not-a-diff-engine"),
+])
+def test_a_diff_refuses_naming_the_option(engines, message):
+    with pytest.raises(Exception) as e:
+        run.Options(engines).check("--")
+    assert message in e.value.message and e.value.loc == "--engine"
