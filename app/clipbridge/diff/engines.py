@@ -19,6 +19,7 @@ from clipbridge.engines.extras import DIFF_INSTALL, INSTALL_HINT
 from clipbridge.engines.errors import reduced
 from clipbridge.engines.runtimes import registry
 from clipbridge.engines.runtimes.gpu import DeviceUnavailable
+from clipbridge.engines.runtimes.names import parse_engine_name
 from clipbridge.diff import child
 from clipbridge.diff.child import model_errors
 from clipbridge.core.errors import BackendUnavailable, ClipBridgeError
@@ -74,6 +75,18 @@ def require(names: Iterable[str], loc: str = "engine") -> None:
     for e in known:
         if (why := registry.get(e).unavailable()) is not None:  # type: ignore[union-attr]
             raise DeviceUnavailable(f"{why}; the model was not run", loc)
+
+
+def check_names(names: Iterable[str], allowed: tuple[str, ...], loc: str) -> None:
+    """Refuse a name the diff cannot run, through the one parser (unknown, device, pin, precision): a pinned
+    release is fleet's, NAME@f16 the precision trace's (clipbridge.diff.trace), a device spelt as registered."""
+    for e in names:
+        spec = parse_engine_name(e, loc)
+        if spec.label != e and not spec.pinned and spec.key in allowed:
+            raise ClipBridgeError(f"engine {e[:40]!r}: write {spec.label!r}", loc)
+        if spec.pinned or spec.key not in allowed:
+            raise ClipBridgeError(f"engine {e[:40]!r} cannot be diffed here (a pinned release runs in `clipbridge "
+                                  f"fleet run`); choose from {', '.join(allowed)}", loc)
 
 
 class ResultTooLarge(ClipBridgeError):

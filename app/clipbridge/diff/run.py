@@ -19,7 +19,6 @@ from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag
 from clipbridge.diff.inputs import SEED
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.engines.runtimes import registry as engine_registry
-from clipbridge.engines.runtimes.names import parse_engine_name
 
 # Read from the engine registry when this module is imported (an engine registered later is not a diff engine).
 ENGINE_NAMES = engine_registry.names("diff")
@@ -61,11 +60,7 @@ class Options:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
         probe.check(self.probe, self.sample, prefix)
         outcome.check_fail_on(tuple(self.fail_on), "--fail-on" if prefix == "--" else f"{prefix}fail_on")
-        for e in self.engines:  # the one parser's refusals: unknown name, device, pin, precision (exit 2 / 422)
-            spec = parse_engine_name(e, f"{prefix}engine")  # NAME@f16: the precision trace's (clipbridge.diff.trace)
-            if spec.label != e or spec.pinned or spec.key not in ENGINE_NAMES:
-                raise ClipBridgeError(f"engine {e[:40]!r} cannot be diffed here; choose from {', '.join(ENGINE_NAMES)}",
-                                      f"{prefix}engine")
+        engines.check_names(self.engines, ENGINE_NAMES, f"{prefix}engine")
         if len(set(self.engines)) < 2:
             raise ClipBridgeError("a diff needs at least two different engines", f"{prefix}engine")
         if self.precision not in ("model", "deployed"):

@@ -57,7 +57,7 @@ def test_a_diff_takes(engines):
 
 @pytest.mark.parametrize("engines, message", [
     pytest.param(("onnxruntime", "openvino==2025.4.0"), "cannot be diffed here", id="pinned-is-fleet-only"),
-    pytest.param(("onnxruntime", "openvino:gpu"), "cannot be diffed here; choose from", id="device-spelling"),
+    pytest.param(("onnxruntime", "openvino:gpu"), "engine 'openvino:gpu': write 'openvino:GPU'", id="device-spelling"),
     pytest.param(("onnxruntime", "torch"), "unknown engine 'torch'", id="not-a-diff-engine"),
 ])
 def test_a_diff_refuses_naming_the_option(engines, message):
