@@ -1,8 +1,8 @@
 """Run a model on one engine, in a sandboxed child (clipbridge.engines.sandbox.run_isolated calls these module-level functions).
 
 The proof's runs are the diff's (clipbridge.diff.engines); this module times the original against the written model,
-each loaded through its engine's registry entry (clipbridge.engines.runtimes), as the diff loads it. Every run is configured by clipbridge.engines.config: precision "model" pins each engine to the model's own float type,
-"deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
+each loaded through its engine's registry entry (clipbridge.engines.runtimes), as the diff loads it. Every run is
+configured by clipbridge.engines.config: precision "model" pins each engine to the model's own float type, "deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
 model raises EngineRefused with the engine's own message, which the API turns into a 422 naming `model`.
 """
 

@@ -30,7 +30,8 @@ def test_accepted(text, spec, label):
 
 REFUSED = [
     pytest.param("", "an engine name is empty", id="empty"),
-    pytest.param("tensorrt", "unknown engine 'tensorrt'; choose from onnx-reference, onnxruntime, openvino", id="unknown"),
+    pytest.param("tensorrt", "unknown engine 'tensorrt'; choose from onnx-reference, onnxruntime, openvino",
+                 id="unknown"),
     pytest.param("onnxrutime", "did you mean 'onnxruntime'?", id="near-miss"),
     pytest.param("onnxruntime:npu", "has no device 'npu': its devices are onnxruntime:cuda, onnxruntime:tensorrt",
                  id="unknown-device"),

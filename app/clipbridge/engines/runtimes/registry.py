@@ -40,9 +40,16 @@ def _load() -> dict[str, Runtime]:
     if not _RUNTIMES:
         plugins = [p.strip() for p in os.environ.get(PLUGINS_ENV, "").split(",") if p.strip()]
         for module in [f"{__package__}.{line}" for line in LINES] + plugins:
-            rt: Runtime = importlib.import_module(module).RUNTIME
-            _RUNTIMES.setdefault(rt.name, rt)  # a plugin never replaces a listed engine
+            _RUNTIMES.setdefault((rt := _runtime(module)).name, rt)  # a plugin never replaces a listed engine
     return _RUNTIMES
+
+
+def _runtime(module: str) -> Runtime:
+    try:
+        return importlib.import_module(module).RUNTIME
+    except (ImportError, AttributeError) as exc:  # the operator's setting: say which, not a bare traceback
+        raise RuntimeError(f"the engine registry (LINES or {PLUGINS_ENV}) names {module!r}, which is no engine "
+                           f"module (a module exporting RUNTIME): {exc}") from None
 
 
 def register(runtime: Runtime) -> None:
