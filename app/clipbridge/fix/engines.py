@@ -2,7 +2,8 @@
 
 The proof's runs are the diff's (clipbridge.diff.engines); this module times the original against the written model,
 each loaded through its engine's registry entry (clipbridge.engines.runtimes), as the diff loads it. Every run is
-configured by clipbridge.engines.config: precision "model" pins each engine to the model's own float type, "deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
+configured by clipbridge.engines.config: precision "model" pins each engine to the model's own float type,
+"deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
 model raises EngineRefused with the engine's own message, which the API turns into a 422 naming `model`.
 """
 
