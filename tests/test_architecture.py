@@ -20,6 +20,12 @@ BEHAVIOUR = ("clipbridge.behaviour",)
 # The kernels, the engine plumbing and the dialect kit: each imports only core and itself.
 KERNELS = ("clipbridge.kernels",)
 ENGINES = ("clipbridge.engines",)
+# The engine registry (docs/architecture.md, Engines): a module per engine, reached only through the registry; the
+# package imports only core, the engines' configuration and itself.
+RUNTIMES = "clipbridge.engines.runtimes"
+NOT_AN_ENGINE = ("base", "names", "registry", "gpu")  # its interface, parser, list and the devices' shared probe
+RUNTIMES_MAY_IMPORT = ("clipbridge.core", "clipbridge.engines.config", "clipbridge.engines.threads",
+                       "clipbridge.engines.budget", "clipbridge.behaviour", RUNTIMES)  # an engine's rows
 KIT = ("clipbridge.dialects.kit",)
 # The report formats (SARIF, JUnit, GitHub, Markdown), each written once from the findings view: they import only
 # core and the package itself (its version); every command's report (lint, diff, fix, chain, fleet) imports them.
@@ -226,6 +232,12 @@ def _under(module: str, prefixes: tuple[str, ...] | set[str]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
+def _engine_module(module: str) -> bool:
+    """One engine's module under the registry (clipbridge.engines.runtimes.openvino), not its interface or list."""
+    parent, _, last = module.rpartition(".")
+    return parent == RUNTIMES and last not in NOT_AN_ENGINE
+
+
 def violations(g: dict[str, set[str]]) -> list[str]:
     """Every layering rule broken by the graph, as readable lines."""
     out = []
@@ -239,6 +251,10 @@ def violations(g: dict[str, set[str]]) -> list[str]:
                 out.append(f"{m} -> {t}: kernels import only core and kernels")
             if _under(m, ENGINES) and not _under(t, (*CORE, *ENGINES)):
                 out.append(f"{m} -> {t}: engine plumbing imports only core and itself")
+            if _under(m, (RUNTIMES,)) and not _under(t, RUNTIMES_MAY_IMPORT):
+                out.append(f"{m} -> {t}: the engine registry imports only core, the engines' configuration and itself")
+            if _engine_module(t) and not _under(m, (RUNTIMES,)):
+                out.append(f"{m} -> {t}: an engine module is reached through the engine registry")
             if _under(m, REPORTS) and t != "clipbridge" and not _under(t, (*CORE, *REPORTS)):
                 out.append(f"{m} -> {t}: the report formats import only core and themselves")
             if _under(m, KIT) and not _under(t, (*CORE, *KIT)):
@@ -378,6 +394,10 @@ def test_a_third_party_import_inside_a_function_is_allowed():
                  id="behaviour-scan"),
     pytest.param("clipbridge.behaviour.model", "from clipbridge.dialects import openvino",
                  "the behaviour table imports only", id="behaviour-dialect"),
+    pytest.param("clipbridge.engines.runtimes.openvino", "from clipbridge.engines import sandbox",
+                 "the engine registry imports only", id="runtime-sandbox"),
+    pytest.param("clipbridge.diff.engines", "from clipbridge.engines.runtimes import onnxruntime",
+                 "reached through the engine registry", id="diff-engine-module"),
     pytest.param("clipbridge.reports.junit", "from clipbridge.diff import formats", "the report formats import only",
                  id="reports-diff"),
     pytest.param("clipbridge.diff.sides", "from clipbridge.fix import replay", "diff sits below fix", id="diff-fix"),

@@ -31,7 +31,7 @@ FIX_BODY = {"requestBody": {"required": True, "content": {
         "inputs": {"type": "string", "format": "binary",
                    "description": "optional .npz keyed by graph input name (generated inputs are added)"},
         "data": DATA_FIELD}}}}}}
-EngineQuery = Literal["onnxruntime", "openvino", "onnx-reference"]
+EngineQuery = Literal[ENGINES]  # type: ignore[valid-type]  # the engines whose facts the fix rules know
 MODEL_TYPE = "application/octet-stream"
 FIX_ANSWERS = {200: {"description": "The report as JSON (the default), or with `Accept: application/octet-stream` "
                                     "the written .onnx model as a download (Content-Disposition), its proof's "

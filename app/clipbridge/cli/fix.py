@@ -15,6 +15,7 @@ from clipbridge.diff import engines as diff_engines
 from clipbridge.diff import run
 from clipbridge.diff.trace import SUFFIX
 from clipbridge.fix import formats
+from clipbridge.fix.facts import ENGINES as FIX_ENGINES  # the engines whose facts the rules know
 from clipbridge.fix.service import fix
 from clipbridge.scan.external import embedded_from_file
 from clipbridge.engines import quiet
@@ -24,7 +25,7 @@ def add_subcommand(sub: Any) -> None:
     f = sub.add_parser("fix", help="write the model so that engine B computes what engine A computes, and prove it; "
                                    "exit 0 the proof is equal, 1 it is not, 2 error")
     o.add_model(f)
-    o.add_engine(f, f"exactly two of {', '.join(run.ENGINE_NAMES)}: A (the reference) then B (the target; B@f16: "
+    o.add_engine(f, f"exactly two of {', '.join(FIX_ENGINES)}: A (the reference) then B (the target; B@f16: "
                     "the float16 model with its overflow repaired)")
     o.add_output(f, "the fixed model to write", required=True, metavar="OUT.onnx")
     o.add_inputs(f)

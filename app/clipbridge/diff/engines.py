@@ -1,8 +1,9 @@
 """Run an ONNX model (bytes) on one engine, with chosen tensors marked as outputs. Runs in a sandbox child.
 
-Marking is done on the ONNX graph (extra graph outputs), so that every engine sees the same marked model.
-OpenVINO's runtime model is read back after compiling: each executed kernel's `rt_info` names the ONNX
-nodes it was built from (`originalLayersNames`) and the type it ran in (`runtimePrecision`).
+Marking is done on the ONNX graph (extra graph outputs), so that every engine sees the same marked model. Each
+engine is loaded and run through its entry in the engine registry (clipbridge.engines.runtimes: one module per
+engine, OpenVINO's kernel read-back included); this module owns what the diff adds around them: the marks, the
+refusals (not installed, device absent, cannot load) and the bound on what one run returns.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from typing import Any
 import numpy as np
 import onnx
 
-from clipbridge.engines import config as engine_config
 from clipbridge.engines.extras import DIFF_INSTALL, INSTALL_HINT
 from clipbridge.engines.errors import reduced
+from clipbridge.engines.runtimes import registry
+from clipbridge.engines.runtimes.gpu import DeviceUnavailable
+from clipbridge.engines.runtimes.names import parse_engine_name
 from clipbridge.diff import child
 from clipbridge.diff.child import model_errors
 from clipbridge.core.errors import BackendUnavailable, ClipBridgeError
 
-SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
 # Bytes, not elements (a float64 element is 8): all the tensors one engine run returns together. Checked
 # before the run from shape inference (clipbridge.diff.run.marks marks only the clip-like nodes' tensors past it) and
 # after it by the child's own count (engines.run); clipbridge.diff.child.MAX_TENSOR_BYTES bounds any one tensor.
@@ -35,10 +37,6 @@ class EngineCannotLoad(ClipBridgeError):
     title = "An engine cannot load the model"
 
 
-# engine -> the module it runs on; onnx-reference is the core's own onnx, so only the [diff] extra's two can be missing
-ENGINE_MODULES = {"onnxruntime": "onnxruntime", "openvino": "openvino", "onnx-reference": "onnx"}
-
-
 class EngineNotInstalled(BackendUnavailable):
     """An engine the diff needs is not installed here: the install's fault, never the model's (issue 37)."""
 
@@ -46,9 +44,12 @@ class EngineNotInstalled(BackendUnavailable):
 
 
 def installed(engine: str) -> bool:
-    """Whether the engine's module is on the path (found, not imported: importing OpenVINO costs a second)."""
+    """Whether the engine's module is on the path (its registry entry; an unknown name: a module of that name)."""
+    rt = registry.get(engine)
+    if rt is not None:
+        return rt.installed()
     try:
-        return find_spec(ENGINE_MODULES.get(engine, engine)) is not None
+        return find_spec(engine) is not None
     except (ImportError, ValueError):  # a broken or half-removed install
         return False
 
@@ -56,16 +57,38 @@ def installed(engine: str) -> bool:
 def not_installed(names: Iterable[str], loc: str = "engine") -> EngineNotInstalled:
     """The 422 naming the one-step install command, for engines that cannot be imported."""
     names = list(dict.fromkeys(names))
+    extras = {rt.extra for n in names if (rt := registry.get(n)) is not None}
+    how = (f"{DIFF_INSTALL} installs the diff's engines, onnxruntime and OpenVINO (from a checkout: "
+           f"{INSTALL_HINT['diff']})") if extras <= {"onnxruntime", "openvino", ""} else \
+        "; ".join(f"{n}: {rt.install_hint()}" for n in names if (rt := registry.get(n)) is not None)
     return EngineNotInstalled(f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'} not installed: "
-                              f"{DIFF_INSTALL} installs the diff's engines, onnxruntime and OpenVINO (from a "
-                              f"checkout: {INSTALL_HINT['diff']}); the model was not run", loc)
+                              f"{how}; the model was not run", loc)
 
 
 def require(names: Iterable[str], loc: str = "engine") -> None:
-    """Refuse, before any work, a diff or fix whose engines are not all installed (`loc`: the option naming them)."""
-    absent = [e for e in names if e in ENGINE_MODULES and not installed(e)]
+    """Refuse, before any work, a diff or fix whose engines are not all installed, or whose device is absent here
+    (a GPU entry: no GPU, no provider), `loc` naming the option."""
+    known = [e for e in names if registry.get(e) is not None]
+    absent = [e for e in known if not installed(e)]
     if absent:
         raise not_installed(absent, loc)
+    for e in known:
+        if (why := registry.get(e).unavailable()) is not None:  # type: ignore[union-attr]
+            raise DeviceUnavailable(f"{why}; the model was not run", loc)
+
+
+def check_names(names: Iterable[str], allowed: tuple[str, ...], loc: str) -> None:
+    """Refuse a name the diff cannot run, through the one parser (unknown, device, pin, precision): a pinned
+    release is fleet's, NAME@f16 the precision trace's (clipbridge.diff.trace), a device spelt as registered."""
+    for e in names:
+        spec = parse_engine_name(e, loc)
+        if spec.label != e and not spec.pinned and spec.key in allowed:
+            raise ClipBridgeError(f"engine {e[:40]!r}: write {spec.label!r}", loc)
+        if spec.pinned or spec.key not in allowed:
+            raise ClipBridgeError(f"engine {e[:40]!r} cannot be diffed here (a pinned release runs in `clipbridge "
+                                  f"fleet run`); choose from {', '.join(allowed)}", loc)
+
+
 class ResultTooLarge(ClipBridgeError):
     """An engine run's results pass MAX_MARKED_BYTES (counted in the child, before anything is sent)."""
 
@@ -102,76 +125,25 @@ def _load_error(engine: str, exc: Exception, model_bytes: bytes = b"") -> ClipBr
     return reduced(EngineCannotLoad, engine, "cannot load the model", exc, model_bytes)
 
 
-def _ort(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tuple[dict, dict]:
-    try:
-        session, settings = engine_config.onnxruntime_session(model_bytes, precision)
-    except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/...: the user's model
-        raise _load_error("onnxruntime", exc, model_bytes) from None
-    names = [o.name for o in session.get_outputs()]
-    values = session.run(names, feeds)
-    # The CPU provider computes each node in its declared type: report the model's float type as it ran.
-    floats = sorted({SHORT[v.dtype.name] for v in values if v.dtype.name in SHORT})
-    return dict(zip(names, values)), {"precision": "/".join(floats) or "model", "kernels": {},
-                                      "settings": settings}
-
-
-def _ov_kernels(compiled: Any) -> dict[str, dict]:
-    """ONNX node name -> the kernel that ran it: its precision, type and the other layers fused into it."""
-    out: dict[str, dict] = {}
-    for op in compiled.get_runtime_model().get_ordered_ops():
-        info = op.get_rt_info()
-        names = [n for n in info["originalLayersNames"].astype(str).split(",") if n] \
-            if "originalLayersNames" in info else []
-        kernel = {"precision": info["runtimePrecision"].astype(str) if "runtimePrecision" in info else "",
-                  "type": info["layerType"].astype(str) if "layerType" in info else "", "layers": names}
-        for n in names:
-            out.setdefault(n, kernel)
-    return out
-
-
-def _ov(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str, kernels: bool = True) -> tuple[dict, dict]:
-    try:
-        model = engine_config.ov_core().read_model(model_bytes, b"")
-        compiled, effective = engine_config.openvino_compile(model, precision)
-    except Exception as exc:  # OpenVINO raises RuntimeError with the frontend's message: the user's model
-        raise _load_error("openvino", exc, model_bytes) from None
-    # A graph input no node reads is not a port of the compiled model (OpenVINO drops it): feed only the ports.
-    ports = {n for p in compiled.inputs for n in p.get_names()}
-    result = compiled({k: v for k, v in feeds.items() if k in ports})
-    values = {}
-    for port in compiled.outputs:
-        for name in port.get_names():
-            values[name] = result[port]
-    return values, {"precision": effective, "kernels": _ov_kernels(compiled) if kernels else {},
-                    "settings": engine_config.openvino_settings(precision, effective)}  # type: ignore[arg-type]
-
-
-def _reference(model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str) -> tuple[dict, dict]:
-    from onnx.reference import ReferenceEvaluator
-    try:
-        m = onnx.load_from_string(model_bytes)
-        ev = ReferenceEvaluator(m)
-    except Exception as exc:  # the evaluator's own message: an op it lacks, a malformed graph
-        raise _load_error("onnx-reference", exc, model_bytes) from None
-    names = [o.name for o in m.graph.output]
-    with np.errstate(all="ignore"):
-        values = ev.run(names, feeds)
-    out = {n: np.asarray(v) for n, v in zip(names, values)}
-    floats = sorted({SHORT[v.dtype.name] for v in out.values() if v.dtype.name in SHORT})
-    return out, {"precision": "/".join(floats) or "model", "kernels": {}, "settings": {"evaluator": "numpy"}}
-
-
-RUNNERS = {"onnxruntime": _ort, "openvino": _ov, "onnx-reference": _reference}
-
-
 def version(engine: str) -> str:
-    if engine == "onnxruntime":
-        import onnxruntime
-        return str(onnxruntime.__version__)
-    if engine == "openvino":
-        import openvino
-        return str(openvino.get_version())
-    return str(onnx.__version__)
+    rt = registry.get(engine)
+    return (rt.version() if rt is not None else None) or "absent"
+
+
+def _ran(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str,
+         kernels: bool) -> tuple[dict, dict]:
+    """Load and run on the engine's registry entry: a refusal to load quotes the engine (EngineCannotLoad)."""
+    rt = registry.get(engine)
+    if rt is None or rt.load is None:  # run.Options.check refuses these first; a direct caller gets the same words
+        raise ClipBridgeError(f"unknown engine {engine[:40]!r}; choose from {', '.join(registry.names('diff'))}",
+                              "engine")
+    try:
+        session = rt.load(model_bytes, precision)
+    except DeviceUnavailable:
+        raise
+    except Exception as exc:  # each engine raises its own types (Fail, RuntimeError, ...): the user's model
+        raise _load_error(engine, exc, model_bytes) from None
+    return session.run(feeds, kernels)
 
 
 def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: list[str],
@@ -183,8 +155,7 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
     marked = with_outputs(model_bytes, marks) if marks else model_bytes
     try:
         # The runtime model's kernels are read where the walk uses them (the marked run), not in a plain run.
-        values, info = (_ov(marked, feeds, precision, kernels) if engine == "openvino"
-                        else RUNNERS[engine](marked, feeds, precision))
+        values, info = _ran(engine, marked, feeds, precision, kernels)
     except ClipBridgeError:
         raise
     except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx

@@ -8,7 +8,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clipbridge.engines.runtimes import registry
+
 Wire = int | float | str | None  # a number, or "nan" / "inf" / "-inf"
+# The diff's engines as the registry lists them when this module is imported, each also `@f16` (the precision trace).
+DIFF_ENGINES = registry.names("diff")
+EngineName = Literal[(*DIFF_ENGINES, *(f"{e}@f16" for e in DIFF_ENGINES))]  # type: ignore[valid-type]
 
 
 class _Strict(BaseModel):
@@ -16,8 +21,7 @@ class _Strict(BaseModel):
 
 
 class DiffEngine(_Strict):
-    name: Literal["onnxruntime", "openvino", "onnx-reference", "onnxruntime@f16", "openvino@f16",
-                  "onnx-reference@f16"] = Field(description="`@f16`: the engine ran a float16 copy of the model "
+    name: EngineName = Field(description="`@f16`: the engine ran a float16 copy of the model "
                                                 "(the precision trace, docs/diff.md)")
     version: str
     precision: str = Field(description="as it ran: OpenVINO's compiled inference precision read back (f32, bf16, "

@@ -18,9 +18,11 @@ from clipbridge.diff import plain as plain_runs
 from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag (tests/diff/test_plain_threads.py)
 from clipbridge.diff.inputs import SEED
 from clipbridge.core.errors import ClipBridgeError
+from clipbridge.engines.runtimes import registry as engine_registry
 
-ENGINE_NAMES = ("onnxruntime", "openvino", "onnx-reference")
-DEFAULT_ENGINES = ("onnxruntime", "openvino")
+# Read from the engine registry when this module is imported (an engine registered later is not a diff engine).
+ENGINE_NAMES = engine_registry.names("diff")
+DEFAULT_ENGINES = engine_registry.DEFAULT_DIFF
 Execute = Callable[..., Any]
 MAX_FOLDED = 64  # clip-like nodes replayed inside the marked runs (later ones are replayed alone)
 
@@ -58,10 +60,7 @@ class Options:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
         probe.check(self.probe, self.sample, prefix)
         outcome.check_fail_on(tuple(self.fail_on), "--fail-on" if prefix == "--" else f"{prefix}fail_on")
-        unknown = [e for e in self.engines if e not in ENGINE_NAMES]
-        if unknown:
-            raise ClipBridgeError(f"unknown engine {unknown[0][:40]!r}; choose from {', '.join(ENGINE_NAMES)}",
-                                  f"{prefix}engine")
+        engines.check_names(self.engines, ENGINE_NAMES, f"{prefix}engine")
         if len(set(self.engines)) < 2:
             raise ClipBridgeError("a diff needs at least two different engines", f"{prefix}engine")
         if self.precision not in ("model", "deployed"):

@@ -21,7 +21,7 @@ from clipbridge.diff import compare, statistics, tolerance
 from clipbridge.diff import engines as diff_engines
 from clipbridge.diff.child import load
 from clipbridge.diff.inputs import MAX_INPUT_BYTES, read_npz
-from clipbridge.engines import config as engine_config
+from clipbridge.engines.runtimes import registry as engine_registry
 
 MAX_SAMPLES = 4096
 MAX_ZIPPED = 256  # samples in one uploaded zip (the API), whose .npz members together stay within MAX_INPUT_BYTES
@@ -60,22 +60,14 @@ def zipped(data: bytes | None, loc: str = "inputs") -> list[tuple[str, bytes]] |
 
 
 def _runner(engine: str, model: bytes, precision: str) -> Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]:
-    """One session (onnxruntime), compiled model (OpenVINO) or evaluator (onnx.reference), for every sample."""
-    if engine == "onnxruntime":
-        session, _ = engine_config.onnxruntime_session(model, precision)  # type: ignore[arg-type]
-        names = [o.name for o in session.get_outputs()]
-        return lambda feeds: dict(zip(names, session.run(names, feeds)))
-    if engine == "openvino":
-        compiled, _ = engine_config.openvino_compile(engine_config.ov_core().read_model(model, b""), precision)  # type: ignore[arg-type]
-
-        def ov(feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-            result = compiled(feeds)
-            return {n: np.asarray(result[p]) for p in compiled.outputs for n in p.get_names()}
-        return ov
-    from onnx.reference import ReferenceEvaluator
-    m = load(model)
-    ev, names = ReferenceEvaluator(m), [o.name for o in m.graph.output]
-    return lambda feeds: dict(zip(names, (np.asarray(v) for v in ev.run(names, feeds))))
+    """The engine's session (its registry entry, clipbridge.engines.runtimes, as the diff's runs load it), loaded
+    once for every sample; no kernel read-back (only the outputs are compared)."""
+    rt = engine_registry.get(engine)
+    if rt is None or rt.load is None:
+        raise ClipBridgeError(f"unknown engine {engine[:40]!r}; choose from {', '.join(engine_registry.names('diff'))}",
+                              "engine")
+    session = rt.load(model, precision)
+    return lambda feeds: {k: np.asarray(v) for k, v in session.run(feeds, False)[0].items()}
 
 
 def run_all(engine: str, model: bytes, feeds: list[dict[str, np.ndarray]], precision: str) -> list[dict]:

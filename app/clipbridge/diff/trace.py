@@ -46,8 +46,8 @@ def split(engine_names: tuple[str, ...], prefix: str = "") -> tuple[str, str]:
     base = narrow[0][: -len(SUFFIX)]
     ref = wide[0] if wide else base
     for e in (base, ref):
-        if e not in engines.RUNNERS:
-            raise ClipBridgeError(f"unknown engine {e[:40]!r}; choose from {', '.join(engines.RUNNERS)} (add @f16 "
+        if e not in run.ENGINE_NAMES:
+            raise ClipBridgeError(f"unknown engine {e[:40]!r}; choose from {', '.join(run.ENGINE_NAMES)} (add @f16 "
                                   "to one of them)", f"{prefix}engine")
     return ref, base
 

@@ -242,11 +242,14 @@ def onnxruntime_options(precision: Precision = "model") -> tuple[Any, dict[str, 
     return opts, settings
 
 
-def onnxruntime_session(model_bytes: bytes, precision: Precision = "model") -> tuple[Any, dict[str, Any]]:
-    """(InferenceSession on the CPU provider, the settings that ran); trusted bytes only (clipbridge's own)."""
+def onnxruntime_session(model_bytes: bytes, precision: Precision = "model",
+                        providers: tuple[str, ...] = ("CPUExecutionProvider",)) -> tuple[Any, dict[str, Any]]:
+    """(InferenceSession on `providers`, the CPU's unless an engine entry names a device, and the settings that
+    ran). "model" turns the CUDA provider's TF32 off: float32 then runs in float32, as on the CPU."""
     import onnxruntime as ort
     opts, settings = onnxruntime_options(precision)
-    session = ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+    tf32 = {"CUDAExecutionProvider": {"use_tf32": "0"}} if precision == "model" else {}
+    session = ort.InferenceSession(model_bytes, opts, providers=[(p, tf32.get(p, {})) for p in providers])
     settings["providers"] = list(session.get_providers())
     return session, settings
 

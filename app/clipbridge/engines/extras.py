@@ -2,38 +2,74 @@
 
 The core install serves every dialect on the NumPy kernels; each engine is its own extra (pyproject.toml), so a
 backend that is missing answers a 422 that names the command installing it (`missing`), and /v1/dialects lists
-which are present (`status`, found without importing them: importing torch or jax costs seconds).
+which are present (`status`, found without importing them: importing torch or jax costs seconds). What each engine
+is (module, distribution, extra) is its entry in the engine registry (clipbridge.engines.runtimes); the tables here
+are views of it, kept for their callers.
 """
 
 from __future__ import annotations
 
-from importlib import metadata
+from collections.abc import Iterator, Mapping, MutableMapping
 from importlib.util import find_spec
 
 from clipbridge.core.errors import BackendUnavailable
+from clipbridge.engines.runtimes import registry
+from clipbridge.engines.runtimes.base import Runtime, install_command
+
+__all__ = ["DIFF_INSTALL", "DISTRIBUTIONS", "ENGINES", "INSTALL_HINT", "TORCH_INDEX", "TORCH_OPTION", "install_command",
+           "installed", "missing", "status", "versions"]
 
 # PyPI's Linux x86-64 torch is the CUDA build (several GB); PyTorch's CPU index serves the same version without
 # CUDA. An option that saves those GB (docs/install.md), never a requirement: every hint works from PyPI alone.
-TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-TORCH_OPTION = f"add --extra-index-url {TORCH_INDEX} for the CPU-only build, several GB smaller"
+TORCH_OPTION = registry.get("torch").install_note  # type: ignore[union-attr]
+TORCH_INDEX = TORCH_OPTION.split()[2]  # the URL its note names: "add --extra-index-url URL for ..."
 # The diff's engines (onnxruntime and OpenVINO) in one step, as the README names it beside `clipbridge diff`.
 DIFF_INSTALL = 'pip install "clipbridge[diff]"'
 
 
-def install_command(extra: str) -> str:
-    """The install command the README gives for one extra (from a checkout); it resolves from PyPI alone."""
-    return f'pip install -e ".[{extra}]"'
+class _Backends(Mapping[str, tuple[str, str]]):
+    """backend name -> (the extra that installs it, the module that proves it is installed): the registry's
+    entries with the "backend" role, read when asked."""
+
+    def __getitem__(self, name: str) -> tuple[str, str]:
+        rt = registry.get(name)
+        if rt is None or "backend" not in rt.roles:
+            raise KeyError(name)
+        return rt.extra, rt.module
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.names("backend"))
+
+    def __len__(self) -> int:
+        return len(registry.names("backend"))
 
 
-# backend name -> (the extra that installs it, the module that proves it is installed)
-ENGINES = {
-    "onnxruntime": ("onnxruntime", "onnxruntime"),
-    "openvino": ("openvino", "openvino"),
-    "jax": ("jax", "jax"),
-    "tosa-reference": ("tosa", "tosa_serializer"),
-    "litert": ("litert", "ai_edge_litert"),
-    "torch": ("torch", "torch"),
-}
+class _Distributions(MutableMapping[str, str]):
+    """engine -> the distribution whose version GET /v1/version and `clipbridge --version` report: the registry's
+    CPU entries (onnx-reference is the core's onnx; coreml builds, not runs, on Linux). Setting one registers a
+    bare engine of that name (a test's engine that is not installed)."""
+
+    def __getitem__(self, name: str) -> str:
+        rt = registry.get(name)
+        if rt is None or rt.device is not None:
+            raise KeyError(name)
+        return rt.distributions[0]
+
+    def __setitem__(self, name: str, dist: str) -> None:
+        registry.register(Runtime(name, dist.replace("-", "_"), (dist,), ""))
+
+    def __delitem__(self, name: str) -> None:
+        registry.unregister(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.versions())
+
+    def __len__(self) -> int:
+        return len(registry.versions())
+
+
+ENGINES: Mapping[str, tuple[str, str]] = _Backends()
+DISTRIBUTIONS: MutableMapping[str, str] = _Distributions()
 INSTALL_HINT = {"gpu": install_command("gpu"), "engines": install_command("engines"),
                 **{extra: install_command(extra) for extra, _ in ENGINES.values()},
                 "coreml": install_command("coreml"), "diff": install_command("diff")}
@@ -63,18 +99,7 @@ def status() -> list[dict[str, object]]:
             for b, (extra, _) in ENGINES.items()]
 
 
-# engine -> the distribution that installs it: onnx-reference is the core's onnx, coreml builds (not runs) on Linux
-DISTRIBUTIONS = {"onnx-reference": "onnx", "onnxruntime": "onnxruntime", "openvino": "openvino", "jax": "jax",
-                 "tosa-reference": "tosa-tools", "litert": "ai-edge-litert", "torch": "torch", "coreml": "coremltools"}
-
-
 def versions() -> dict[str, str | None]:
     """Each engine's installed version, None when it is not installed: read from the installed distributions'
     metadata, never by importing them (`clipbridge --version` and GET /v1/version answer at once)."""
-    out: dict[str, str | None] = {}
-    for engine, dist in DISTRIBUTIONS.items():
-        try:
-            out[engine] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[engine] = None
-    return out
+    return registry.versions()

@@ -1,7 +1,8 @@
 """Run a model on one engine, in a sandboxed child (clipbridge.engines.sandbox.run_isolated calls these module-level functions).
 
-The proof's runs are the diff's (clipbridge.diff.engines); this module times the original against the written model.
-Every run is configured by clipbridge.engines.config: precision "model" pins each engine to the model's own float type,
+The proof's runs are the diff's (clipbridge.diff.engines); this module times the original against the written model,
+each loaded through its engine's registry entry (clipbridge.engines.runtimes), as the diff loads it. Every run is
+configured by clipbridge.engines.config: precision "model" pins each engine to the model's own float type,
 "deployed" takes the engine's defaults (OpenVINO: bf16 on a CPU with avx512_bf16). An engine that refuses the
 model raises EngineRefused with the engine's own message, which the API turns into a 422 naming `model`.
 """
@@ -13,8 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from clipbridge.engines.config import onnxruntime_session, openvino_compile
 from clipbridge.engines.errors import reduced
+from clipbridge.engines.runtimes import registry
 from clipbridge.core.errors import ArtifactError
 
 Feeds = dict[str, np.ndarray]
@@ -29,42 +30,17 @@ def _refused(engine: str, exc: Exception, what: str, model_bytes: bytes = b"") -
     return reduced(EngineRefused, engine, f"cannot run the {what}", exc, model_bytes)  # type: ignore[return-value]
 
 
-def _ort(model_bytes: bytes, precision: str) -> tuple[Callable[[Feeds], list[np.ndarray]], list[str], dict]:
-    session, settings = onnxruntime_session(model_bytes, precision)  # type: ignore[arg-type]
-    names = [o.name for o in session.get_outputs()]
-    return (lambda feeds: session.run(None, feeds)), names, settings
-
-
-def _ov(model_bytes: bytes, precision: str) -> tuple[Callable[[Feeds], list[np.ndarray]], list[str], dict]:
-    import openvino as ov
-    model = ov.Core().read_model(model_bytes, ov.Tensor(np.zeros(1, np.uint8)))
-    compiled, effective = openvino_compile(model, precision)  # type: ignore[arg-type]
-    request = compiled.create_infer_request()
-    names = [o.get_any_name() for o in compiled.outputs]
-
-    def call(feeds: Feeds) -> list[np.ndarray]:
-        request.infer(feeds)
-        return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(names))]
-    return call, names, {"engine": "openvino", "version": ov.get_version(), "precision": precision,
-                         "inference_precision": effective}
-
-
-def _reference(model_bytes: bytes, precision: str) -> tuple[Callable[[Feeds], list[np.ndarray]], list[str], dict]:
-    import onnx
-    from onnx.reference import ReferenceEvaluator
-    evaluator = ReferenceEvaluator(onnx.load_from_string(model_bytes))
-    return (lambda feeds: evaluator.run(None, feeds)), list(evaluator.output_names), {
-        "engine": "onnx-reference", "version": onnx.__version__, "precision": "model"}
-
-
-LOADERS = {"onnxruntime": _ort, "openvino": _ov, "onnx-reference": _reference}
-
-
-def _load(engine: str, model_bytes: bytes, precision: str, what: str) -> tuple[Callable, list[str], dict]:
+def _load(engine: str, model_bytes: bytes, precision: str, what: str) -> Callable[[Feeds], list[np.ndarray]]:
+    """The engine's registry entry loads the model (as the diff's runs do); the call returns its outputs in order."""
+    rt = registry.get(engine)
+    if rt is None or rt.load is None:
+        raise EngineRefused(f"{engine!r} is not an engine that runs a whole model; choose from "
+                            f"{', '.join(registry.names('diff'))}", "engine")
     try:
-        return LOADERS[engine](model_bytes, precision)
+        session = rt.load(model_bytes, precision)
     except Exception as exc:  # each engine raises its own types; the message is what the user needs
         raise _refused(engine, exc, what, model_bytes) from None
+    return lambda feeds: list(session.run(feeds, False)[0].values())  # timed: no kernel read-back
 
 
 def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precision: str = "model",
@@ -76,10 +52,10 @@ def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precis
     the rounds stop (at least 3 are run), so that a large model stays within the request's time limit."""
     note = None
     try:
-        first = _load(engine, original, precision, "model")[0]
+        first = _load(engine, original, precision, "model")
     except EngineRefused as exc:
         first, note = None, f"the target cannot run the original: {exc.message}"
-    calls = [c for c in (first, _load(engine, written, precision, "fixed model")[0]) if c is not None]
+    calls = [c for c in (first, _load(engine, written, precision, "fixed model")) if c is not None]
     try:
         samples = _interleave(calls, feeds, rounds, warmup, budget_s)
         same = None if first is None else all(

@@ -8,8 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from clipbridge.diff.models import DiffResponse
-
-Engine = Literal["onnxruntime", "openvino", "onnx-reference", "onnxruntime@f16", "openvino@f16", "onnx-reference@f16"]
+from clipbridge.diff.models import EngineName as Engine  # the registry's diff engines, each also @f16
 
 
 class RuleApplied(BaseModel):

@@ -8,19 +8,21 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import onnx
 
 import clipbridge
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff.run import ENGINE_NAMES
 from clipbridge.engines import config as engine_config
+from clipbridge.engines import extras
+from clipbridge.engines.runtimes import registry
+from clipbridge.engines.runtimes.names import parse_engine_name
 
 PACKAGE = Path(clipbridge.__file__).resolve().parent
 # The browser page's files present an answer and compute none; everything else may (a CLI or API module included:
 # hashing them too costs a recompute after such an edit, never a stale answer).
 NOT_CODE = ("static",)
 
-DISTRIBUTIONS = {"onnxruntime": "onnxruntime", "openvino": "openvino", "onnx-reference": "onnx"}
+# engine -> the distribution a pinned release installs: the engine registry's (clipbridge.engines.runtimes)
+DISTRIBUTIONS = extras.DISTRIBUTIONS
 
 
 @dataclass(frozen=True)
@@ -36,22 +38,20 @@ class EngineSpec:
 
 
 def parse_engine(text: str) -> EngineSpec:
-    name, sep, version = (p.strip() for p in text.partition("=="))
-    if name not in ENGINE_NAMES:
-        raise ClipBridgeError(f"unknown engine {name[:40]!r}; choose from {', '.join(ENGINE_NAMES)}", "--engine")
-    if sep and not version:
-        raise ClipBridgeError(f"--engine {text!r}: write NAME==VERSION, e.g. openvino==2025.4.0", "--engine")
-    if version and name == "onnx-reference":
-        raise ClipBridgeError("onnx-reference is onnx itself and is not pinned separately", "--engine")
-    return EngineSpec(name, version or None)
+    """--engine through the one parser of engine names (clipbridge.engines.runtimes.names); `name` is the
+    registry entry the diff runs (a device entry keeps its device: onnxruntime:cuda)."""
+    spec = parse_engine_name(text, "--engine")
+    if spec.precision:
+        raise ClipBridgeError(f"--engine {text[:60]!r}: fleet runs each engine on the model as it is; drop "
+                              f"@{spec.precision} (`clipbridge trace` runs a float16 copy)", "--engine")
+    return EngineSpec(spec.key, spec.pinned)
 
 
 @lru_cache(maxsize=None)  # read once per process: metadata scans site-packages (~20 ms), a run asks per model
 def installed_version(name: str) -> str:
     """The installed distribution's version, read without importing the engine ('absent' when not installed)."""
-    if name == "onnx-reference":
-        return str(onnx.__version__)
-    return engine_config.engine_versions().get(DISTRIBUTIONS[name]) or "absent"
+    rt = registry.get(name)
+    return (rt.version() if rt is not None else None) or "absent"
 
 
 @lru_cache(maxsize=None)

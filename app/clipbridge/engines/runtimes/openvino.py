@@ -1,0 +1,57 @@
+"""OpenVINO's CPU plugin: a diff engine and the OpenVINO dialect's backend. Its runtime model is read back after
+compiling: each executed kernel's `rt_info` names the ONNX nodes it was built from (`originalLayersNames`) and the
+type it ran in (`runtimePrecision`), which the diff's walk reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clipbridge.engines import config
+from clipbridge.engines.runtimes.base import Feeds, Runtime
+
+
+def kernels_of(compiled: Any) -> dict[str, dict]:
+    """ONNX node name -> the kernel that ran it: its precision, type and the other layers fused into it."""
+    out: dict[str, dict] = {}
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        info = op.get_rt_info()
+        names = [n for n in info["originalLayersNames"].astype(str).split(",") if n] \
+            if "originalLayersNames" in info else []
+        kernel = {"precision": info["runtimePrecision"].astype(str) if "runtimePrecision" in info else "",
+                  "type": info["layerType"].astype(str) if "layerType" in info else "", "layers": names}
+        for n in names:
+            out.setdefault(n, kernel)
+    return out
+
+
+class OvSession:
+    """A compiled model, the precision asked for and the one it compiled to."""
+
+    def __init__(self, compiled: Any, precision: str, effective: str, device: str) -> None:
+        self.compiled, self.precision, self.effective, self.device = compiled, precision, effective, device
+
+    def run(self, feeds: Feeds, kernels: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+        # A graph input no node reads is not a port of the compiled model (OpenVINO drops it): feed only the ports.
+        ports = {n for p in self.compiled.inputs for n in p.get_names()}
+        result = self.compiled({k: v for k, v in feeds.items() if k in ports})
+        values = {name: result[port] for port in self.compiled.outputs for name in port.get_names()}
+        settings = config.openvino_settings(self.precision, self.effective)  # type: ignore[arg-type]
+        if self.device != "CPU":
+            settings["device"] = self.device
+        # The runtime model's kernels are read where the walk uses them (the marked run), not in a plain run.
+        return values, {"precision": self.effective, "kernels": kernels_of(self.compiled) if kernels else {},
+                        "settings": settings}
+
+
+def on_device(device: str) -> Any:
+    """A loader compiling for one OpenVINO device (CPU here; GPU in openvino_gpu)."""
+    def load(model_bytes: bytes, precision: str) -> OvSession:
+        model = config.ov_core().read_model(model_bytes, b"")
+        compiled, effective = config.openvino_compile(model, precision, device)  # type: ignore[arg-type]
+        return OvSession(compiled, precision, effective, device)
+    return load
+
+
+RUNTIME = Runtime("openvino", "openvino", ("openvino",), "openvino", frozenset({"diff", "backend"}),
+                  load=on_device("CPU"),
+                  install_note='pip install "clipbridge[diff]" installs onnxruntime and OpenVINO together')
