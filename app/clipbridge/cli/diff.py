@@ -18,7 +18,7 @@ from clipbridge.cli import deprecated
 from clipbridge.cli import fix as fix_cli
 from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff import bundle, engines, formats, probe, report, run, samples, sets, shapes, tolerance, trace
+from clipbridge.diff import bundle, engines, formats, passes, probe, report, run, samples, sets, shapes, tolerance, trace
 from clipbridge.engines import quiet
 from clipbridge.scan.external import embedded_from_file
 
@@ -53,6 +53,9 @@ def _shared(p: argparse.ArgumentParser, body: str) -> None:
     o.add_output(p, "write the report here instead of stdout")
     p.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data (differing elements per "
                                                            "node); the cause layer goes to OUT.causes.json")
+    p.add_argument("--memory", metavar="SIZE", type=str, default=None,
+                   help="the most captured tensors the diff holds at once, e.g. 2GiB or 512MiB (default: a quarter "
+                        "of this machine's memory); past it the diff captures in passes, the report says how many")
     p.add_argument("--bundle", metavar="OUT.zip", help="write a zip that reproduces each introduced difference "
                                                        "(run_bundle.py)")
 
@@ -134,7 +137,8 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
     opts = run.Options(names, args.precision, args.rtol, args.atol, args.seed,
                        probe=args.probe, fail_on=_listed(args.fail_on),
                        tolerances=tolerance.parse(args.tolerance, "--tolerance"),
-                       shapes=shapes.parse(args.shape, "--shape"))
+                       shapes=shapes.parse(args.shape, "--shape"),
+                       memory=None if args.memory is None else passes.parse_size(args.memory, "--memory"))
     opts.check("--")
     # The CLI runs the engines in its own process: the model is the caller's own file.
     with quiet.to_log("diff"):  # the engines' own lines go to the log (clipbridge -v), not the terminal

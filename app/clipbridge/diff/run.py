@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, subgraphs, tolerance
+from clipbridge.diff import child, compare, engines, layout, outcome, passes, probe, quantized, subgraphs, tolerance
 from clipbridge.diff import plain as plain_runs
 from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag, read by clipbridge.fix.proof
 from clipbridge.diff.inputs import SEED
@@ -53,6 +53,11 @@ class Options:
     tolerances: tuple[tuple[str, float, float], ...] = ()  # per output (clipbridge.diff.tolerance)
     shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # per generated input (clipbridge.diff.shapes)
     classes: int | None = None  # an input set's class axis, for top-1/top-5 (clipbridge.diff.statistics)
+    memory: int | None = None  # bytes of captured tensors held at once (clipbridge.diff.passes); None: a quarter
+    memory_option: str = "--memory"  # the setting that names the budget in a refusal (the server: its variable)
+
+    def budget(self) -> int:
+        return self.memory if self.memory is not None else passes.default_budget()
 
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
@@ -89,20 +94,19 @@ class Runs:
     # The edge probe's plan (clipbridge.diff.probe), kept for the inspector's graph of the edge section: its
     # values are not kept, so the edge pass's tensors are freed as soon as it is compared.
     edge_plan: child.Plan | None = None
+    regions: list[passes.Region] = field(default_factory=list)  # the graph's regions, one capture pass each
+    passes: int = 1  # how many marked passes the walk read (clipbridge.diff.passes)
 
 
 def marks(plan: child.Plan) -> list[str]:
-    """Every node output, and every non-constant input of a clip-like node (to replay it). Past the marked
-    bytes' bound (engines.MAX_MARKED_BYTES, from inferred shapes and types) only the clip-like nodes' inputs
-    and outputs are marked: the walk then sees those, and the first divergence among them."""
+    """Every node output, and every non-constant input of a clip-like node (to replay it): one pass's marks when
+    they fit the memory budget (clipbridge.diff.passes cuts the graph into regions when they do not)."""
     clip_tensors: list[str] = []
     for c in plan.clips.values():
         node = next((n for n in plan.nodes if n.name == c.node), None)
         clip_tensors += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
         clip_tensors += [o for o in (node.outputs if node else []) if o]
     every = [o for n in plan.nodes for o in n.outputs if o] + clip_tensors
-    if sum(plan.nbytes(t) for t in dict.fromkeys(every)) > engines.MAX_MARKED_BYTES:
-        every = clip_tensors
     return [n for n in dict.fromkeys(every) if n not in plan.feeds]
 
 
@@ -114,21 +118,26 @@ def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]
 
 
 def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options, walked: bytes | None = None) -> Runs:
-    """Each engine plain and with every mark, once; the observer check compares their final outputs. The marks
-    go into `walked` (the model with its bodies made visible, clipbridge.diff.subgraphs) where there is one."""
+    """Each engine plain and with the first region's marks (every mark when they fit the budget: one pass); the
+    observer check compares their final outputs. The marks go into `walked` (the model with its bodies made
+    visible, clipbridge.diff.subgraphs) where there is one."""
+    regions = passes.plan_regions(plan, marks(plan), opts.budget(), len(opts.engines), opts.memory_option)
+    limit = opts.budget() // len(opts.engines)  # each engine's share, checked by the run on its real results
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
     marked_runs: dict[str, dict[str, Any]] = {}
-    marked_model = execute("diff:prepare", engines.with_outputs, walked or model, marks(plan),
+    marked_model = execute("diff:prepare", engines.with_outputs, walked or model, regions[0].tensors,
                            plan.dtypes)  # once for every engine, typed from the plan
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
     with plain_runs.Plain(execute, model, plan.feeds, opts.engines, opts.precision) as plains:
         for n, engine in enumerate(opts.engines):
             if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
-                marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
+                marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]],
+                                                            limit)
             marked = plains.after(engine, functools.partial(execute, f"diff:{engine}", engines.run, engine,
-                                                            marked_model, feeds, [], opts.precision))
+                                                            marked_model, feeds, [], opts.precision,
+                                                            limit=(limit, opts.memory_option)))
             _take_replays(marked, copies, engine, replays)
             values[engine], marked_runs[engine] = marked["values"], marked
         # The observer check waits for the plain runs only now: the marked runs went on beside them.
@@ -137,7 +146,7 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
             info[engine] = _info(marked, _observed(plain, marked, plan))
             for name in plan.outputs:  # the final outputs reported are always the unmarked run's
                 values[engine][name] = plain["values"][name]
-    return Runs(plan, values, info, folded=replays)
+    return Runs(plan, values, info, folded=replays, regions=regions, passes=1)
 
 
 def _observed(plain: dict[str, Any], marked: dict[str, Any], plan: child.Plan) -> list[str]:
@@ -155,8 +164,8 @@ def _info(marked: dict[str, Any], changed: list[str]) -> dict[str, Any]:
             "kernels": marked["kernels"], "observer_effect": changed}
 
 
-def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
-                  first: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray], dict[str, list[str]]]:
+def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan, first: dict[str, np.ndarray],
+                  limit: int) -> tuple[bytes, dict[str, np.ndarray], dict[str, list[str]]]:
     """The marked model with a replay copy of each clip-like node fed the first engine's captured inputs, the
     feeds for it, and node -> its outputs. An engine's compile costs more than the copies (OpenVINO: ~50 ms)."""
     copies: dict[str, dict[str, tuple[str, list[int]]]] = {}
@@ -171,7 +180,7 @@ def _fold_replays(execute: Execute, marked_model: bytes, plan: child.Plan,
         if any(v is None for v in values.values()):
             continue
         used += 2 * sum(int(v.nbytes) for v in values.values())  # the copy's inputs, and its output
-        if used > engines.MAX_MARKED_BYTES:
+        if used > limit:
             break  # past the bound the rest are replayed alone, when they differ
         k = len(copies)
         copies[node.name] = {i: (v.dtype.name, list(v.shape)) for i, v in values.items()}
