@@ -50,3 +50,14 @@ def test_a_server_budget_too_small_for_one_node_is_a_422_naming_its_setting(r50)
         r = client.post(URL + "?probe=off", files={"model": ("resnet50.onnx", r50)})
     assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
     assert "CLIPBRIDGE_DIFF_MEMORY_MB" in r.text, r.text[:400]
+
+
+def test_resnet50_diffs_within_the_deployments_limits(r50):
+    """deploy/deployment.yaml's sandbox call memory and diff budget: answered, never refused whole (issue 46)."""
+    from tests.test_memory_bounds import deployment_env
+    env = deployment_env()
+    s = Settings(sandbox_workers=1, sandbox_memory_mb=int(env["CLIPBRIDGE_SANDBOX_MEMORY_MB"]),
+                 diff_memory_mb=int(env["CLIPBRIDGE_DIFF_MEMORY_MB"]))
+    with TestClient(create_app(s)) as client:
+        r = client.post(URL + "?probe=off", files={"model": ("resnet50.onnx", r50)})
+    assert r.status_code == 200, r.text[:400]
