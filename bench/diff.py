@@ -143,13 +143,14 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=0, help="an input set of N finite samples instead: the set's "
                     "diff against N plain inferences per engine (compiled once) plus the one-sample diff")
     ap.add_argument("--sizes", type=str, default=None, metavar="MB,MB,...", help="issue 46: the diff of generated "
-                    "models of these sizes in MB (e.g. 1,100,1000,2200; external data from 100 MB), each in its own "
+                    "models of these sizes in MB (e.g. 1,100,1000,2200; external data from 100 MB) or these .onnx paths, "
+                    "each in its own "
                     "process, time over the plain runs and peak RSS (bench/diff_sizes.py)")
     ap.add_argument("--memory", default="256MiB", help="with --sizes: the diff's --memory budget")
     args = ap.parse_args()
     if args.sizes:
         import diff_sizes  # bench/diff_sizes.py, this script's directory
-        return diff_sizes.main([int(v) for v in args.sizes.split(",")], args.memory, args.repeat, host())
+        return diff_sizes.main(args.sizes.split(","), args.memory, args.repeat, host())
     if args.samples:
         return print(json.dumps(sample_set(args), indent=2))
     if args.model == "mlp20":

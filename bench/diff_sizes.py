@@ -4,8 +4,9 @@ processes of its own, so that each peak RSS is that run's alone.
 Per size, a generated MLP (MatMul + Clip(0, 6) layers, seeded float32 weights; external data from 100 MB on, as
 torch's exporter writes it) in a temporary folder, then, alternating --repeat times:
 - anchor: the plain runs, in a fresh process: onnxruntime and OpenVINO each read the file, compile and run once
-  (their wall time summed), the process's peak RSS;
-- diff: `clipbridge diff MODEL --memory BUDGET --probe off` in a fresh process: wall time and peak RSS.
+  (their wall time summed, imports excluded), the process's peak RSS;
+- diff: what `clipbridge diff MODEL --memory BUDGET --probe off` runs, in a fresh process: the file read (its
+  external data embedded) and clipbridge.diff.report.diff (imports excluded), and the process's peak RSS.
 Printed per size: the medians, the ratio diff / anchor (target <= 2.5x), the diff's peak RSS, the anchor's, and
 the diff's own memory above the engines' (diff peak - anchor peak: what the budget bounds), with the host.
 The peaks are ru_maxrss of each process (Linux: KiB).
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -71,6 +71,18 @@ def child_plain(path: str) -> dict:
     return {"wall": time.perf_counter() - t}
 
 
+def child_diff(path: str, budget: str) -> dict:
+    """The diff, in this (fresh) process, as the CLI runs it: the file read, then the diff in process."""
+    from clipbridge.diff import passes, report, run
+    from clipbridge.scan.external import embedded_from_file
+    import openvino  # noqa: F401 - imported before the clock, as the anchor's are
+    import onnxruntime  # noqa: F401
+    t = time.perf_counter()
+    body, _ = report.diff(run.direct, embedded_from_file(path), None,
+                          run.Options(probe="off", memory=passes.parse_size(budget)))
+    return {"wall": time.perf_counter() - t, "passes": body["passes"], "verdict": body["verdict"]}
+
+
 def measured(cmd: list[str]) -> dict:
     """Run `cmd` in a fresh process; its wall time and peak RSS (bytes)."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'app'}:{ROOT}"}
@@ -84,24 +96,24 @@ def measured(cmd: list[str]) -> dict:
     return json.loads(out.stdout)
 
 
-def one_size(size: int, budget: str, repeat: int) -> dict:
+def one_size(size: int | str, budget: str, repeat: int) -> dict:
+    """`size` in bytes (a generated MLP), or the path of a model of the user's (its external data beside it)."""
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP", "/tmp")) as tmp:
-        path = generate(size, Path(tmp))
-        on_disk = sum(f.stat().st_size for f in Path(tmp).iterdir())
+        path = generate(size, Path(tmp)) if isinstance(size, int) else Path(size)
+        on_disk = sum(f.stat().st_size for f in path.parent.iterdir() if f.name.startswith(path.name))
         anchors, diffs = [], []
         for _ in range(repeat):
             a = measured([sys.executable, __file__, "--child-plain", str(path)])
             if a["rc"]:
                 raise RuntimeError(a["err"])
-            anchors.append({"wall": json.loads(a["out"].strip().splitlines()[-1])["wall"], "total": a["wall"],
-                            "peak": a["peak"]})
-            d = measured([sys.executable, "-m", "clipbridge", "diff", str(path), "--memory", budget, "--probe", "off",
-                          "--format", "json"])
-            if d["rc"] not in (0, 1):
+            anchors.append({"wall": json.loads(a["out"].strip().splitlines()[-1])["wall"], "peak": a["peak"]})
+            d = measured([sys.executable, __file__, "--child-diff", str(path), budget])
+            if d["rc"]:
                 raise RuntimeError(d["err"] or d["out"])
-            diffs.append({"wall": d["wall"], "peak": d["peak"], "passes": json.loads(d["out"])["passes"]})
+            got = json.loads(d["out"].strip().splitlines()[-1])
+            diffs.append({"wall": got["wall"], "peak": d["peak"], "passes": got["passes"]})
     med = statistics.median
-    anchor_wall, diff_wall = med(a["total"] for a in anchors), med(d["wall"] for d in diffs)
+    anchor_wall, diff_wall = med(a["wall"] for a in anchors), med(d["wall"] for d in diffs)
     anchor_peak, diff_peak = med(a["peak"] for a in anchors), med(d["peak"] for d in diffs)
     return {"size_mb": round(on_disk / MB, 1), "anchor_s": round(anchor_wall, 2), "diff_s": round(diff_wall, 2),
             "ratio": round(diff_wall / anchor_wall, 2), "anchor_peak_mib": round(anchor_peak / 2**20),
@@ -109,12 +121,15 @@ def one_size(size: int, budget: str, repeat: int) -> dict:
             "passes": diffs[0]["passes"], "repeat": repeat}
 
 
-def main(sizes: list[int], budget: str, repeat: int, host: dict) -> None:
-    print(json.dumps({"host": host, "budget": budget}))
+def main(sizes: list[str], budget: str, repeat: int, host: dict) -> None:
+    """Each of `sizes`: MB of a generated model, or a model's path (e.g. a ResNet-50: tests/diff/models_resnet50.py)."""
+    print(json.dumps({"host": host, "budget": budget, "load_average": os.getloadavg()[0]}))
     for size in sizes:
-        print(json.dumps(one_size(size * MB, budget, repeat)), flush=True)
+        got = one_size(int(size) * MB if size.isdigit() else size, budget, repeat)
+        print(json.dumps({"model": size, **got}), flush=True)
 
 
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--child-plain":
+if __name__ == "__main__" and len(sys.argv) >= 3 and sys.argv[1] == "--child-plain":
     print(json.dumps(child_plain(sys.argv[2])))
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+elif __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--child-diff":
+    print(json.dumps(child_diff(sys.argv[2], sys.argv[3])))
