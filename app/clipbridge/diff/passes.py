@@ -25,7 +25,7 @@ from typing import Any
 
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import engines as engine_runs
-from clipbridge.diff import layout
+from clipbridge.diff import compare, layout
 from clipbridge.diff.child import NodeInfo, Plan
 
 UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2, "mb": 1000**2, "mib": 1 << 20,
@@ -127,6 +127,23 @@ def walked(execute: Any, opts: Any, runs: Any) -> Iterator[NodeInfo]:
         yield from region.nodes
 
 
+def observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]:
+    """Marking may move fusion boundaries; at a narrowed precision that moves roundings too, so the plain and
+    marked runs are compared at the precision the engine really ran at."""
+    narrowed = {"bf16": "bfloat16", "f16": "float16"}.get(str(info.get("precision")))
+    return compare.tolerance(narrowed or dtype)
+
+
+def observed(plain: dict[str, Any], marked: dict[str, Any], plan: Plan) -> list[str]:
+    """The final outputs whose marked value differs from the plain one (marking moved a fusion boundary)."""
+    changed = []
+    for name in plan.outputs:
+        rtol, atol = observer_tolerance(marked, plan.dtypes.get(name, "float32"))
+        if name not in marked["values"] or compare.count(plain["values"][name], marked["values"][name], rtol, atol):
+            changed.append(name)
+    return changed
+
+
 def capture(execute: Any, opts: Any, runs: Any, region: Region) -> None:
     """A later pass: free the previous pass's tensors (the final outputs stay: the plain runs'), capture
     `region`'s on every engine, and align their layouts. Replays of this region's clips run alone."""
@@ -141,6 +158,12 @@ def capture(execute: Any, opts: Any, runs: Any, region: Region) -> None:
         r = execute(f"diff:{engine}", engine_runs.run, engine, marked, runs.plan.feeds, [], opts.precision,
                     limit=limit)
         runs.values[engine].update({t: v for t, v in r["values"].items() if t in wanted})
+        # Marking moved a fusion boundary in this pass: said in engines[].observer_effect. The walk goes on with
+        # this pass's values (bisection, which trusts no marked run, is decided on the first pass only).
+        plain = {"values": {n: runs.values[engine][n] for n in runs.plan.outputs}}
+        effect = runs.info[engine]["observer_effect"]
+        effect += [n for n in observed(plain, {**r, "precision": runs.info[engine]["precision"]}, runs.plan)
+                   if n not in effect]
         runs.info[engine]["kernels"].update({n.name: r["kernels"][n.name] for n in region.nodes
                                              if n.name in r["kernels"]})
         del r  # this engine's copy of the pass's other outputs, before the next engine runs

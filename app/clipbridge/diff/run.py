@@ -110,13 +110,6 @@ def marks(plan: child.Plan) -> list[str]:
     return [n for n in dict.fromkeys(every) if n not in plan.feeds]
 
 
-def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]:
-    """Marking may move fusion boundaries; at a narrowed precision that moves roundings too, so the plain and
-    marked runs are compared at the precision the engine really ran at."""
-    narrowed = {"bf16": "bfloat16", "f16": "float16"}.get(str(info.get("precision")))
-    return compare.tolerance(narrowed or dtype)
-
-
 def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options, walked: bytes | None = None) -> Runs:
     """Each engine plain and with the first region's marks (every mark when they fit the budget: one pass); the
     observer check compares their final outputs. The marks go into `walked` (the model with its bodies made
@@ -143,20 +136,10 @@ def run_engines(execute: Execute, model: bytes, plan: child.Plan, opts: Options,
         # The observer check waits for the plain runs only now: the marked runs went on beside them.
         for engine in opts.engines:
             plain, marked = plains.result(engine), marked_runs[engine]
-            info[engine] = _info(marked, _observed(plain, marked, plan))
+            info[engine] = _info(marked, passes.observed(plain, marked, plan))
             for name in plan.outputs:  # the final outputs reported are always the unmarked run's
                 values[engine][name] = plain["values"][name]
     return Runs(plan, values, info, folded=replays, regions=regions, passes=1)
-
-
-def _observed(plain: dict[str, Any], marked: dict[str, Any], plan: child.Plan) -> list[str]:
-    """The final outputs whose marked value differs from the plain one (marking moved a fusion boundary)."""
-    changed = []
-    for name in plan.outputs:
-        rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
-        if name not in marked["values"] or compare.count(plain["values"][name], marked["values"][name], rtol, atol):
-            changed.append(name)
-    return changed
 
 
 def _info(marked: dict[str, Any], changed: list[str]) -> dict[str, Any]:
