@@ -143,3 +143,11 @@ def test_the_cli_reports_its_passes(mnv2, tmp_path, capsys):
     main(["diff", str(path), "--memory", "1MiB", "--probe", "off", "--format", "json"])
     body = json.loads(capsys.readouterr().out)
     assert body["passes"] > 1 and body["verdict"] in ("equal", "explained")
+
+
+def test_the_edge_pass_takes_passes_the_same_way(mnv2):
+    body, _ = report.diff(run.direct, mnv2, None, run.Options(probe="edge", memory=1 << 20))
+    assert body["passes"] > 1 and body["edge"]["passes"] > 1
+    whole, _ = report.diff(run.direct, mnv2, None, run.Options(probe="edge"))
+    assert whole["edge"]["passes"] == 1
+    assert {**body["edge"], "passes": 1} == whole["edge"]

@@ -139,6 +139,8 @@ class DiffEdge(_Strict):
     error: dict[str, Any] | None = None
     inputs: DiffInputs | None
     method: Literal["mark-all", "bisection", "precision-trace"] | None
+    passes: int | None = Field(default=None, ge=1, description="the edge pass's own capture passes (as the "
+                               "body's `passes`); null on an error")
     outputs: list[DiffOutput]
     first_divergence: DiffNodeRef | None
     nodes: list[DiffNode]
