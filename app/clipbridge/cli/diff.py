@@ -53,9 +53,6 @@ def _shared(p: argparse.ArgumentParser, body: str) -> None:
     o.add_output(p, "write the report here instead of stdout")
     p.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data (differing elements per "
                                                            "node); the cause layer goes to OUT.causes.json")
-    p.add_argument("--memory", metavar="SIZE", type=str, default=None,
-                   help="the most captured tensors the diff holds at once, e.g. 2GiB or 512MiB (default: a quarter "
-                        "of this machine's memory); past it the diff captures in passes, the report says how many")
     p.add_argument("--bundle", metavar="OUT.zip", help="write a zip that reproduces each introduced difference "
                                                        "(run_bundle.py)")
 
@@ -67,6 +64,9 @@ def add_subcommand(sub: Any) -> None:
     o.add_engine(d, f"{', '.join(run.ENGINE_NAMES)} (default: {', '.join(run.DEFAULT_ENGINES)}); the first is "
                     "the reference")
     _shared(d, "/v1/models/diff")
+    d.add_argument("--memory", metavar="SIZE", type=str, default=None,
+                   help="the most captured tensors the diff holds at once, e.g. 2GiB or 512MiB (default: a quarter "
+                        "of this machine's memory); past it the diff captures in passes, the report says how many")
     d.add_argument("--fix", action=deprecated.OldSpelling, metavar="OUT.onnx",
                    new="`clipbridge fix MODEL --engine A --engine B --output OUT.onnx`")
     d.add_argument("--chain", action=deprecated.OldSpelling, metavar="STAGES",
@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
                        probe=args.probe, fail_on=_listed(args.fail_on),
                        tolerances=tolerance.parse(args.tolerance, "--tolerance"),
                        shapes=shapes.parse(args.shape, "--shape"),
-                       memory=None if args.memory is None else passes.parse_size(args.memory, "--memory"))
+                       memory=_memory(args))
     opts.check("--")
     # The CLI runs the engines in its own process: the model is the caller's own file.
     with quiet.to_log("diff"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
@@ -151,6 +151,12 @@ def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
     if args.bundle:
         Path(args.bundle).write_bytes(bundle.build(body, runs, opts.precision))
     return 1 if body["fails"] else 0
+
+
+def _memory(args: argparse.Namespace) -> int | None:
+    """--memory in bytes (diff only: the precision trace captures no regions); None: the default budget."""
+    value = getattr(args, "memory", None)
+    return None if value is None else passes.parse_size(value, "--memory")
 
 
 def _diff(opts: run.Options, model: bytes, npz: bytes | None, fmt: str,
