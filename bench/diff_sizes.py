@@ -54,6 +54,25 @@ def generate(size: int, folder: Path) -> Path:
     return path
 
 
+def generate_activations(size: int, folder: Path) -> Path:
+    """A chain of Mul and Clip(0, 6) on one 1x1024x64x64 float32 tensor (16 MiB), long enough that its captured
+    tensors hold about `size` bytes per engine, with almost no weights: what the budget bounds."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    shape, each = [1, 1024, 64, 64], 4 * 1024 * 64 * 64
+    nodes, t = [], "x"
+    inits = [numpy_helper.from_array(np.float32(k), n) for k, n in ((0, "lo"), (6, "hi"), (1.01, "g"))]
+    for k in range(max(1, size // (2 * each))):
+        nodes += [helper.make_node("Mul", [t, "g"], [f"m{k}"], name=f"scale{k}"),
+                  helper.make_node("Clip", [f"m{k}", "lo", "hi"], [f"r{k}"], name=f"relu6_{k}")]
+        t = f"r{k}"
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info(t, TensorProto.FLOAT, shape)], inits)
+    path = folder / "model.onnx"
+    onnx.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    return path
+
+
 def child_plain(path: str) -> dict:
     """The anchor, in this (fresh) process: each engine reads the file, compiles and runs once."""
     import onnxruntime as ort
@@ -100,7 +119,10 @@ def measured(cmd: list[str]) -> dict:
 def one_size(size: int | str, budget: str, repeat: int) -> dict:
     """`size` in bytes (a generated MLP), or the path of a model of the user's (its external data beside it)."""
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP", "/tmp")) as tmp:
-        path = generate(size, Path(tmp)) if isinstance(size, int) else Path(size)
+        if isinstance(size, str) and size.endswith("a"):  # "512a": 512 MB of captured tensors per engine
+            path = generate_activations(int(size[:-1]) * MB, Path(tmp))
+        else:
+            path = generate(size, Path(tmp)) if isinstance(size, int) else Path(size)
         on_disk = sum(f.stat().st_size for f in path.parent.iterdir() if f.name.startswith(path.name))
         anchors, diffs = [], []
         for _ in range(repeat):
@@ -123,7 +145,8 @@ def one_size(size: int | str, budget: str, repeat: int) -> dict:
 
 
 def main(sizes: list[str], budget: str, repeat: int, host: dict) -> None:
-    """Each of `sizes`: MB of a generated model, or a model's path (e.g. a ResNet-50: tests/diff/models_resnet50.py)."""
+    """Each of `sizes`: MB of a generated model's weights, `Na` N MB of a generated chain's captured tensors per
+    engine (generate_activations), or a model's path (e.g. a ResNet-50: tests/diff/models_resnet50.py)."""
     print(json.dumps({"host": host, "budget": budget, "load_average": os.getloadavg()[0]}))
     for size in sizes:
         got = one_size(int(size) * MB if size.isdigit() else size, budget, repeat)
