@@ -14,6 +14,8 @@ least disturbed on a shared machine). Two input sets: generated boundary values
 `--http` measures the diff over HTTP instead: POST /v1/models/diff to `clipbridge serve` started by the benchmark
 (upload, the external-data guard, the sandbox child, the inspector's graph, the JSON body), against the same
 plain runs in this process.
+`--sizes 1,100,1000,2200` (issue 46): generated models of those sizes in MB, the diff's time over the plain runs
+and its peak memory per size at one --memory budget (bench/diff_sizes.py).
 Run: python bench/diff.py [--repeat 5] [--size 64] [--precision model] [--model mobilenet|mlp20] [--http]
 The host (CPU model, ISA) is printed with the numbers: they depend on it.
 """
@@ -140,7 +142,15 @@ def main() -> None:
     ap.add_argument("--http", action="store_true", help="the diff over HTTP (clipbridge serve), not in process")
     ap.add_argument("--samples", type=int, default=0, help="an input set of N finite samples instead: the set's "
                     "diff against N plain inferences per engine (compiled once) plus the one-sample diff")
+    ap.add_argument("--sizes", type=str, default=None, metavar="MB,MB,...", help="issue 46: the diff of generated "
+                    "models of these sizes in MB (e.g. 1,100,1000,2200; external data from 100 MB) or these .onnx paths, "
+                    "each in its own "
+                    "process, time over the plain runs and peak RSS (bench/diff_sizes.py)")
+    ap.add_argument("--memory", default="256MiB", help="with --sizes: the diff's --memory budget")
     args = ap.parse_args()
+    if args.sizes:
+        import diff_sizes  # bench/diff_sizes.py, this script's directory
+        return diff_sizes.main(args.sizes.split(","), args.memory, args.repeat, host())
     if args.samples:
         return print(json.dumps(sample_set(args), indent=2))
     if args.model == "mlp20":

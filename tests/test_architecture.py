@@ -282,6 +282,8 @@ def violations(g: dict[str, set[str]]) -> list[str]:
                            "formats and itself")
             if _under(t, CHAIN) and not _under(m, (*CHAIN, *TOP)):
                 out.append(f"{m} -> {t}: only the API and the CLI import the chain")
+            if m == "clipbridge.diff.passes" and t in ("clipbridge.diff.run", "clipbridge.diff.report"):
+                out.append(f"{m} -> {t}: the capture passes sit below the runs and the walk that call them")
             if _under(t, TOP) and not _under(m, TOP) and (m, t) not in TOP_IMPORT_EXCEPTIONS:
                 out.append(f"{m} -> {t}: the API, CLI and server are the top; nothing imports them")
     return out
@@ -370,6 +372,8 @@ def test_a_third_party_import_inside_a_function_is_allowed():
     pytest.param("clipbridge.lint.report", "import clipbridge.cli.main", "scan and lint never", id="lint-cli"),
     pytest.param("clipbridge.service.translate", "from clipbridge.main import app", "nothing imports them", id="service-main"),
     pytest.param("clipbridge.diff.report", "from clipbridge.server import serving", "nothing imports them", id="diff-server"),
+    pytest.param("clipbridge.diff.passes", "from clipbridge.diff import run", "the capture passes sit below",
+                 id="passes-run"),
     pytest.param("clipbridge.engines.sandbox", "from clipbridge.dialects import tosa", "engine plumbing imports only", id="engines-up"),
     pytest.param("clipbridge.kernels.plan", "from clipbridge.engines import config", "kernels import only", id="kernels-engines"),
     pytest.param("clipbridge.dialects.kit.common", "from clipbridge.engines import config", "the dialect kit imports only",

@@ -339,3 +339,15 @@ def test_serve_states_its_limits():
     from clipbridge.engines.config import limits_text
     text = limits_text(Settings(sandbox_workers=2, sandbox_memory_mb=1024))
     assert "2 sandbox workers x 1024 MiB per call" in text and "MiB" in text and "external data" in text
+
+
+def test_the_deployments_diff_budget_is_inside_a_calls_memory():
+    """Issue 46: the diff's captured tensors are bounded by CLIPBRIDGE_DIFF_MEMORY_MB, part of a sandbox call's
+    memory (never added to it); past it the diff answers in passes, never refusing a model whose passes fit."""
+    from clipbridge.engines.budget import budget
+    env = deployment_env()
+    s = Settings(sandbox_workers=int(env["CLIPBRIDGE_SANDBOX_WORKERS"]),
+                 sandbox_memory_mb=int(env["CLIPBRIDGE_SANDBOX_MEMORY_MB"]),
+                 diff_memory_mb=int(env["CLIPBRIDGE_DIFF_MEMORY_MB"]))
+    b = budget(s)
+    assert 0 < b.diff_mib < b.per_call_mib  # the whole tree against the pod: the test above

@@ -56,3 +56,13 @@ def test_help_says_external_data_is_read_by_the_cli_only(args, capsys):
         main(args)
     out = " ".join(capsys.readouterr().out.split())
     assert "external files next to it is read" in out and "the service never reads external data" in out
+
+
+def test_a_model_past_protobufs_limit_with_its_data_is_exit_2_saying_why(tmp_path, monkeypatch, capsys):
+    """Issue 46: a model above 2 GiB with external data cannot be embedded; said from the file sizes, exit 2."""
+    from clipbridge.scan import external
+    path = _saved_with_external_data(tmp_path)
+    monkeypatch.setattr(external, "EMBED_LIMIT", 16)
+    assert main(["diff", path, "--probe", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "past the 16 bytes one ONNX protobuf holds" in err and "(model)" in err

@@ -27,10 +27,10 @@ def test_a_tensor_past_the_byte_limit_is_refused_before_any_engine_runs(monkeypa
 
 def test_the_childs_own_count_stops_results_past_the_limit(monkeypatch):
     """Where inference cannot know (a shape read from the input), the engine's results are counted in bytes."""
-    monkeypatch.setattr(engines, "MAX_MARKED_BYTES", 1 << 20)
     model = amplifying_model("data-dependent", 0)
-    with pytest.raises(engines.ResultTooLarge, match="bytes per engine run"):
-        run.collect(run.direct, model, npz(x=np.array([2.0**18], np.float32)), run.Options())
+    with pytest.raises(engines.ResultTooLarge, match=r"bytes per engine run.*raise --memory") as err:
+        run.collect(run.direct, model, npz(x=np.array([2.0**18], np.float32)), run.Options(memory=2 << 20))
+    assert err.value.loc == "--memory" and err.value.status == 422
 
 
 def test_the_body_is_what_crosses_and_it_is_bounded(monkeypatch):

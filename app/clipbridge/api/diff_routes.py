@@ -81,7 +81,10 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
     introduced or inherited, with its cause and a witness."""
     opts = run.Options(_engines(engine), precision, rtol, atol, seed, probe=probe, fail_on=tuple(fail_on or ()),
                        tolerances=diff_tolerance.parse(tolerance, "query.tolerance"),
-                       shapes=diff_shapes.parse(shape, "query.shape"), classes=classes)
+                       shapes=diff_shapes.parse(shape, "query.shape"), classes=classes,
+                       # the server's budget only: a client never raises it (docs/operations.md)
+                       memory=request.app.state.settings.diff_budget_mb << 20,
+                       memory_option="CLIPBRIDGE_DIFF_MEMORY_MB (the server's setting)")
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.

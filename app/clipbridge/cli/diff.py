@@ -19,8 +19,8 @@ from clipbridge.cli import diff_sides
 from clipbridge.cli import fix as fix_cli
 from clipbridge.cli import model_options as o
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff import bundle, engines, formats, probe, report, run, samples, sets, shapes, sides, tolerance
-from clipbridge.diff import trace
+from clipbridge.diff import bundle, engines, formats, passes, probe, report, run, samples, sets, shapes, sides
+from clipbridge.diff import tolerance, trace
 from clipbridge.engines import quiet
 from clipbridge.scan.external import embedded_from_file
 
@@ -69,6 +69,9 @@ def add_subcommand(sub: Any) -> None:
     o.add_engine(d, f"{', '.join(run.ENGINE_NAMES)} (default: {', '.join(run.DEFAULT_ENGINES)}); the first is "
                     "the reference")
     _shared(d, "/v1/models/diff")
+    d.add_argument("--memory", metavar="SIZE", type=str, default=None,
+                   help="the most captured tensors the diff holds at once, e.g. 2GiB or 512MiB (default: a quarter "
+                        "of this machine's memory); past it the diff captures in passes, the report says how many")
     d.add_argument("--fix", action=deprecated.OldSpelling, metavar="OUT.onnx",
                    new="`clipbridge fix MODEL --engine A --engine B --output OUT.onnx`")
     d.add_argument("--chain", action=deprecated.OldSpelling, metavar="STAGES",
@@ -149,7 +152,8 @@ def _options(args: argparse.Namespace, names: tuple[str, ...]) -> run.Options:
     opts = run.Options(names, args.precision, args.rtol, args.atol, args.seed,
                        probe=args.probe, fail_on=_listed(args.fail_on),
                        tolerances=tolerance.parse(args.tolerance, "--tolerance"),
-                       shapes=shapes.parse(args.shape, "--shape"))
+                       shapes=shapes.parse(args.shape, "--shape"),
+                       memory=_memory(args))
     opts.check("--")
     return opts
 
@@ -180,6 +184,12 @@ def _run_sides(args: argparse.Namespace) -> int:
         body, runs = _diff(opts, given, npzs[0][1] if npzs else None, args.format)
     body["sides"] = diff_sides.section(pairs, unmatched)
     return _finish(args, body, runs, opts, " against ".join(f"{p.name}@{e}" for p, e in pairs))
+
+
+def _memory(args: argparse.Namespace) -> int | None:
+    """--memory in bytes (diff only: the precision trace captures no regions); None: the default budget."""
+    value = getattr(args, "memory", None)
+    return None if value is None else passes.parse_size(value, "--memory")
 
 
 def _diff(opts: run.Options, model: bytes | list[sides.Side], npz: bytes | None, fmt: str,

@@ -31,6 +31,7 @@ ENV = {  # field -> environment variable
     "sandbox_workers": "CLIPBRIDGE_SANDBOX_WORKERS", "sandbox_memory_mb": "CLIPBRIDGE_SANDBOX_MEMORY_MB",
     "sandbox_timeout_seconds": "CLIPBRIDGE_SANDBOX_TIMEOUT_SECONDS",
     "sandbox_max_result_bytes": "CLIPBRIDGE_SANDBOX_MAX_RESULT_BYTES",
+    "diff_memory_mb": "CLIPBRIDGE_DIFF_MEMORY_MB",
 }
 # (lowest, highest) allowed per numeric field; None: no upper bound.
 RANGES: dict[str, tuple[float, float | None]] = {
@@ -146,6 +147,9 @@ class Settings:
     sandbox_memory_mb: int = 4096  # address space a call may add to an idle worker (RLIMIT_AS)
     sandbox_timeout_seconds: float = 25.0  # a call past this kills its worker (503); below the execution limit
     sandbox_max_result_bytes: int = 1024 * 1024 * 1024  # a pickled result past this is refused (422)
+    # Captured tensors a diff holds at once in its sandbox call (clipbridge.diff.passes: past it, passes). Unset:
+    # half the call's memory, the other half left to the engines' own model memory (docs/operations.md).
+    diff_memory_mb: int | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -166,6 +170,17 @@ class Settings:
             raise ClipBridgeError(f"{ENV['cors_origins']}: `*` allows any origin; give it alone, not in a list")
         for origin in self.cors_origins:
             check_origin(origin)
+        d = self.diff_memory_mb
+        if d is not None and (isinstance(d, bool) or not isinstance(d, int) or not 1 <= d < self.sandbox_memory_mb):
+            # the engines need room beside the captured tensors, in the same call's memory
+            raise ClipBridgeError(f"{ENV['diff_memory_mb']} ({d!r}) must be a whole number from 1 to below "
+                                  f"{ENV['sandbox_memory_mb']} ({self.sandbox_memory_mb}): a diff's sandbox call "
+                                  "holds the engines' model memory beside its captured tensors")
+
+    @property
+    def diff_budget_mb(self) -> int:
+        """The diff's memory budget in MiB: the setting, or half of a sandbox call's memory."""
+        return self.diff_memory_mb if self.diff_memory_mb is not None else self.sandbox_memory_mb // 2
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -194,4 +209,5 @@ class Settings:
             sandbox_memory_mb=_int("CLIPBRIDGE_SANDBOX_MEMORY_MB", cls.sandbox_memory_mb),
             sandbox_timeout_seconds=_float("CLIPBRIDGE_SANDBOX_TIMEOUT_SECONDS", cls.sandbox_timeout_seconds),
             sandbox_max_result_bytes=_int("CLIPBRIDGE_SANDBOX_MAX_RESULT_BYTES", cls.sandbox_max_result_bytes),
+            diff_memory_mb=None if _raw("CLIPBRIDGE_DIFF_MEMORY_MB") is None else _int("CLIPBRIDGE_DIFF_MEMORY_MB", 0),
         )

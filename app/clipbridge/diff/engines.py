@@ -24,10 +24,6 @@ from clipbridge.diff import child
 from clipbridge.diff.child import model_errors
 from clipbridge.core.errors import BackendUnavailable, ClipBridgeError
 
-# Bytes, not elements (a float64 element is 8): all the tensors one engine run returns together. Checked
-# before the run from shape inference (clipbridge.diff.run.marks marks only the clip-like nodes' tensors past it) and
-# after it by the child's own count (engines.run); clipbridge.diff.child.MAX_TENSOR_BYTES bounds any one tensor.
-MAX_MARKED_BYTES = 64 * 2**20
 
 
 class EngineCannotLoad(ClipBridgeError):
@@ -90,7 +86,8 @@ def check_names(names: Iterable[str], allowed: tuple[str, ...], loc: str) -> Non
 
 
 class ResultTooLarge(ClipBridgeError):
-    """An engine run's results pass MAX_MARKED_BYTES (counted in the child, before anything is sent)."""
+    """A marked run's results pass its share of the diff's memory budget (counted in the child, before anything
+    is sent): tensors shape inference could not size (clipbridge.diff.passes sizes the others before the run)."""
 
     status = 422
     title = "The model's tensors are too large to diff"
@@ -147,8 +144,9 @@ def _ran(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], precisio
 
 
 def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: list[str],
-        precision: str = "model", kernels: bool = True) -> dict[str, Any]:
+        precision: str = "model", kernels: bool = True, limit: tuple[int, str] | None = None) -> dict[str, Any]:
     """Run `engine` on the model with `marks` added as outputs. Module-level, so that a sandbox child runs it.
+    `limit`: (bytes, the setting naming them) the results may hold, a diff's marked runs' share of its budget.
 
     Returns {"values": {tensor: array}, "precision": as it ran, "kernels": {...}, "version": ...}."""
     require([engine])  # here too, for every caller (fix, bundles): a missing engine is never the model's fault
@@ -161,7 +159,7 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
     except Exception as exc:  # the engine loaded the model but failed running it: its own words, a 4xx
         raise reduced(EngineCannotLoad, engine, "failed running the model", exc, marked) from None
     held = sum(int(np.asarray(v).nbytes) for v in values.values())
-    if held > MAX_MARKED_BYTES:
-        raise ResultTooLarge(f"{engine}'s results hold {held} bytes (limit {MAX_MARKED_BYTES} bytes per engine "
-                             "run): give smaller inputs", "inputs")
+    if limit is not None and held > limit[0]:
+        raise ResultTooLarge(f"{engine}'s results hold {held} bytes (limit {limit[0]} bytes per engine run, its "
+                             f"share of the diff's memory budget): raise {limit[1]}", limit[1])
     return {"values": {k: np.asarray(v) for k, v in values.items()}, **info, "version": version(engine)}

@@ -2,8 +2,8 @@
 graph; what crosses back to the server is the response body only (per-node counts, witness elements, output
 summaries), never an engine's tensors.
 
-Why one child for the whole diff: the engines' marked tensors are the large part of a diff (up to
-MAX_MARKED_BYTES per engine run). Compared where they were computed, they are freed with the child's call, and
+Why one child for the whole diff: the engines' marked tensors are the large part of a diff (at most the
+server's diff memory budget, CLIPBRIDGE_DIFF_MEMORY_MB, at once: clipbridge.diff.passes). Compared where they were computed, they are freed with the child's call, and
 the server's own memory does not grow with the model's tensors. The body is bounded in bytes
 (MAX_BODY_BYTES) by the child before it is sent. The CLI runs the same functions in-process
 (clipbridge.diff.run.direct), where it also keeps the tensors for --bundle and --node-data.

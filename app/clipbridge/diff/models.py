@@ -143,6 +143,8 @@ class DiffEdge(_Strict):
     error: dict[str, Any] | None = None
     inputs: DiffInputs | None
     method: Literal["mark-all", "bisection", "precision-trace"] | None
+    passes: int | None = Field(default=None, ge=1, description="the edge pass's own capture passes (as the "
+                               "body's `passes`); null on an error")
     outputs: list[DiffOutput]
     first_divergence: DiffNodeRef | None
     nodes: list[DiffNode]
@@ -174,6 +176,9 @@ class DiffResponse(_Strict):
     engines: list[DiffEngine]
     inputs: DiffInputs
     method: Literal["mark-all", "bisection", "precision-trace"]
+    passes: int = Field(default=1, ge=1, description="how many capture passes the diff took: 1 when every captured "
+                        "tensor fit the memory budget, more when the graph was walked a region at a time "
+                        "(app/clipbridge/diff/passes.py)")
     tolerance: DiffTolerance
     outputs: list[DiffOutput]
     first_divergence: DiffNodeRef | None

@@ -16,7 +16,7 @@ from clipbridge.core.errors import ClipBridgeError
 
 PROBES = ("off", "edge")
 SAMPLES = ("ordinary", "edge")
-KEPT = ("verdict", "inputs", "outputs", "first_divergence", "nodes", "masked", "layout", "method")
+KEPT = ("verdict", "inputs", "outputs", "first_divergence", "nodes", "masked", "layout", "method", "passes")
 
 
 def edge(one: Callable[..., tuple[dict, Any]], execute: Any, model: bytes, opts: Any) -> tuple[dict[str, Any], Any]:
@@ -31,7 +31,7 @@ def edge(one: Callable[..., tuple[dict, Any]], execute: Any, model: bytes, opts:
     except ClipBridgeError as exc:
         return {"verdict": "error", "error": {"message": exc.message, "loc": exc.loc}, "inputs": None,
                 "outputs": [], "first_divergence": None, "nodes": [], "masked": {"nodes": [], "summary": None},
-                "layout": [], "method": None}, None
+                "layout": [], "method": None, "passes": None}, None
     return {k: body[k] for k in KEPT}, runs.plan
 
 

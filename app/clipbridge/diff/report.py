@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import causes, op_causes, outcome, precision, probe, quantized, run, sides, tolerance, trace
+from clipbridge.diff import causes, op_causes, outcome, passes, precision, probe, quantized, run, sides, tolerance
+from clipbridge.diff import trace
 from clipbridge.diff import plain as plain_runs
 from clipbridge.engines import threads
 from clipbridge.diff.child import NodeInfo
@@ -241,7 +242,7 @@ def sample(execute: run.Execute, model: bytes | sides.Models, npz: bytes | None,
     with threads.scoped(plain_runs.side_threads(execute)):  # every run of this diff, replays included
         runs = run.collect(execute, model, npz, opts)
         walk = Walk(execute, runs.model or sides.only(model), runs, opts)
-        for n in runs.plan.nodes:
+        for n in passes.walked(execute, opts, runs):  # a region's tensors at a time (bounded memory)
             walk.node(n)
     outputs = []
     for name in runs.plan.outputs:
@@ -270,6 +271,7 @@ def sample(execute: run.Execute, model: bytes | sides.Models, npz: bytes | None,
                    "tensors": [{"name": k, "dtype": v.dtype.name, "shape": list(v.shape)}
                                for k, v in runs.plan.feeds.items()]},
         "method": runs.method,
+        "passes": runs.passes,
         "tolerance": {"rtol": opts.rtol, "atol": opts.atol, "defaults": "per dtype (docs/diff.md)"},
         "outputs": outputs,
         # The first node reaching a differing output; the walk's first differing node where no row says more.

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from clipbridge.diff import child, compare, engines, layout, outcome, probe, quantized, sides, subgraphs, tolerance
+from clipbridge.diff import child, compare, engines, layout, outcome, passes, probe, quantized, sides, subgraphs
+from clipbridge.diff import tolerance
 from clipbridge.diff import plain as plain_runs
 from clipbridge.diff.plain import concurrent  # noqa: F401 - the executors' flag (tests/diff/test_plain_threads.py)
 from clipbridge.diff.inputs import SEED
@@ -55,6 +56,11 @@ class Options:
     tolerances: tuple[tuple[str, float, float], ...] = ()  # per output (clipbridge.diff.tolerance)
     shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # per generated input (clipbridge.diff.shapes)
     classes: int | None = None  # an input set's class axis, for top-1/top-5 (clipbridge.diff.statistics)
+    memory: int | None = None  # bytes of captured tensors held at once (clipbridge.diff.passes); None: a quarter
+    memory_option: str = "--memory"  # the setting that names the budget in a refusal (the server: its variable)
+
+    def budget(self) -> int:
+        return self.memory if self.memory is not None else passes.default_budget()
 
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
@@ -89,66 +95,52 @@ class Runs:
     # The edge probe's plan (clipbridge.diff.probe), kept for the inspector's graph of the edge section: its
     # values are not kept, so the edge pass's tensors are freed as soon as it is compared.
     edge_plan: child.Plan | None = None
+    regions: list[passes.Region] = field(default_factory=list)  # the graph's regions, one capture pass each
+    passes: int = 1  # how many marked passes the walk read (clipbridge.diff.passes)
 
 
 def marks(plan: child.Plan) -> list[str]:
-    """Every node output, and every non-constant input of a clip-like node (to replay it). Past the marked
-    bytes' bound (engines.MAX_MARKED_BYTES, from inferred shapes and types) only the clip-like nodes' inputs
-    and outputs are marked: the walk then sees those, and the first divergence among them."""
+    """Every node output, and every non-constant input of a clip-like node (to replay it): one pass's marks when
+    they fit the memory budget (clipbridge.diff.passes cuts the graph into regions when they do not)."""
     clip_tensors: list[str] = []
     for c in plan.clips.values():
         node = next((n for n in plan.nodes if n.name == c.node), None)
         clip_tensors += [i for i in (node.inputs if node else []) if i and i not in plan.constants]
         clip_tensors += [o for o in (node.outputs if node else []) if o]
     every = [o for n in plan.nodes for o in n.outputs if o] + clip_tensors
-    if sum(plan.nbytes(t) for t in dict.fromkeys(every)) > engines.MAX_MARKED_BYTES:
-        every = clip_tensors
     return [n for n in dict.fromkeys(every) if n not in plan.feeds]
-
-
-def _observer_tolerance(info: dict[str, Any], dtype: str) -> tuple[float, float]:
-    """Marking may move fusion boundaries; at a narrowed precision that moves roundings too, so the plain and
-    marked runs are compared at the precision the engine really ran at."""
-    narrowed = {"bf16": "bfloat16", "f16": "float16"}.get(str(info.get("precision")))
-    return compare.tolerance(narrowed or dtype)
 
 
 def run_engines(execute: Execute, model: sides.Models, plan: child.Plan, opts: Options,
                 walked: sides.Models | None = None) -> Runs:
-    """Each engine plain and with every mark, once; the observer check compares their final outputs. The marks
-    go into `walked` (the model with its bodies made visible, clipbridge.diff.subgraphs) where there is one; each
-    side's into its own model (clipbridge.diff.sides)."""
+    """Each engine plain and with the first region's marks (every mark when they fit the budget: one pass); the
+    observer check compares their final outputs. The marks go into `walked` (the model with its bodies made
+    visible, clipbridge.diff.subgraphs) where there is one; each side's into its own model (clipbridge.diff.sides)."""
+    regions = passes.plan_regions(plan, marks(plan), opts.budget(), len(opts.engines), opts.memory_option)
+    limit = opts.budget() // len(opts.engines)  # each engine's share, checked by the run on its real results
     values: dict[str, dict[str, np.ndarray]] = {}
     info: dict[str, dict[str, Any]] = {}
     marked_runs: dict[str, dict[str, Any]] = {}
-    marked_model = (walked or model).marked(execute, marks(plan), plan.dtypes)  # once a side, typed from the plan
+    marked_model = (walked or model).marked(execute, regions[0].tensors, plan.dtypes)  # once a side, typed
     replays: dict[str, dict[str, Any]] = {}
     feeds, copies = plan.feeds, {}
     with plain_runs.Plain(execute, model, plan.feeds, opts.engines, opts.precision) as plains:
         for n, engine in enumerate(opts.engines):
             if n == 1:  # the first engine's tensors are known: the others replay every clip-like node in this run
-                marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]])
+                marked_model, feeds, copies = _fold_replays(execute, marked_model, plan, values[opts.engines[0]],
+                                                            limit)
             marked = plains.after(engine, functools.partial(execute, f"diff:{engine}", engines.run, engine,
-                                                            marked_model.of(engine), feeds, [], opts.precision))
+                                                            marked_model.of(engine), feeds, [], opts.precision,
+                                                            limit=(limit, opts.memory_option)))
             _take_replays(marked, copies, engine, replays)
             values[engine], marked_runs[engine] = marked["values"], marked
         # The observer check waits for the plain runs only now: the marked runs went on beside them.
         for engine in opts.engines:
             plain, marked = plains.result(engine), marked_runs[engine]
-            info[engine] = _info(marked, _observed(plain, marked, plan))
+            info[engine] = _info(marked, passes.observed(plain, marked, plan))
             for name in plan.outputs:  # the final outputs reported are always the unmarked run's
                 values[engine][name] = plain["values"][name]
-    return Runs(plan, values, info, folded=replays)
-
-
-def _observed(plain: dict[str, Any], marked: dict[str, Any], plan: child.Plan) -> list[str]:
-    """The final outputs whose marked value differs from the plain one (marking moved a fusion boundary)."""
-    changed = []
-    for name in plan.outputs:
-        rtol, atol = _observer_tolerance(marked, plan.dtypes.get(name, "float32"))
-        if name not in marked["values"] or compare.count(plain["values"][name], marked["values"][name], rtol, atol):
-            changed.append(name)
-    return changed
+    return Runs(plan, values, info, folded=replays, regions=regions, passes=1)
 
 
 def _info(marked: dict[str, Any], changed: list[str]) -> dict[str, Any]:
@@ -156,8 +148,8 @@ def _info(marked: dict[str, Any], changed: list[str]) -> dict[str, Any]:
             "kernels": marked["kernels"], "observer_effect": changed}
 
 
-def _fold_replays(execute: Execute, marked_model: sides.Models, plan: child.Plan,
-                  first: dict[str, np.ndarray]) -> tuple[sides.Models, dict[str, np.ndarray], dict[str, list[str]]]:
+def _fold_replays(execute: Execute, marked_model: sides.Models, plan: child.Plan, first: dict[str, np.ndarray],
+                  limit: int) -> tuple[sides.Models, dict[str, np.ndarray], dict[str, list[str]]]:
     """The marked model with a replay copy of each clip-like node fed the first engine's captured inputs, the
     feeds for it, and node -> its outputs. An engine's compile costs more than the copies (OpenVINO: ~50 ms)."""
     copies: dict[str, dict[str, tuple[str, list[int]]]] = {}
@@ -172,7 +164,7 @@ def _fold_replays(execute: Execute, marked_model: sides.Models, plan: child.Plan
         if any(v is None for v in values.values()):
             continue
         used += 2 * sum(int(v.nbytes) for v in values.values())  # the copy's inputs, and its output
-        if used > engines.MAX_MARKED_BYTES:
+        if used > limit:
             break  # past the bound the rest are replayed alone, when they differ
         k = len(copies)
         copies[node.name] = {i: (v.dtype.name, list(v.shape)) for i, v in values.items()}

@@ -21,6 +21,9 @@ from clipbridge.core.errors import ArtifactError
 from clipbridge.scan.wire import ExternalDataRefused, _tensors, is_external, load_light
 
 UNREADABLE = "the model's external data cannot be read next to it"
+# protobuf's limit on one serialised message: the embedded model (read_model) cannot pass it. Checked from the file
+# sizes before anything is read (onnx's own refusal, "Failed to serialize proto", came after reading 2 GB).
+EMBED_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,11 @@ def read_model(path: str | Path) -> ModelFile:
     files = data_files(path, raw)
     if not files:
         return ModelFile(raw, raw)
+    total = len(raw) + sum(f.stat().st_size for f in files)
+    if total > EMBED_LIMIT:
+        raise ArtifactError(f"the model with its external data is {total} bytes, past the {EMBED_LIMIT} bytes one "
+                            "ONNX protobuf holds: clipbridge runs the engines on the model with its data embedded, "
+                            "so a model this size cannot be diffed, fixed or chained yet (issue 46, item 6)", "model")
     try:
         embedded = onnx.load(str(path), load_external_data=True).SerializeToString()
     except Exception as exc:  # noqa: BLE001 - onnx's own refusal (a path outside the folder, a bad offset, > 2 GB)
