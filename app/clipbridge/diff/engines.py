@@ -124,7 +124,7 @@ def _load_error(engine: str, exc: Exception, model_bytes: bytes = b"") -> ClipBr
 
 def version(engine: str) -> str:
     rt = registry.get(engine)
-    return (rt.version() if rt is not None else None) or "absent"
+    return (rt.ran_version() if rt is not None else None) or "absent"
 
 
 def _ran(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], precision: str,

@@ -81,3 +81,12 @@ def test_a_diff_refuses_naming_the_option(engines, message):
     with pytest.raises(Exception) as e:
         run.Options(engines).check("--")
     assert message in e.value.message and e.value.loc == "--engine"
+
+
+def test_a_report_names_the_version_the_engine_itself_reports():
+    """A diff report names what ran: OpenVINO's own build id (`2026.4.1-...`), onnxruntime's release."""
+    ov = pytest.importorskip("openvino")
+    ort = pytest.importorskip("onnxruntime")
+    from clipbridge.diff import engines
+    assert engines.version("openvino") == ov.get_version()
+    assert engines.version("onnxruntime") == ort.__version__

@@ -59,6 +59,7 @@ class Runtime:
     probe: Callable[[], str | None] | None = None  # installed, but why this device cannot run here (None: it can)
     install_note: str = ""  # said after the install command (a swap, a smaller build)
     table_names: tuple[str, ...] = ()  # the names the behaviour table gives it besides its own (LiteRT's hops)
+    build: Callable[[], str] | None = None  # the version the imported engine reports (OpenVINO's build id)
 
     @property
     def base(self) -> str:
@@ -79,6 +80,11 @@ class Runtime:
     def version(self) -> str | None:
         """The installed version from distribution metadata (no import), None when not installed."""
         return _version(self.distributions)
+
+    def ran_version(self) -> str | None:
+        """The version a report names for a run: the engine's own build id where it has one (the run imported it
+        already), else the distribution's."""
+        return self.build() if self.build is not None else self.version()
 
     def unavailable(self) -> str | None:
         """Why this engine cannot run here though installed (its device or provider is absent); None: it can."""

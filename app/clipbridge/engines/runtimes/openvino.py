@@ -52,6 +52,12 @@ def on_device(device: str) -> Any:
     return load
 
 
+def build_id() -> str:
+    """OpenVINO's own version string, its build included (`2026.4.1-...`): what a diff report names."""
+    import openvino
+    return str(openvino.get_version())
+
+
 RUNTIME = Runtime("openvino", "openvino", ("openvino",), "openvino", frozenset({"diff", "backend"}),
-                  load=on_device("CPU"),
+                  load=on_device("CPU"), build=build_id,
                   install_note='pip install "clipbridge[diff]" installs onnxruntime and OpenVINO together')

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from clipbridge.engines import config
 from clipbridge.engines.runtimes.base import Runtime
-from clipbridge.engines.runtimes.openvino import on_device
+from clipbridge.engines.runtimes.openvino import build_id, on_device
 
 
 @lru_cache(maxsize=1)
@@ -20,5 +20,5 @@ def _missing() -> str | None:
 
 
 RUNTIME = Runtime("openvino:GPU", "openvino", ("openvino",), "openvino", frozenset({"diff"}), device="GPU",
-                  load=on_device("GPU"), probe=_missing,
+                  load=on_device("GPU"), probe=_missing, build=build_id,
                   install_note="and the Intel GPU compute runtime from the host's packages (docs/install.md)")
