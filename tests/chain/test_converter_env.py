@@ -140,7 +140,8 @@ def test_the_cli_builds_on_first_use_and_a_failed_build_leaves_the_hop_not_insta
     monkeypatch.setattr(converter_env, "build", failing)
     pt2 = tmp_path / "m.pt2"
     pt2.write_bytes(models.clamp_min_int())
-    assert cli(["chain", str(pt2), "tflite", "--static"]) == 0
+    code = cli(["chain", str(pt2), "tflite"])  # --static never builds (chain/litert_static.py predicts instead)
     err = capsys.readouterr().err
     assert calls == ["build"] and "building the LiteRT converter environment once" in err
     assert "no index reachable" in err and "clipbridge chain-env build" in err
+    assert code == 0  # the hop that could not run is a note, not a difference
