@@ -98,10 +98,17 @@ export async function api(path, { json, body, query, signal } = {}) {
   throw new ApiError(503, { title: 'Busy', detail: 'The service stayed busy; try again.' });
 }
 
-/** Shows a failed upload in `errors`: status, title and message, then each field error as `loc: msg`. */
+/** The lines of a failed call: status, title and message, then each field error as `loc: msg`. A field error
+ * that repeats the message (the server's detail is the field error's `msg (loc)`) is not shown again: one
+ * message per error (issue 47). */
+export function problemLines(exc) {
+  if (!(exc instanceof ApiError)) return [String(exc)];
+  const repeats = (e) => exc.message === e.msg || exc.message === `${e.msg} (${e.loc})`;  // detail is "msg (loc)"
+  const head = `${exc.status} ${exc.problem.title || ''}: ${exc.message}`;
+  return [head, ...exc.errors.filter((e) => !repeats(e)).map((e) => `${e.loc}: ${e.msg}`)];
+}
+
+/** Shows a failed upload in `errors`, one line per distinct message (problemLines). */
 export function showProblem(errors, exc) {
-  const items = exc instanceof ApiError
-    ? [`${exc.status} ${exc.problem.title || ''}: ${exc.message}`, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)]
-    : [String(exc)];
-  errors.replaceChildren(h('ul', {}, items.map((t) => h('li', { text: t }))));
+  errors.replaceChildren(h('ul', {}, problemLines(exc).map((t) => h('li', { text: t }))));
 }
