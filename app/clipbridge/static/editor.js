@@ -91,6 +91,12 @@ function onnxFields(dialect, caps) {
   ];
 }
 
+/** A top-level field's default in a dialect's spec schema (/v1/dialects spec_schema), as the select's text. */
+function schemaDefault(schema, key) {
+  const p = schema && schema.properties && schema.properties[key];
+  return p && p.default !== undefined && p.default !== null ? String(p.default) : undefined;
+}
+
 function openvinoFields(dialect, caps) {
   const dtypes = caps[dialect].dtypes;
   return [
@@ -245,9 +251,16 @@ export class SourceEditor {
 
   renderForm() {
     const fields = fieldsFor(this.spec.dialect, this.caps);
+    const filled = [];
     this.rows = fields.map((field) => {
       const id = fieldId(field.paths[0]);
-      const value = getPath(this.spec, field.paths[0]);
+      let value = getPath(this.spec, field.paths[0]);
+      if (value === undefined && field.kind === 'select' && !field.options.includes('')) {
+        // A link or spec that leaves out a field with no "(not given)" choice (OpenVINO's version): the select
+        // shows what the API assumes for it, the schema's default, and the spec is written with it (issue 47).
+        value = schemaDefault(this.caps[this.spec.dialect].schema, field.paths[0]) ?? field.options[0];
+        filled.push(field);
+      }
       let el;
       if (field.kind === 'select') {
         const options = [...field.options];
@@ -268,6 +281,7 @@ export class SourceEditor {
       return { field, el, err, box };
     });
     this.form.replaceChildren(...this.rows.map((r) => r.box));
+    if (filled.length) this.readForm();  // the spec, and so the permalink, now names the defaults it showed
   }
 
   readForm() {
