@@ -96,5 +96,21 @@ def test_scan_table_names_the_clip_like_ops(tmp_path, capsys):
     path.write_bytes(M.hardsigmoid_chain())
     main(["scan", str(path)])
     out = capsys.readouterr().out
-    assert "clip-like ops (not translated; `clipbridge diff` runs them): hsig_1 (hard-sigmoid): NaN -> " \
-           "onnxruntime propagate, openvino one, onnx-reference propagate" in out
+    assert "clip-like ops: 1 (not translated; `clipbridge diff` runs them)\n  hsig_1 (hard-sigmoid): NaN -> " \
+           "onnxruntime propagate, openvino one, onnx-reference propagate\n" in out
+
+
+@pytest.mark.parametrize(("count", "more"), [
+    pytest.param(1, None, id="one"),
+    pytest.param(20, None, id="exactly-shown"),
+    pytest.param(42, "and 22 more (`--format json` lists every one)", id="issue-47-42-ops"),
+])
+def test_the_clip_like_list_is_one_line_each_and_counts_the_rest(count, more):
+    from clipbridge.cli.output import CLIP_LIKE_SHOWN, clip_like_lines
+    ops = [{"node": f"relu_{k}", "pattern": "relu", "nan_input": {"onnxruntime": "propagate", "openvino": "zero"}}
+           for k in range(count)]
+    lines = clip_like_lines(ops)
+    assert lines[0].startswith(f"clip-like ops: {count} ")
+    listed = [ln for ln in lines[1:] if ln.startswith("  relu_")]
+    assert len(listed) == min(count, CLIP_LIKE_SHOWN) and all(len(ln) < 100 for ln in lines)
+    assert (lines[-1].strip() if more else None) == more

@@ -158,10 +158,24 @@ def print_scan_table(body: dict) -> None:
     if s["worst"]:
         w = s["worst"]
         print(f"worst: [{w['severity']}] {w['code']} at clip {w['clip']} ({w['label']}): {w['message']}")
-    if body.get("clip_like"):
-        nan = "; ".join(f"{c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
-                        for c in body["clip_like"][:20])
-        print(f"clip-like ops (not translated; `clipbridge diff` runs them): {nan}")
+    for line in clip_like_lines(body.get("clip_like") or []):
+        print(line)
+
+
+CLIP_LIKE_SHOWN = 20  # clip-like ops listed in the text table; the rest are counted (JSON lists every one)
+
+
+def clip_like_lines(clip_like: list[dict], shown: int = CLIP_LIKE_SHOWN) -> list[str]:
+    """The clip-like ops, one line each, the first `shown` of them and then how many more (issue 47: one long line
+    that silently listed 20 of 42)."""
+    if not clip_like:
+        return []
+    lines = [f"clip-like ops: {len(clip_like)} (not translated; `clipbridge diff` runs them)"]
+    lines += [f"  {c['node']} ({c['pattern']}): NaN -> " + ", ".join(f"{e} {r}" for e, r in c["nan_input"].items())
+              for c in clip_like[:shown]]
+    if len(clip_like) > shown:
+        lines.append(f"  and {len(clip_like) - shown} more (`--format json` lists every one)")
+    return lines
 
 
 TABLE_WIDTH = 100  # a terminal's columns the wrapped tables fit (`dialects`, `translate --format table`)
