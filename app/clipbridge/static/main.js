@@ -12,6 +12,7 @@ import { initFix } from './fix.js';
 import { clearPlot, renderPlot } from './plot.js';
 import { meaningLabel } from './readings.js';
 import { initScan } from './scan.js';
+import { cardOf, isModelHash, modelHash, restoreModel, sectionOf } from './modelurl.js';
 import { TargetPanel, VERSION_KEY, dialectName, refLabel, registerDialects, targetRef } from './targets.js';
 
 // Every registered dialect, in registry order, and the default targets (in_defaults): both from /v1/dialects,
@@ -33,6 +34,7 @@ let timer = null;
 const VIEWS = [['spec-view', 'view-spec'], ['model-view', 'view-model']];
 const statuses = { 'spec-view': 'Loading…', 'model-view': 'Drop a model, or try the example model.' };
 let shown = 'spec-view';
+const model = { section: null, example: false };  // the model view's URL state (modelurl.js)
 function setStatus(text, view = 'spec-view') {
   statuses[view] = text;
   if (view === shown) byId('status').textContent = text;
@@ -90,11 +92,26 @@ async function loadCaps() {
 // --- permalink ---------------------------------------------------------------------------------------
 
 function writeHash() {
+  if (shown === 'model-view') return;  // the model view has its own URL (writeModelHash)
   const params = new URLSearchParams({ spec: JSON.stringify(state.spec), mode: state.mode });
   for (const d of state.targets) params.set(d, String(state.versions[d]));
   if (state.targets.join() !== DEFAULTS.join()) params.set('targets', state.targets.join(','));
   const hash = `#${params}`;
   if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+function writeModelHash() {
+  const hash = modelHash(model.section, model.example);
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+/** A model-view link: its options filled, the view shown, its card in sight; the example model run again. */
+function openModelLink(scan, diff) {
+  Object.assign(model, restoreModel(location.hash));
+  showView('model-view');
+  if (model.section) cardOf(model.section).scrollIntoView();
+  if (model.example) tryExample(scan, diff);
+  else setModelStatus('This link restores the view and its options; drop the model again (a link never carries one).');
 }
 
 function readHash() {
@@ -311,10 +328,14 @@ function showView(name) {
   }
   byId('status').textContent = statuses[name];
   byId('status').dataset.view = name;
+  if (name === 'model-view') writeModelHash();
+  else if (state.spec) writeHash();
 }
 
 /** "Try the example model": the bundled app/clipbridge/static/example.onnx (a copy of docs/example.onnx), scanned and diffed. */
 async function tryExample(scan, diff) {
+  model.example = true;
+  writeModelHash();
   const button = byId('try-example');
   button.disabled = true;
   try {
@@ -362,7 +383,15 @@ async function start() {
     done.textContent = (await copyText(location.href)) ? 'Link copied' : 'Copy failed: use the address bar';
     setTimeout(() => { done.textContent = ''; }, 2000);
   });
-  window.addEventListener('hashchange', () => readHash());
+  window.addEventListener('hashchange', () => (isModelHash(location.hash) ? openModelLink(scan, diff) : readHash()));
+  for (const type of ['focusin', 'change', 'drop']) {
+    byId('model-view').addEventListener(type, (event) => {
+      const section = sectionOf(event.target);
+      if (section) model.section = section;
+      if (type === 'drop') model.example = false;  // the user's own model: a link cannot bring it back
+      writeModelHash();
+    }, true);
+  }
   scan = initScan({
     status: setModelStatus,
     targets: () => state.targets.map((d) => refLabel(targetRef(d, state.versions[d]))),
@@ -374,7 +403,10 @@ async function start() {
       byId('dialect').focus();
     },
   });
-  if (!readHash()) setSpec(copy(firstSpec()));
+  if (isModelHash(location.hash)) {
+    openModelLink(scan, diff);
+    setSpec(copy(firstSpec()));  // the spec view behind it starts as a first visit does
+  } else if (!readHash()) setSpec(copy(firstSpec()));
 }
 
 start();
