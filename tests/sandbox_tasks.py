@@ -80,3 +80,9 @@ def digest(*args: object) -> list:
 def digest_then_crash(data: bytes) -> None:
     assert len(data) > 0
     segfault()
+
+
+def write_engine_line() -> str:
+    """What onnxruntime's C++ logger writes on a model it refuses, straight to file descriptor 2."""
+    os.write(2, b"[E:onnxruntime:, inference_session.cc:2544] Exception during initialization\n")
+    return "ran"

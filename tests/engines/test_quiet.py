@@ -69,3 +69,33 @@ def test_a_chain_keeps_the_converters_lines_in_the_log(tmp_path: Path) -> None:
     assert code == 0 and not [ln for ln in err.splitlines() if not ln.startswith(("note:", "error:"))], err
     code, err = _stderr([*cli[:3], "-v", *cli[3:]])
     assert code == 0 and "clipbridge.engines: chain: " in err
+
+
+WORKER = """
+import os
+from clipbridge.core.settings import Settings
+from clipbridge.engines import quiet
+from clipbridge.engines.sandbox import Pool
+from tests import sandbox_tasks
+quiet.configure({verbose})
+pool = Pool(Settings.from_env(), stderr=quiet.sink("fleet worker"))
+print(pool.call("probe", sandbox_tasks.write_engine_line, (), {{}}, timeout_s=60, memory_mb=None))
+pool.close()
+"""
+
+
+@pytest.mark.parametrize(("verbose", "shown"), [pytest.param(False, False, id="default"),
+                                                 pytest.param(True, True, id="verbose")])
+def test_a_sandbox_workers_engine_lines_go_to_the_log(verbose: bool, shown: bool) -> None:
+    """Fleet's workers (clipbridge.fleet.slots) are sandbox workers whose stderr is quiet.sink: what an engine
+    writes there is a DEBUG record, shown with -v only."""
+    code, err = _stderr([sys.executable, "-c", WORKER.format(verbose=verbose)])
+    assert code == 0, err
+    assert ("Exception during initialization" in err) is shown, err
+    if shown:
+        assert "clipbridge.engines: fleet worker: [E:onnxruntime:" in err
+
+
+def test_fleet_uses_the_quiet_sink_for_its_workers() -> None:
+    from clipbridge.fleet import slots
+    assert slots._worker_stderr() == slots._worker_stderr()  # one pipe, shared by every worker

@@ -19,6 +19,7 @@ import logging
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -58,3 +59,20 @@ def _log(what: str, raw: bytes) -> None:
         LOG.debug("%s: %s", what, line)
     if len(lines) > MAX_LINES:
         LOG.debug("%s: %d more lines not logged", what, len(lines) - MAX_LINES)
+
+
+def sink(what: str) -> int:
+    """A pipe's write end to give child processes as their stderr (fleet's sandbox workers): each line they write
+    becomes a DEBUG record of `clipbridge.engines` prefixed with `what`, read on a daemon thread, never the
+    terminal. The pipe lives as long as this process; the workers started on it share it."""
+    read, write = os.pipe()
+    threading.Thread(target=_drain, args=(what, read), name=f"quiet-{what}", daemon=True).start()
+    return write
+
+
+def _drain(what: str, fd: int) -> None:
+    with os.fdopen(fd, "rb") as lines:
+        for raw in lines:
+            line = raw.decode(errors="replace").strip()
+            if line:
+                LOG.debug("%s: %s", what, line)

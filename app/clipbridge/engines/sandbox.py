@@ -76,7 +76,7 @@ class _Worker:
     engine resolves relative to its working directory (an external-data location, say) finds nothing of the
     server's. Its import path is the server's, made absolute, so nothing is imported from that directory."""
 
-    def __init__(self) -> None:
+    def __init__(self, stderr: int | None = None) -> None:
         ours, theirs = socket.socketpair()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
         code = f"from clipbridge.engines.sandbox_child import main; main({theirs.fileno()})"
@@ -84,7 +84,7 @@ class _Worker:
         try:
             with ours, theirs:
                 self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
-                                             stdin=subprocess.DEVNULL, close_fds=True, cwd=self.cwd)
+                                             stdin=subprocess.DEVNULL, close_fds=True, cwd=self.cwd, stderr=stderr)
                 self.conn = Connection(ours.detach())
         except BaseException:
             shutil.rmtree(self.cwd, ignore_errors=True)
@@ -110,8 +110,9 @@ class Pool:
     """Up to `size` workers, started by warm() (or on demand) and reused; a broken one is replaced at once,
     in the background, so that the next call finds a started worker."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, stderr: int | None = None) -> None:
         self.settings = settings
+        self.stderr = stderr  # the workers' stderr: None inherits ours (the server's log); fleet: quiet.sink
         self.size = settings.sandbox_workers
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(self.size)  # calls in flight
@@ -133,7 +134,7 @@ class Pool:
 
     def _new(self) -> _Worker:
         try:
-            return _Worker()
+            return _Worker(self.stderr)
         except BaseException:
             with self._lock:
                 self._count -= 1

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from clipbridge.core.settings import Settings
+from clipbridge.engines import quiet
 from clipbridge.engines.sandbox import Pool, SandboxError
 from clipbridge.fleet import job
 from clipbridge.fleet.backends import Limits, failed
@@ -28,12 +29,23 @@ def sandbox_settings(limits: Limits) -> Settings:
     return dataclasses.replace(Settings.from_env(), sandbox_workers=1, sandbox_timeout_seconds=limits.timeout_s)
 
 
+_SINK: list[int] = []  # one pipe for every fleet worker of this process (clipbridge.engines.quiet.sink)
+
+
+def _worker_stderr() -> int:
+    """The fleet workers' stderr: onnxruntime's and OpenVINO's own lines go to the log (`clipbridge -v`), as the
+    CLI's in-process runs do (issue 47)."""
+    if not _SINK:
+        _SINK.append(quiet.sink("fleet worker"))
+    return _SINK[0]
+
+
 class Started:
     """A sandbox pool of one worker, started now and warmed in the background; its first call waits for the warm-up
     (a failed warm-up is ignored: the first model's own call then says what is wrong, for that model)."""
 
     def __init__(self, settings: Settings, limits: Limits, warm: job.Warm) -> None:
-        self.pool = Pool(settings)
+        self.pool = Pool(settings, stderr=_worker_stderr())  # the engines' own lines: the log, not the terminal
         self.pool.warm()  # the process starts now
         self.started = time.perf_counter()
         self.ready_s: float | None = None
