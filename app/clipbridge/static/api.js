@@ -98,17 +98,18 @@ export async function api(path, { json, body, query, signal } = {}) {
   throw new ApiError(503, { title: 'Busy', detail: 'The service stayed busy; try again.' });
 }
 
-/** The lines of a failed call: status, title and message, then each field error as `loc: msg`. A field error
- * that repeats the message (the server's detail is the field error's `msg (loc)`) is not shown again: one
- * message per error (issue 47). */
+/** The lines a problem is shown as, each message once: with field errors, the headline is the status and title
+ * and each error follows as `loc: msg`; the detail is left out, because the service writes it from those same
+ * errors (app/clipbridge/api/problems.py: `msg (loc)`, or the first five `loc: msg` joined). Without errors the
+ * headline carries the detail. */
 export function problemLines(exc) {
   if (!(exc instanceof ApiError)) return [String(exc)];
-  const repeats = (e) => exc.message === e.msg || exc.message === `${e.msg} (${e.loc})`;  // detail is "msg (loc)"
-  const head = `${exc.status} ${exc.problem.title || ''}: ${exc.message}`;
-  return [head, ...exc.errors.filter((e) => !repeats(e)).map((e) => `${e.loc}: ${e.msg}`)];
+  const head = `${exc.status} ${exc.problem.title || ''}`.trim();
+  if (!exc.errors.length) return [`${head}: ${exc.message}`];
+  return [head, ...exc.errors.map((e) => `${e.loc}: ${e.msg}`)];
 }
 
-/** Shows a failed upload in `errors`, one line per distinct message (problemLines). */
+/** Shows a failed upload in `errors`: the problem's lines (problemLines), one item each. */
 export function showProblem(errors, exc) {
   errors.replaceChildren(h('ul', {}, problemLines(exc).map((t) => h('li', { text: t }))));
 }

@@ -202,14 +202,17 @@ function showFailure(exc) {
   const errors = exc instanceof ApiError ? exc.errors : [];
   const detail = exc instanceof ApiError ? `${exc.problem.title || 'Error'}: ${exc.message}` : String(exc);
   const own = errors.filter((e) => !String(e.loc).startsWith('targets'));
-  editor.showErrors(own, detail);
+  // Each message is shown once: a field error beside its field or in the list under the spec, a target's in its
+  // panel, the detail (the service writes it from the same errors) only when there are none; the header says where.
+  editor.showErrors(own, errors.length ? null : detail);
   panels.forEach((p, i) => {
     const mine = errors.filter((e) => String(e.loc).startsWith(`targets[${i}]`));
     p.error(mine.length ? mine.map((e) => `${e.loc}: ${e.msg}`).join('; ') : 'No translation: fix the source spec.');
   });
   byId('meaning').replaceChildren();
   clearPlot(...plotEls(), 'No plot: the spec has errors.');
-  setStatus(`Error: ${detail}`);
+  const where = own.length || !errors.length ? 'the source spec' : 'the translation panels';
+  setStatus(`Error: not translated; the problem is shown with ${where}.`);
 }
 
 async function update() {
