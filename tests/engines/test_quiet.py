@@ -72,7 +72,8 @@ def test_a_chain_keeps_the_converters_lines_in_the_log(tmp_path: Path) -> None:
 
 
 WORKER = """
-import os
+import os, sys
+sys.path.insert(0, {root!r})  # tests.sandbox_tasks, for the worker too (it takes this path, made absolute)
 from clipbridge.core.settings import Settings
 from clipbridge.engines import quiet
 from clipbridge.engines.sandbox import Pool
@@ -89,7 +90,7 @@ pool.close()
 def test_a_sandbox_workers_engine_lines_go_to_the_log(verbose: bool, shown: bool) -> None:
     """Fleet's workers (clipbridge.fleet.slots) are sandbox workers whose stderr is quiet.sink: what an engine
     writes there is a DEBUG record, shown with -v only."""
-    code, err = _stderr([sys.executable, "-c", WORKER.format(verbose=verbose)])
+    code, err = _stderr([sys.executable, "-c", WORKER.format(verbose=verbose, root=str(ROOT))])
     assert code == 0, err
     assert ("Exception during initialization" in err) is shown, err
     if shown:
