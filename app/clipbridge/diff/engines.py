@@ -23,6 +23,7 @@ from clipbridge.engines.runtimes.names import parse_engine_name
 from clipbridge.diff import child
 from clipbridge.diff.child import model_errors
 from clipbridge.core.errors import BackendUnavailable, ClipBridgeError
+from clipbridge.core.ondisk import like
 
 
 
@@ -150,7 +151,7 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
 
     Returns {"values": {tensor: array}, "precision": as it ran, "kernels": {...}, "version": ...}."""
     require([engine])  # here too, for every caller (fix, bundles): a missing engine is never the model's fault
-    marked = with_outputs(model_bytes, marks) if marks else model_bytes
+    marked = like(model_bytes, with_outputs(model_bytes, marks)) if marks else model_bytes
     try:
         # The runtime model's kernels are read where the walk uses them (the marked run), not in a plain run.
         values, info = _ran(engine, marked, feeds, precision, kernels)
