@@ -58,9 +58,17 @@ def _report(argv: list[str], capsys) -> tuple[int, dict]:
     return code, json.loads(out)
 
 
+THREADS = ("thread", "pinning")  # settings that name how the engine's threads ran
+
+
 def _answer(body: dict) -> dict:
-    """The report without what names the file (the sides' models)."""
-    return {k: v for k, v in body.items() if k != "sides"}
+    """The report without what names the file (the sides' models) and the engines' thread settings: a model whose
+    weights stay on disk runs one engine session at a time, each with every core (clipbridge.diff.plain.beside),
+    where the embedded one runs its plain runs beside the marked ones on half the cores each; the report says so."""
+    out = {k: v for k, v in body.items() if k != "sides"}
+    out["engines"] = [{**e, "settings": {k: v for k, v in e.get("settings", {}).items()
+                                         if not any(w in k for w in THREADS)}} for e in body["engines"]]
+    return out
 
 
 CASES = [  # (name, argv with MODEL standing for the model's path)
@@ -131,3 +139,26 @@ def test_one_node_cut_out_reads_its_weight_from_the_file(saved, engine):
     got = engines.run(engine, OnDisk(single, model.folder), {"x": x}, [])["values"]["h0"]
     want = x @ numpy_helper.to_array(onnx.load(str(path)).graph.initializer[2])
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+BESIDE = [  # (name, model, executor, whether the plain runs go beside the marked ones)
+    ("bytes, a concurrent executor", b"m", "direct", True),
+    ("weights on disk: one session at a time", OnDisk(b"m", "/models"), "direct", False),
+    ("bytes, the serial executor", b"m", "serial", False),
+    ("no model named: the executor decides", None, "direct", True),
+]
+
+
+@pytest.mark.parametrize("model,executor,expected", [c[1:] for c in BESIDE], ids=[c[0] for c in BESIDE])
+def test_the_plain_runs_go_beside_only_for_a_model_in_memory(model, executor, expected):
+    from clipbridge.diff import plain, run
+    assert plain.beside(getattr(run, executor), model) is expected
+    assert (plain.side_threads(getattr(run, executor), model) is None) is not expected
+
+
+def test_a_transformed_model_keeps_its_folder():
+    from clipbridge.core.ondisk import like, same
+    model = OnDisk(b"graph", "/models")
+    assert like(model, b"marked").folder == "/models" and type(like(b"plain", b"marked")) is bytes
+    assert same(model, OnDisk(b"graph", "/models")) and not same(model, OnDisk(b"graph", "/other"))
+    assert not same(model, b"graph")
