@@ -5,6 +5,7 @@ the report is the one for the same model with every weight inside it."""
 from __future__ import annotations
 
 import json
+import pickle
 import tracemalloc
 from pathlib import Path
 
@@ -162,3 +163,18 @@ def test_a_transformed_model_keeps_its_folder():
     assert like(model, b"marked").folder == "/models" and type(like(b"plain", b"marked")) is bytes
     assert same(model, OnDisk(b"graph", "/models")) and not same(model, OnDisk(b"graph", "/other"))
     assert not same(model, b"graph")
+    copied = pickle.loads(pickle.dumps(model))  # an executor that pickles (a sandbox, a pool) keeps the folder
+    assert isinstance(copied, OnDisk) and copied.folder == "/models" and copied == model
+
+
+def test_openvino_reads_in_the_folder_and_comes_back(tmp_path, monkeypatch):
+    """The working directory moves to the model's folder for OpenVINO's read only, and back, on failure too."""
+    from clipbridge.engines.runtimes import openvino
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    with openvino.in_folder(None):
+        assert Path.cwd() == tmp_path
+    with pytest.raises(RuntimeError), openvino.in_folder(str(tmp_path / "models")):
+        assert Path.cwd() == tmp_path / "models"
+        raise RuntimeError("the engine refused")
+    assert Path.cwd() == tmp_path
