@@ -147,10 +147,13 @@ def main() -> None:
                     "each in its own "
                     "process, time over the plain runs and peak RSS (bench/diff_sizes.py)")
     ap.add_argument("--memory", default="256MiB", help="with --sizes: the diff's --memory budget")
+    ap.add_argument("--reader", choices=["weightless", "embedded"], default="weightless",
+                    help="with --sizes: how the diff reads a model with external data: its weights left in their "
+                         "files (what `clipbridge diff` does) or embedded (before issue 46: the baseline)")
     args = ap.parse_args()
     if args.sizes:
         import diff_sizes  # bench/diff_sizes.py, this script's directory
-        return diff_sizes.main(args.sizes.split(","), args.memory, args.repeat, host())
+        return diff_sizes.main(args.sizes.split(","), args.memory, args.repeat, host(), args.reader)
     if args.samples:
         return print(json.dumps(sample_set(args), indent=2))
     if args.model == "mlp20":

@@ -6,7 +6,8 @@ torch's exporter writes it) in a temporary folder, then, alternating --repeat ti
 - anchor: the plain runs, in a fresh process: onnxruntime and OpenVINO each read the file, compile and run once
   (their wall time summed, imports excluded), the process's peak RSS;
 - diff: what `clipbridge diff MODEL --memory BUDGET --probe off` runs, in a fresh process: the file read (its
-  external data embedded) and clipbridge.diff.report.diff (imports excluded), and the process's peak RSS.
+  external data left in its files, clipbridge.scan.external.weightless; `--reader embedded`: read into one byte
+  string, as before issue 46) and clipbridge.diff.report.diff (imports excluded), and the process's peak RSS.
 Printed per size: the medians, the ratio diff / anchor (target <= 2.5x), the diff's peak RSS, the anchor's, and
 the diff's own memory above the engines' (diff peak - anchor peak: what the budget bounds), with the host.
 The peaks are ru_maxrss of each process (Linux: KiB).
@@ -91,14 +92,15 @@ def child_plain(path: str) -> dict:
     return {"wall": time.perf_counter() - t}
 
 
-def child_diff(path: str, budget: str) -> dict:
+def child_diff(path: str, budget: str, reader: str = "weightless") -> dict:
     """The diff, in this (fresh) process, as the CLI runs it: the file read, then the diff in process."""
     from clipbridge.diff import passes, report, run
-    from clipbridge.scan.external import embedded_from_file
+    from clipbridge.scan import external
     import openvino  # noqa: F401 - imported before the clock, as the anchor's are
     import onnxruntime  # noqa: F401
+    read = external.weightless if reader == "weightless" else external.embedded_from_file
     t = time.perf_counter()
-    body, _ = report.diff(run.direct, embedded_from_file(path), None,
+    body, _ = report.diff(run.direct, read(path), None,
                           run.Options(probe="off", memory=passes.parse_size(budget)))
     return {"wall": time.perf_counter() - t, "passes": body["passes"], "verdict": body["verdict"]}
 
@@ -116,7 +118,7 @@ def measured(cmd: list[str]) -> dict:
     return json.loads(out.stdout)
 
 
-def one_size(size: int | str, budget: str, repeat: int) -> dict:
+def one_size(size: int | str, budget: str, repeat: int, reader: str = "weightless") -> dict:
     """`size` in bytes (a generated MLP), or the path of a model of the user's (its external data beside it)."""
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP", "/tmp")) as tmp:
         if isinstance(size, str) and size.endswith("a"):  # "512a": 512 MB of captured tensors per engine
@@ -130,7 +132,7 @@ def one_size(size: int | str, budget: str, repeat: int) -> dict:
             if a["rc"]:
                 raise RuntimeError(a["err"])
             anchors.append({"wall": json.loads(a["out"].strip().splitlines()[-1])["wall"], "peak": a["peak"]})
-            d = measured([sys.executable, __file__, "--child-diff", str(path), budget])
+            d = measured([sys.executable, __file__, "--child-diff", str(path), budget, reader])
             if d["rc"]:
                 raise RuntimeError(d["err"] or d["out"])
             got = json.loads(d["out"].strip().splitlines()[-1])
@@ -144,16 +146,16 @@ def one_size(size: int | str, budget: str, repeat: int) -> dict:
             "passes": diffs[0]["passes"], "repeat": repeat}
 
 
-def main(sizes: list[str], budget: str, repeat: int, host: dict) -> None:
+def main(sizes: list[str], budget: str, repeat: int, host: dict, reader: str = "weightless") -> None:
     """Each of `sizes`: MB of a generated model's weights, `Na` N MB of a generated chain's captured tensors per
     engine (generate_activations), or a model's path (e.g. a ResNet-50: tests/diff/models_resnet50.py)."""
-    print(json.dumps({"host": host, "budget": budget, "load_average": os.getloadavg()[0]}))
+    print(json.dumps({"host": host, "budget": budget, "reader": reader, "load_average": os.getloadavg()[0]}))
     for size in sizes:
-        got = one_size(int(size) * MB if size.isdigit() else size, budget, repeat)
+        got = one_size(int(size) * MB if size.isdigit() else size, budget, repeat, reader)
         print(json.dumps({"model": size, **got}), flush=True)
 
 
 if __name__ == "__main__" and len(sys.argv) >= 3 and sys.argv[1] == "--child-plain":
     print(json.dumps(child_plain(sys.argv[2])))
-elif __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--child-diff":
-    print(json.dumps(child_diff(sys.argv[2], sys.argv[3])))
+elif __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--child-diff":
+    print(json.dumps(child_diff(sys.argv[2], sys.argv[3], sys.argv[4])))

@@ -59,10 +59,20 @@ def test_help_says_external_data_is_read_by_the_cli_only(args, capsys):
 
 
 def test_a_model_past_protobufs_limit_with_its_data_is_exit_2_saying_why(tmp_path, monkeypatch, capsys):
-    """Issue 46: a model above 2 GiB with external data cannot be embedded; said from the file sizes, exit 2."""
+    """Issue 46: the precision trace writes a float16 copy of every weight, so it still embeds the data: a model
+    above 2 GiB with external data is refused from the file sizes, exit 2 (the diff runs it: below)."""
     from clipbridge.scan import external
     path = _saved_with_external_data(tmp_path)
     monkeypatch.setattr(external, "EMBED_LIMIT", 16)
-    assert main(["diff", path, "--probe", "off"]) == 2
+    assert main(["trace", path, "--probe", "off"]) == 2
     err = capsys.readouterr().err
     assert "past the 16 bytes one ONNX protobuf holds" in err and "(model)" in err
+
+
+def test_the_diff_runs_a_model_past_protobufs_limit_with_its_data(tmp_path, monkeypatch, capsys):
+    """Issue 46: the diff keeps the weights in their files, so the embedding limit never applies to it."""
+    from clipbridge.scan import external
+    path = _saved_with_external_data(tmp_path)
+    monkeypatch.setattr(external, "EMBED_LIMIT", 16)
+    code, body = _diff(path, capsys)
+    assert code == (0 if body["verdict"] == "equal" else 1)

@@ -22,7 +22,7 @@ from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import bundle, engines, formats, passes, probe, report, run, samples, sets, shapes, sides
 from clipbridge.diff import tolerance, trace
 from clipbridge.engines import quiet
-from clipbridge.scan.external import embedded_from_file
+from clipbridge.scan.external import embedded_from_file, weightless
 
 TRACE_ENGINES = ", ".join(run.ENGINE_NAMES)
 
@@ -138,7 +138,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, names: tuple[str, ...]) -> int:
     # the install command first, before the model is read (the engine of a float16 copy is an engine too)
     engines.require([n.removesuffix(trace.SUFFIX) for n in names], "--engine")
-    model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
+    # External data stays in its files: the engines read it there (the precision trace writes a float16 copy of
+    # every weight, so it reads them in, as onnx.load does)
+    model = (embedded_from_file if trace.is_trace(names) else weightless)(args.model)
     npzs = samples.files([args.inputs] if isinstance(args.inputs, str) else args.inputs or [])
     npz = npzs[0][1] if len(npzs) == 1 else None
     opts = _options(args, names)
@@ -175,7 +177,7 @@ def _run_sides(args: argparse.Namespace) -> int:
     says which tensors only one side has (`sides`, clipbridge.diff.sides)."""
     pairs = diff_sides.parse(args)
     engines.require([e for _, e in pairs], diff_sides.LOC)
-    models = diff_sides.read(pairs, embedded_from_file)
+    models = diff_sides.read(pairs, weightless)
     npzs = samples.files([args.inputs] if isinstance(args.inputs, str) else [])
     opts = _options(args, tuple(e for _, e in pairs))
     given = [sides.Side(m, e, opts.precision) for m, (_, e) in zip(models, pairs)]

@@ -17,6 +17,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from clipbridge.diff.run import Runs
+from clipbridge.scan.external import with_weights
 
 RUNNER = '''"""Reproduce each case of this clipbridge diff bundle on the installed engines (python run_bundle.py)."""
 import json, pathlib, sys
@@ -89,7 +90,8 @@ def build(body: dict, runs: Runs, precision: str) -> bytes:
         for k, n in enumerate(cases):
             r = runs.replays[n["node"]]
             base = f"cases/{k:03d}_{_safe(n['node'])}"
-            z.writestr(f"{base}/model.onnx", r["model"])
+            # a replay of an OnDisk model may name a weight in its file: the bundle carries the weight itself
+            z.writestr(f"{base}/model.onnx", with_weights(r["model"]))
             for i, (name, value) in enumerate(r["feeds"].items()):
                 z.writestr(f"{base}/test_data_set_0/input_{i}.pb", _pb(value, name))
             for engine, out in r["outputs"].items():

@@ -16,7 +16,9 @@ from clipbridge.diff import inputs as gen
 from clipbridge.diff import shapes
 from clipbridge.scan.constant_reader import read
 from clipbridge.scan.patterns import ClipLike, constants, find
+from clipbridge.scan.wire import is_external
 from clipbridge.core.errors import ArtifactError, ClipBridgeError
+from clipbridge.core.ondisk import folder_of, like
 
 
 T = TypeVar("T")
@@ -75,13 +77,28 @@ class Plan:
 def load(model_bytes: bytes) -> onnx.ModelProto:
     try:
         m = onnx.load_from_string(model_bytes)
-        onnx.checker.check_model(model_bytes)  # the bytes as given: checking the proto would serialise it again
+        # the bytes as given: checking the proto would serialise it again
+        onnx.checker.check_model(model_bytes if folder_of(model_bytes) is None else _stubs_as_inputs(m))
     except Exception as exc:  # protobuf's DecodeError or the checker's ValidationError: the user's bytes
         raise ArtifactError(f"the model is not a valid ONNX model: {' '.join(str(exc).split())[:400]}",
                             "model") from None
     if not m.graph.node:
         raise ArtifactError("the model's graph has no nodes", "model")
     return m
+
+
+def _stubs_as_inputs(m: onnx.ModelProto) -> onnx.ModelProto:
+    """An OnDisk model for the checker: its initializers whose data stays in a file become graph inputs of their
+    type and dims (the checker looks for the file relative to its working directory; the engines read it)."""
+    stubs = [t for t in m.graph.initializer if is_external(t)]
+    names, declared = {t.name for t in stubs}, {i.name for i in m.graph.input}
+    light = onnx.ModelProto()
+    _copy_fields(m, light, "graph")
+    _copy_fields(m.graph, light.graph, "initializer")
+    light.graph.initializer.extend(t for t in m.graph.initializer if t.name not in names)
+    light.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                             for t in stubs if t.name not in declared)
+    return light
 
 
 # An initializer of at least this many elements is never read by value in shape inference: the inputs whose
@@ -209,12 +226,20 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     for t in m.graph.initializer:  # the node's own constant inputs, whatever their size (checked reader)
         if t.name in proto.input and t.name not in consts and (v := read(t, limit=None)) is not None:
             consts[t.name] = v
-    ins, inits = replay_inputs(proto.input, feeds, consts, node)
+    stubs = external_inputs(m.graph, proto)
+    ins, inits = replay_inputs([i for i in proto.input if i not in stubs], feeds, consts, node)
+    inits += stubs.values()
     outs = [helper.make_empty_tensor_value_info(o) for o in proto.output if o]
     g = helper.make_graph([proto], f"single_{proto.op_type}", ins, outs, inits)
     single = helper.make_model(g, opset_imports=list(m.opset_import), ir_version=m.ir_version,
                                producer_name="clipbridge-diff")
     return single.SerializeToString()
+
+
+def external_inputs(g: onnx.GraphProto, proto: onnx.NodeProto) -> dict[str, onnx.TensorProto]:
+    """The node's initializers whose data stays in a file (an OnDisk model's weights: clipbridge.core.ondisk),
+    copied as their stubs: the replay's engine reads them where the model's do, never this process."""
+    return {t.name: t for t in g.initializer if t.name in proto.input and is_external(t)}
 
 
 def replay_name(k: int, name: str) -> str:
@@ -230,7 +255,7 @@ def appended(model_bytes: bytes, nodes: Iterable[onnx.NodeProto] = (), inputs: I
     "Last One Wins"): the model's own bytes followed by those of a ModelProto holding only the additions parse, in
     onnx, onnxruntime and OpenVINO alike, as the model with them appended."""
     extra = onnx.ModelProto(graph=onnx.GraphProto(node=list(nodes), input=list(inputs), output=list(outputs)))
-    return model_bytes + extra.SerializeToString()
+    return like(model_bytes, model_bytes + extra.SerializeToString())  # an OnDisk model's weights: still its folder
 
 
 @model_errors

@@ -16,6 +16,7 @@ import numpy as np
 import onnx
 
 from clipbridge.engines.extras import DIFF_INSTALL, INSTALL_HINT
+from clipbridge.engines import heap
 from clipbridge.engines.errors import reduced
 from clipbridge.engines.runtimes import registry
 from clipbridge.engines.runtimes.gpu import DeviceUnavailable
@@ -23,6 +24,7 @@ from clipbridge.engines.runtimes.names import parse_engine_name
 from clipbridge.diff import child
 from clipbridge.diff.child import model_errors
 from clipbridge.core.errors import BackendUnavailable, ClipBridgeError
+from clipbridge.core.ondisk import folder_of, like
 
 
 
@@ -140,7 +142,12 @@ def _ran(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], precisio
         raise
     except Exception as exc:  # each engine raises its own types (Fail, RuntimeError, ...): the user's model
         raise _load_error(engine, exc, model_bytes) from None
-    return session.run(feeds, kernels)
+    try:
+        return session.run(feeds, kernels)
+    finally:
+        del session
+        if folder_of(model_bytes) is not None:  # a model whose weights are large: their pages back, before the next
+            heap.release()
 
 
 def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: list[str],
@@ -150,7 +157,7 @@ def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: li
 
     Returns {"values": {tensor: array}, "precision": as it ran, "kernels": {...}, "version": ...}."""
     require([engine])  # here too, for every caller (fix, bundles): a missing engine is never the model's fault
-    marked = with_outputs(model_bytes, marks) if marks else model_bytes
+    marked = like(model_bytes, with_outputs(model_bytes, marks)) if marks else model_bytes
     try:
         # The runtime model's kernels are read where the walk uses them (the marked run), not in a plain run.
         values, info = _ran(engine, marked, feeds, precision, kernels)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from clipbridge.core.ondisk import folder_of
 from clipbridge.diff import engines, sides
 from clipbridge.engines import threads
 
@@ -30,12 +31,20 @@ def concurrent(execute: Execute) -> bool:
     return bool(getattr(execute, "concurrent", False))
 
 
-def side_threads(execute: Execute) -> int | None:
+def beside(execute: Execute, model: bytes | sides.Models | None = None) -> bool:
+    """Whether the plain runs go beside the marked ones: where the executor allows it, and not for a model whose
+    weights stay on disk (clipbridge.core.ondisk): a second session beside the first would hold a second copy of
+    its weights, which is the memory that grows with the model (docs/performance.md, issue 46)."""
+    groups = sides.given(model, ("",)).groups if model is not None else ()
+    return concurrent(execute) and not any(folder_of(m) is not None for m, _, _ in groups)
+
+
+def side_threads(execute: Execute, model: bytes | sides.Models | None = None) -> int | None:
     """The engine threads each side of a diff gets when the plain runs go beside the marked ones: half the cores
     each, unpinned (clipbridge.engines.threads.scoped). Why: with the engines' defaults both sides' engines each take
     every core, and on two cores a 21 MB model's diff took 170-180 ms against 150 ms split (docs/diff.md,
     Speed). None on the serial path: the engines' defaults, or the count the process set (fleet's workers)."""
-    return threads.share_of_cores(2) if concurrent(execute) else None
+    return threads.share_of_cores(2) if beside(execute, model) else None
 
 
 class Plain:
@@ -53,7 +62,7 @@ class Plain:
                      for e in names}
         # the plain runs' thread runs engines with the count its starter's thread has (side_threads)
         self.pool = ThreadPoolExecutor(1, "clipbridge-plain", initializer=threads.set_thread_count,
-                                       initargs=(threads.engine_threads(),)) if concurrent(execute) else None
+                                       initargs=(threads.engine_threads(),)) if beside(execute, model) else None
         self.futures: dict[str, Future] = {}
 
     def __enter__(self) -> Plain:

@@ -239,7 +239,7 @@ def sample(execute: run.Execute, model: bytes | sides.Models, npz: bytes | None,
     """One pass: the given inputs, or one generated sample (opts.sample: ordinary or edge)."""
     if trace.is_trace(tuple(opts.engines)):  # `engine@f16`: where float16 first overflows (app/clipbridge/diff/trace.py)
         return trace.diff(execute, sides.only(model, "engine"), npz, opts)
-    with threads.scoped(plain_runs.side_threads(execute)):  # every run of this diff, replays included
+    with threads.scoped(plain_runs.side_threads(execute, model)):  # every run of this diff, replays included
         runs = run.collect(execute, model, npz, opts)
         walk = Walk(execute, runs.model or sides.only(model), runs, opts)
         for n in passes.walked(execute, opts, runs):  # a region's tensors at a time (bounded memory)

@@ -29,6 +29,7 @@ import numpy as np
 import onnx
 
 from clipbridge.core.errors import ClipBridgeError
+from clipbridge.core.ondisk import like, same
 from clipbridge.diff import child, engines, subgraphs
 from clipbridge.diff.child import model_errors
 
@@ -95,7 +96,8 @@ class Models:
         return self._each(lambda m, r: execute("diff:prepare", r.body if body else r.alone, m, node, feeds))
 
     def _each(self, make: Callable[[bytes, Replays], bytes]) -> Models:
-        return Models(tuple((make(m, r), r, names) for m, r, names in self.groups))
+        # like(): what a step makes of an OnDisk model names the same weights, in the same folder
+        return Models(tuple((like(m, make(m, r)), r, names) for m, r, names in self.groups))
 
 
 def given(model: bytes | Models, names: Sequence[str]) -> Models:
@@ -117,7 +119,7 @@ def of_sides(sides: Sequence[Side]) -> Models:
     """The sides' models, one entry per distinct (model, replay policy), in the sides' order."""
     groups: list[tuple[bytes, Replays, tuple[str, ...]]] = []
     for s in sides:
-        k = next((i for i, (m, r, _) in enumerate(groups) if r == s.replays and m == s.model), None)
+        k = next((i for i, (m, r, _) in enumerate(groups) if r == s.replays and same(m, s.model)), None)
         if k is None:
             groups.append((s.model, s.replays, (s.engine,)))
         else:

@@ -12,6 +12,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from clipbridge.diff.child import NodeInfo
+from clipbridge.scan.wire import is_external
 
 
 @dataclass
@@ -65,7 +66,9 @@ class Graph:
             return None
         if name in captured:
             return captured[name]
-        return numpy_helper.to_array(inits[name]) if name in inits else None
+        if name not in inits or is_external(inits[name]):  # a weight left in its file is never opened here
+            return None
+        return numpy_helper.to_array(inits[name])
 
 
 def axis_of(a: int, rank: int) -> int:

@@ -28,7 +28,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff.child import NodeInfo, Plan, model_errors, replay_inputs
+from clipbridge.diff.child import NodeInfo, Plan, external_inputs, model_errors, replay_inputs
 from clipbridge.diff.child import _types as types_of
 from clipbridge.diff import functions
 from clipbridge.scan.constant_reader import read
@@ -272,7 +272,9 @@ def single_node(model_bytes: bytes, node: str, feeds: dict[str, np.ndarray]) -> 
     for t in m.graph.initializer:  # the node's own constant inputs, whatever their size (checked reader)
         if t.name in proto.input and (v := read(t, limit=None)) is not None:
             consts[t.name] = v
-    ins, inits = replay_inputs(proto.input, feeds, consts, node)
+    stubs = external_inputs(m.graph, proto)  # weights left in their files (an OnDisk model): read by the engine
+    ins, inits = replay_inputs([i for i in proto.input if i not in stubs], feeds, consts, node)
+    inits += stubs.values()
     outs = [helper.make_empty_tensor_value_info(o) for o in proto.output if o]
     g = helper.make_graph([proto], f"single_{proto.op_type}", ins, outs, inits)
     return helper.make_model(g, opset_imports=list(m.opset_import), ir_version=m.ir_version,

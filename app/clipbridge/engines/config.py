@@ -18,12 +18,15 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any, Literal
 
+from clipbridge.core.ondisk import folder_of
 from clipbridge.core.settings import Settings
 from clipbridge.engines import threads
 from clipbridge.engines.budget import describe
 
 Precision = Literal["model", "deployed"]
 PRECISIONS: tuple[str, ...] = ("model", "deployed")
+# Where onnxruntime resolves the external data of a model given as bytes (an OnDisk model: clipbridge.core.ondisk).
+EXTERNAL_FOLDER = "session.model_external_initializers_file_folder_path"
 
 # The CPU flags (as /proc/cpuinfo spells them) that change an engine's arithmetic.
 CPU_FLAGS = ("avx2", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512_bf16", "avx512_fp16", "amx_tile",
@@ -248,6 +251,8 @@ def onnxruntime_session(model_bytes: bytes, precision: Precision = "model",
     ran). "model" turns the CUDA provider's TF32 off: float32 then runs in float32, as on the CPU."""
     import onnxruntime as ort
     opts, settings = onnxruntime_options(precision)
+    if (folder := folder_of(model_bytes)) is not None:  # the weights stay in their files: read them in place
+        opts.add_session_config_entry(EXTERNAL_FOLDER, folder)
     tf32 = {"CUDAExecutionProvider": {"use_tf32": "0"}} if precision == "model" else {}
     session = ort.InferenceSession(model_bytes, opts, providers=[(p, tf32.get(p, {})) for p in providers])
     settings["providers"] = list(session.get_providers())

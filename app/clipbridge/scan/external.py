@@ -15,9 +15,13 @@ import mmap
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import onnx
+from onnx.external_data_helper import load_external_data_for_model, load_external_data_for_tensor
 
 from clipbridge.core.errors import ArtifactError
+from clipbridge.core.ondisk import OnDisk
+from clipbridge.scan.constant_reader import MAX_CONSTANT
 from clipbridge.scan.wire import ExternalDataRefused, _tensors, is_external, load_light
 
 UNREADABLE = "the model's external data cannot be read next to it"
@@ -97,3 +101,35 @@ def read_model(path: str | Path) -> ModelFile:
 def embedded_from_file(path: str | Path) -> bytes:
     """The model with its external data embedded (read_model): what the engines of diff, fix and chain run."""
     return read_model(path).embedded
+
+
+def weightless(path: str | Path) -> bytes:
+    """The model at `path` for the engines of `clipbridge diff` without its weights in this process: as is when
+    every tensor is inside it; else an OnDisk model (clipbridge.core.ondisk), its graph with each large external
+    tensor left as its stub, which the engines read from the model's folder. Past 2 GB too: only the graph is
+    one protobuf. The small ones (at most MAX_CONSTANT elements: a clip's bounds, a Reshape's shape, a
+    quantization scale) are read in, because the diff's own steps read them by value."""
+    path = Path(path)
+    raw = path.read_bytes()
+    if not data_files(path, raw):  # checks every location before any is read
+        return raw
+    try:
+        m = onnx.load_from_string(raw)
+        for t in _tensors(m):
+            if is_external(t) and np.prod(t.dims, dtype=np.float64) <= MAX_CONSTANT:
+                load_external_data_for_tensor(t, str(path.parent))  # onnx's own containment checks, again
+                t.data_location = onnx.TensorProto.DEFAULT
+                del t.external_data[:]
+    except Exception as exc:  # noqa: BLE001 - onnx's refusal (a bad offset or length): the user's files
+        raise ArtifactError(f"{UNREADABLE}: {' '.join(str(exc).split())[:300]}", "model") from None
+    return OnDisk(m.SerializeToString(), str(path.parent.resolve()))
+
+
+def with_weights(model: bytes) -> bytes:
+    """An OnDisk model with its weights read in (onnx's reader, with its own checks): a file that must stand on
+    its own (a bundle's replay); plain bytes as they are."""
+    if not isinstance(model, OnDisk):
+        return model
+    m = onnx.load_from_string(model)
+    load_external_data_for_model(m, model.folder)
+    return m.SerializeToString()

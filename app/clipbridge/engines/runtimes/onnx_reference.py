@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 import onnx
+from onnx.external_data_helper import load_external_data_for_model
 
+from clipbridge.core.ondisk import folder_of
 from clipbridge.engines.runtimes.base import Feeds, Runtime, float_types
 
 
@@ -25,7 +27,10 @@ class ReferenceSession:
 
 
 def load(model_bytes: bytes, precision: str) -> ReferenceSession:
-    return ReferenceSession(onnx.load_from_string(model_bytes))
+    m = onnx.load_from_string(model_bytes)
+    if (folder := folder_of(model_bytes)) is not None:  # NumPy computes from the proto: an OnDisk model's weights
+        load_external_data_for_model(m, folder)  # are read into memory (onnx's reader, with its own checks)
+    return ReferenceSession(m)
 
 
 RUNTIME = Runtime("onnx-reference", "onnx", ("onnx",), "", frozenset({"diff"}), load=load)

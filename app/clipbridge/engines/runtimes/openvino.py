@@ -4,8 +4,13 @@ type it ran in (`runtimePrecision`), which the diff's walk reports."""
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from clipbridge.core.ondisk import folder_of
 from clipbridge.engines import config
 from clipbridge.engines.runtimes.base import Feeds, Runtime
 
@@ -43,10 +48,33 @@ class OvSession:
                         "settings": settings}
 
 
+# OpenVINO resolves the external data of a model read from bytes against the working directory, and refuses a
+# location outside it (absolute or symlinked) and, from a path, any data file outside the model's own folder: so an
+# OnDisk model (clipbridge.core.ondisk) is read with the working directory moved to its folder for that call. One
+# at a time (the directory is the process's); the other engines' loads name their folder and never read it.
+_CWD = threading.Lock()
+
+
+@contextmanager
+def in_folder(folder: str | None) -> Iterator[None]:
+    if folder is None:
+        yield
+        return
+    with _CWD:
+        back = os.open(".", os.O_RDONLY)  # by descriptor: the way back even if its name changes meanwhile
+        try:
+            os.chdir(folder)
+            yield
+        finally:
+            os.fchdir(back)
+            os.close(back)
+
+
 def on_device(device: str) -> Any:
     """A loader compiling for one OpenVINO device (CPU here; GPU in openvino_gpu)."""
     def load(model_bytes: bytes, precision: str) -> OvSession:
-        model = config.ov_core().read_model(model_bytes, b"")
+        with in_folder(folder_of(model_bytes)):  # an OnDisk model's weights, read in place
+            model = config.ov_core().read_model(model_bytes, b"")
         compiled, effective = config.openvino_compile(model, precision, device)  # type: ignore[arg-type]
         return OvSession(compiled, precision, effective, device)
     return load
