@@ -19,27 +19,13 @@ from clipbridge.api import model_upload
 from clipbridge.api.model_form import Upload
 from clipbridge.client import Client
 from clipbridge.engines.sandbox_wire import MemoryFile
-from fastapi.testclient import TestClient
 
-from clipbridge.core.settings import Settings
-from clipbridge.main import create_app
-from tests.api.test_diff_zip import CANARY, LIMIT, WEIGHTS, model, zipped
+# the zip tests' server (its upload limit) and the canary beside it: the same fixtures for both ways
+from tests.api.test_diff_zip import CANARY, LIMIT, WEIGHTS, beside_the_server, client, model, zipped  # noqa: F401
 
 BOUNDARY = "clipbridge-parts-46"
 DATA = WEIGHTS.tobytes()
 Part = tuple[str, str | None, bytes]  # (field name, filename or None, bytes)
-
-
-@pytest.fixture(scope="module")
-def client():
-    with TestClient(create_app(Settings(max_model_bytes=LIMIT)), raise_server_exceptions=False) as c:
-        yield c
-
-
-@pytest.fixture
-def beside_the_server(tmp_path, monkeypatch):
-    (tmp_path / "m.onnx.data").write_bytes(CANARY)  # where a location would resolve on the server: never read
-    monkeypatch.chdir(tmp_path)
 
 
 def form(*parts: Part) -> tuple[bytes, dict[str, str]]:

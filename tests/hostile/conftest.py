@@ -82,3 +82,24 @@ def hostile_client():
     from clipbridge.main import create_app
     with TestClient(create_app(), raise_server_exceptions=False) as c:
         yield c
+
+
+# The canary: a file in the server's working directory that no upload may ever make anything read
+# (test_external_data.py, test_external_uploads.py).
+CANARY = b"CANARY34" + bytes(range(100, 130))  # 38 bytes, as in the audit
+
+
+@pytest.fixture(scope="module")
+def canary_dir(tmp_path_factory):
+    """The server's working directory: the canary, a symlink to it, a folder."""
+    d = tmp_path_factory.mktemp("served")
+    (d / "canary.bin").write_bytes(CANARY)
+    (d / "link.bin").symlink_to(d / "canary.bin")
+    (d / "sub").mkdir()
+    return d
+
+
+@pytest.fixture
+def in_canary_dir(canary_dir, monkeypatch):
+    monkeypatch.chdir(canary_dir)  # the server's working directory, where a relative location would resolve
+    return canary_dir

@@ -27,7 +27,7 @@ from clipbridge.scan.detach import PREFIX
 from clipbridge.scan.wire import ExternalDataRefused, _tensors, is_external, load_light, refuse_external
 from tests.hostile.places import PLACES, external_locations, external_model, external_models
 
-CANARY = b"CANARY34" + bytes(range(100, 130))  # 38 bytes, as in the audit
+from tests.hostile.conftest import CANARY
 ENDPOINTS = ("inspect", "rewrite", "diff", "fix", "chain", "translate")
 SCAN_ENDPOINTS = ("inspect", "rewrite")  # issue 46: need no weights, scan without them
 ENGINE_ENDPOINTS = ("diff", "fix", "chain")  # run engines, which would open the file: refuse it
@@ -46,21 +46,6 @@ def signatures(data: bytes) -> list[bytes]:
 
 def leaked(body: bytes) -> list[bytes]:
     return [s for s in signatures(CANARY) if s in body]
-
-
-@pytest.fixture(scope="module")
-def canary_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("served")
-    (d / "canary.bin").write_bytes(CANARY)
-    (d / "link.bin").symlink_to(d / "canary.bin")
-    (d / "sub").mkdir()
-    return d
-
-
-@pytest.fixture
-def in_canary_dir(canary_dir, monkeypatch):
-    monkeypatch.chdir(canary_dir)  # the server's working directory, where a relative location would resolve
-    return canary_dir
 
 
 def send(client, endpoint: str, model: bytes):

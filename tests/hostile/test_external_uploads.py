@@ -38,22 +38,6 @@ DECOY = "decoy.bin"
 ZEROS = bytes(38)  # as long as the canary: a length that fits one fits the other
 
 
-@pytest.fixture(scope="module")
-def canary_dir(tmp_path_factory):
-    """The server's working directory: the canary, a symlink to it, a folder (as test_external_data.py's)."""
-    d = tmp_path_factory.mktemp("served")
-    (d / "canary.bin").write_bytes(CANARY)
-    (d / "link.bin").symlink_to(d / "canary.bin")
-    (d / "sub").mkdir()
-    return d
-
-
-@pytest.fixture
-def in_canary_dir(canary_dir, monkeypatch):
-    monkeypatch.chdir(canary_dir)
-    return canary_dir
-
-
 def _zip(entries: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
