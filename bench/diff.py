@@ -150,10 +150,12 @@ def main() -> None:
     ap.add_argument("--reader", choices=["weightless", "embedded"], default="weightless",
                     help="with --sizes: how the diff reads a model with external data: its weights left in their "
                          "files (what `clipbridge diff` does) or embedded (before issue 46: the baseline)")
+    ap.add_argument("--cli", action="store_true", help="with --sizes: also the peak RSS of `python -m clipbridge "
+                    "diff` itself on each model (one more diff per size)")
     args = ap.parse_args()
     if args.sizes:
         import diff_sizes  # bench/diff_sizes.py, this script's directory
-        return diff_sizes.main(args.sizes.split(","), args.memory, args.repeat, host(), args.reader)
+        return diff_sizes.main(args.sizes.split(","), args.memory, args.repeat, host(), args.reader, args.cli)
     if args.samples:
         return print(json.dumps(sample_set(args), indent=2))
     if args.model == "mlp20":

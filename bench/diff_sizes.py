@@ -8,9 +8,15 @@ torch's exporter writes it) in a temporary folder, then, alternating --repeat ti
 - diff: what `clipbridge diff MODEL --memory BUDGET --probe off` runs, in a fresh process: the file read (its
   external data left in its files, clipbridge.scan.external.weightless; `--reader embedded`: read into one byte
   string, as before issue 46) and clipbridge.diff.report.diff (imports excluded), and the process's peak RSS.
-Printed per size: the medians, the ratio diff / anchor (target <= 2.5x), the diff's peak RSS, the anchor's, and
-the diff's own memory above the engines' (diff peak - anchor peak: what the budget bounds), with the host.
+Printed per size: the medians, the ratio diff / anchor (target <= 2.5x), the diff's peak RSS, the anchor's, the
+diff's own memory above the engines' (diff peak - anchor peak: what the budget bounds) and the peak ratio (diff
+peak / anchor peak), with the host; with --cli also the peak of `python -m clipbridge diff` itself on the model.
 The peaks are ru_maxrss of each process (Linux: KiB).
+
+Then one line of targets (issue 46). Decision, because the engines run in the diff's own process and hold the
+model as a plain run does: "the diff's peak memory stays flat" is read as the diff's peak over the plain runs'
+peak, which must stay within 1.5x of itself from 100 MB up, and the diff's own memory above the plain runs,
+which must stay under the budget at every size (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -118,7 +124,17 @@ def measured(cmd: list[str]) -> dict:
     return json.loads(out.stdout)
 
 
-def one_size(size: int | str, budget: str, repeat: int, reader: str = "weightless") -> dict:
+def cli_peak(path: Path, budget: str) -> int:
+    """The peak RSS (bytes) of `python -m clipbridge diff MODEL --memory BUDGET --probe off`: exit 0 or 1 (equal, or
+    a difference: both a finished diff)."""
+    c = measured([sys.executable, "-m", "clipbridge", "diff", str(path), "--memory", budget, "--probe", "off",
+                  "--format", "json"])
+    if c["rc"] not in (0, 1):
+        raise RuntimeError(c["err"] or c["out"])
+    return c["peak"]
+
+
+def one_size(size: int | str, budget: str, repeat: int, reader: str = "weightless", cli: bool = False) -> dict:
     """`size` in bytes (a generated MLP), or the path of a model of the user's (its external data beside it)."""
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP", "/tmp")) as tmp:
         if isinstance(size, str) and size.endswith("a"):  # "512a": 512 MB of captured tensors per engine
@@ -137,22 +153,40 @@ def one_size(size: int | str, budget: str, repeat: int, reader: str = "weightles
                 raise RuntimeError(d["err"] or d["out"])
             got = json.loads(d["out"].strip().splitlines()[-1])
             diffs.append({"wall": got["wall"], "peak": d["peak"], "passes": got["passes"]})
+        through_cli = cli_peak(path, budget) if cli else None
     med = statistics.median
     anchor_wall, diff_wall = med(a["wall"] for a in anchors), med(d["wall"] for d in diffs)
     anchor_peak, diff_peak = med(a["peak"] for a in anchors), med(d["peak"] for d in diffs)
     return {"size_mb": round(on_disk / MB, 1), "anchor_s": round(anchor_wall, 2), "diff_s": round(diff_wall, 2),
             "ratio": round(diff_wall / anchor_wall, 2), "anchor_peak_mib": round(anchor_peak / 2**20),
             "diff_peak_mib": round(diff_peak / 2**20), "diff_own_mib": round((diff_peak - anchor_peak) / 2**20),
-            "passes": diffs[0]["passes"], "repeat": repeat}
+            "peak_ratio": round(diff_peak / anchor_peak, 3), "passes": diffs[0]["passes"], "repeat": repeat,
+            **({"cli_peak_mib": round(through_cli / 2**20), "cli_own_mib": round((through_cli - anchor_peak) / 2**20)}
+               if through_cli is not None else {})}
 
 
-def main(sizes: list[str], budget: str, repeat: int, host: dict, reader: str = "weightless") -> None:
+def targets(rows: list[dict], budget: int) -> dict:
+    """Issue 46's targets over the sizes measured (the module's docstring says how "flat" is read)."""
+    big = [r for r in rows if r["size_mb"] >= 100]
+    ratios = [r["peak_ratio"] for r in big]
+    own = [r.get("cli_own_mib", r["diff_own_mib"]) for r in rows]
+    return {"time_at_most_2.5x": all(r["ratio"] <= 2.5 for r in rows),
+            "peak_flat_within_1.5x": bool(ratios) and max(ratios) / min(ratios) <= 1.5,
+            "own_memory_under_budget": all(m * 2**20 <= budget for m in own),
+            "above_2GB": any(r["size_mb"] > 2000 for r in rows)}
+
+
+def main(sizes: list[str], budget: str, repeat: int, host: dict, reader: str = "weightless", cli: bool = False) -> None:
     """Each of `sizes`: MB of a generated model's weights, `Na` N MB of a generated chain's captured tensors per
     engine (generate_activations), or a model's path (e.g. a ResNet-50: tests/diff/models_resnet50.py)."""
     print(json.dumps({"host": host, "budget": budget, "reader": reader, "load_average": os.getloadavg()[0]}))
+    rows = []
     for size in sizes:
-        got = one_size(int(size) * MB if size.isdigit() else size, budget, repeat, reader)
+        got = one_size(int(size) * MB if size.isdigit() else size, budget, repeat, reader, cli)
+        rows.append(got)
         print(json.dumps({"model": size, **got}), flush=True)
+    from clipbridge.diff.passes import parse_size
+    print(json.dumps({"targets": targets(rows, parse_size(budget))}))
 
 
 if __name__ == "__main__" and len(sys.argv) >= 3 and sys.argv[1] == "--child-plain":

@@ -17,12 +17,39 @@ from tests.diff.conftest import npz
 from tests.hostile.places import amplifying_model
 
 
-def test_a_tensor_past_the_byte_limit_is_refused_before_any_engine_runs(monkeypatch):
-    calls = []
-    monkeypatch.setattr(engines, "run", lambda *a, **k: calls.append(a))
-    with pytest.raises(child.TensorTooLarge, match=r"tensor 'big' would hold 1073741824 bytes \(134217728 x float64"):
-        run.collect(run.direct, amplifying_model("constant-of-shape", 27), None, run.Options())
-    assert calls == []
+class Ran(Exception):
+    """An engine was asked to run: the footprint check let the model through."""
+
+
+def _no_engine(*args, **kwargs):
+    raise Ran()
+
+
+@pytest.mark.parametrize("budget, option", [
+    pytest.param(512 << 20, "--memory", id="cli"),
+    pytest.param(512 << 20, "CLIPBRIDGE_DIFF_MEMORY_MB", id="server"),
+])
+def test_a_tensor_past_the_budgets_share_is_refused_before_any_engine_runs(monkeypatch, budget, option):
+    monkeypatch.setattr(engines, "run", _no_engine)
+    opts = run.Options(memory=budget, memory_option=option)  # 256 MiB per engine against a 1 GiB tensor
+    with pytest.raises(child.TensorTooLarge, match=r"tensor 'big' would hold 1073741824 bytes \(134217728 x float64"
+                       r".* at most 268435456 bytes .*raise " + option) as err:
+        run.collect(run.direct, amplifying_model("constant-of-shape", 27), None, opts)
+    assert err.value.loc == option and err.value.status == 422
+
+
+def test_a_budget_that_holds_the_tensor_lets_the_model_through(monkeypatch):
+    """Issue 46: no fixed cap answers a model the machine can run: 2 GiB per engine holds the 1 GiB tensor."""
+    monkeypatch.setattr(engines, "run", _no_engine)
+    with pytest.raises(Ran):
+        run.collect(run.direct, amplifying_model("constant-of-shape", 27), None, run.Options(memory=4 << 30))
+
+
+def test_without_a_budget_the_fixed_default_holds():
+    """clipbridge.diff.child.prepare's own default (a caller that gives no budget): 128 MiB, naming the model."""
+    with pytest.raises(child.TensorTooLarge, match="at most 134217728 bytes") as err:
+        child.prepare(amplifying_model("constant-of-shape", 27), None)
+    assert err.value.loc == "model" and "raise" not in err.value.message
 
 
 def test_the_childs_own_count_stops_results_past_the_limit(monkeypatch):

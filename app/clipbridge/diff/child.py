@@ -23,8 +23,11 @@ from clipbridge.core.ondisk import folder_of, like
 
 T = TypeVar("T")
 # Any one tensor of the model, as shape inference knows it (bytes): past it the model is refused before an
-# engine computes anything (a few hundred bytes of ConstantOfShape/Expand/Tile can ask for gigabytes).
+# engine computes anything (a few hundred bytes of ConstantOfShape/Expand/Tile can ask for gigabytes). The default
+# where no budget is given; a diff's limit is its memory budget's share per engine (clipbridge.diff.run.Options
+# .tensor_limit), which the user sets: no fixed cap refuses a model the machine can run (issue 46).
 MAX_TENSOR_BYTES = 128 * 2**20
+Limit = tuple[int, str]  # bytes, and the setting that raises them (`--memory`, the server's variable)
 
 
 class TensorTooLarge(ClipBridgeError):
@@ -171,9 +174,9 @@ def _types(m: onnx.ModelProto, model_bytes: bytes | None = None) -> tuple[dict[s
 
 @model_errors
 def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED, sample: str = "ordinary",
-            given: shapes.Shapes = ()) -> Plan:
+            given: shapes.Shapes = (), limit: Limit = (MAX_TENSOR_BYTES, "model")) -> Plan:
     """The model's nodes, clip-like nodes and the inputs to run (the .npz's, or generated with `seed`: an
-    ordinary sample, or the edge probe's values, at the `given` shapes)."""
+    ordinary sample, or the edge probe's values, at the `given` shapes); no tensor past `limit` (check_footprint)."""
     m = load(model_bytes)
     clips = find(m)
     shapes.check_names(given, [vi.name for vi in gen.graph_inputs(m)], npz is not None)
@@ -185,17 +188,20 @@ def prepare(model_bytes: bytes, npz: bytes | None, seed: int = gen.SEED, sample:
     dtypes, sizes = _types(m, model_bytes)
     plan = Plan(nodes, clips, feeds, npz is not None, [o.name for o in m.graph.output], consts, dtypes, sizes,
                 shapes.symbolic(gen.graph_inputs(m), feeds))
-    check_footprint(plan)
+    check_footprint(plan, limit)
     return plan
 
 
-def check_footprint(plan: Plan, limit: int = MAX_TENSOR_BYTES) -> None:
-    """TensorTooLarge naming the largest tensor shape inference knows past `limit` bytes, before any run."""
+def check_footprint(plan: Plan, limit: Limit = (MAX_TENSOR_BYTES, "model")) -> None:
+    """TensorTooLarge naming the largest tensor shape inference knows past the limit's bytes, before any run, and
+    the setting that raises the limit."""
+    most, option = limit
     big = max(plan.sizes, key=plan.nbytes, default=None)
-    if big is not None and plan.nbytes(big) > limit:
+    if big is not None and plan.nbytes(big) > most:
         raise TensorTooLarge(f"tensor {big[:80]!r} would hold {plan.nbytes(big)} bytes ({plan.sizes[big]} x "
-                             f"{plan.dtypes.get(big, 'float64')}); a diff runs tensors of at most {limit} bytes",
-                             "model")
+                             f"{plan.dtypes.get(big, 'float64')}); this diff runs tensors of at most {most} bytes"
+                             + ("" if option == "model" else f" (its memory budget's share per engine: raise "
+                                                             f"{option})"), option)
 
 
 def replay_inputs(names: Iterable[str], feeds: dict[str, np.ndarray], consts: dict[str, np.ndarray],

@@ -62,6 +62,11 @@ class Options:
     def budget(self) -> int:
         return self.memory if self.memory is not None else passes.default_budget()
 
+    def tensor_limit(self) -> child.Limit:
+        """The largest tensor this diff runs: the budget's share per engine (each engine's copy of a captured
+        tensor is held at once), which the user's setting raises; never a fixed cap (issue 46)."""
+        return self.budget() // max(1, len(self.engines)), self.memory_option
+
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
         probe.check(self.probe, self.sample, prefix)
@@ -269,7 +274,8 @@ def collect(execute: Execute, given: bytes | sides.Models, npz: bytes | None, op
     model for every engine, or each side's (clipbridge.diff.sides); the plan is read from the first side's."""
     opts.check()
     model = sides.given(given, opts.engines)
-    plan = execute("diff:prepare", child.prepare, model.first, npz, opts.seed, opts.sample, opts.shapes)
+    plan = execute("diff:prepare", child.prepare, model.first, npz, opts.seed, opts.sample, opts.shapes,
+                   opts.tensor_limit())
     tolerance.check_names(opts.tolerances, plan.outputs)
     walked, walked_plan, views = subgraphs.walkable(execute, model, plan)  # If/Loop/Scan bodies made readable
     try:
