@@ -17,7 +17,8 @@ from clipbridge.diff.trace import SUFFIX
 from clipbridge.fix import formats
 from clipbridge.fix.facts import ENGINES as FIX_ENGINES  # the engines whose facts the rules know
 from clipbridge.fix.service import fix
-from clipbridge.scan.external import embedded_from_file
+from clipbridge.scan.external import embedded_from_file, weightless
+from clipbridge.scan.external_out import write_model
 from clipbridge.engines import quiet
 
 
@@ -46,12 +47,14 @@ def run_fix(args: argparse.Namespace, engines: tuple[str, ...], model_out: str, 
                               "--engine")
     # the install command first, before the model is read (B@f16 runs on B)
     diff_engines.require([e.removesuffix(SUFFIX) for e in engines], "--engine")
-    model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
+    # The weights stay in their files (an OnDisk model, issue 46), except for B@f16: the precision trace writes a
+    # float16 copy of every weight, so it reads them in (as `clipbridge trace` does).
+    model = (embedded_from_file if engines[1].endswith(SUFFIX) else weightless)(args.model)
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     # The CLI runs the engines in its own process: the model is the caller's own file.
     with quiet.to_log("fix"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
         fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)
-    Path(model_out).write_bytes(fixed.model)
+    write_model(fixed.model, model_out)  # external weights: beside OUT, as beside the model (external_out)
     body = {**fixed.body, "model": {**fixed.body["model"], "path": str(model_out)}}
     o.write_report(formats.render(body, args.format, Path(args.model).name), report_out)
     return 0 if body["verdict"] == "equal" else 1

@@ -12,6 +12,7 @@ from typing import Any
 from clipbridge.diff.isolated import bounded
 from clipbridge.diff.run import Execute, direct
 from clipbridge.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
+from clipbridge.core.ondisk import like
 from clipbridge.fix import apply, engines, found, overflow, proof
 from clipbridge.fix.facts import ENGINES, openvino_setting
 from clipbridge.engines.sandbox import run_isolated
@@ -56,11 +57,14 @@ def advice(proof_body: dict, float32: bool) -> list[dict]:
 def _write(execute: Execute, model: bytes, reference: str, target: str,
            allowed: dict[str, list[str]] | None = None) -> dict:
     try:
-        return execute("fix-write", apply.write_checked, model, reference, target, allowed)
+        w = execute("fix-write", apply.write_checked, model, reference, target, allowed)
     except ClipBridgeError:
         raise
     except Exception as exc:  # the child re-raises onnx's own errors: the model is what is wrong
         raise ArtifactError(f"the model cannot be rewritten: {' '.join(str(exc).split())[:300]}", "model") from None
+    # The rewrite keeps the stubs of weights left in their files (an OnDisk model): so does the written model's
+    # folder, for the proof's and the timing's engines (clipbridge.core.ondisk.like).
+    return {**w, "model": like(model, w["model"])}
 
 
 def proof_body(original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
