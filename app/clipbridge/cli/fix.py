@@ -1,7 +1,13 @@
 """`clipbridge fix MODEL --engine A --engine B --output OUT.onnx`: write OUT.onnx for B to compute what the model
 computes on A, print the fix and its proof in --format (to --report FILE, or stdout); exit 0 when the proof is
 equal, 1 when not, 2 on error. `--engine A --engine A@f16` writes the float16 model with the smallest repair of
-its overflow (docs/diff.md, Precision trace). `clipbridge diff --fix OUT.onnx` is its older spelling."""
+its overflow (docs/diff.md, Precision trace). `clipbridge diff --fix OUT.onnx` is its older spelling.
+
+A model with external data is read weightless (issue 46: its weights stay in their files, past 2 GB too), and
+OUT.onnx is written with its weights as external data beside it: each data file the fixed model names is copied
+into OUT's folder by streaming, under its location, unless OUT's folder is the model's own (then the same files
+are named, nothing is copied); a different file of that name there is refused, exit 2 naming --output, never
+overwritten (clipbridge.scan.external_out). A model with every tensor inside is written as one file, as before."""
 
 from __future__ import annotations
 
