@@ -15,6 +15,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+from clipbridge.cli import fix as cli_fix
 from clipbridge.cli.main import main
 from clipbridge.core.ondisk import OnDisk
 from clipbridge.scan import external
@@ -119,7 +120,7 @@ def test_into_the_sources_own_folder_nothing_is_copied(src, tmp_path):
     onnx.checker.check_model(str(folder / "fixed.onnx"), full_check=True)
 
 
-def test_a_data_file_of_the_same_name_is_kept_when_equal_and_refused_when_not(src, tmp_path, capsys):
+def test_a_data_file_of_the_same_name_is_kept_when_equal_and_refused_when_not(src, tmp_path, monkeypatch, capsys):
     (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "fixed.onnx"
     (out.parent / DATA).write_bytes((src / "ext" / DATA).read_bytes())
@@ -128,11 +129,24 @@ def test_a_data_file_of_the_same_name_is_kept_when_equal_and_refused_when_not(sr
     other = bytearray((src / "ext" / DATA).read_bytes())
     other[-1] ^= 1  # another model's weights, one bit apart
     (out.parent / DATA).write_bytes(bytes(other))
+    monkeypatch.setattr(cli_fix, "fix", _never)  # refused before the fix runs, not after
     code = main(["fix", str(src / "ext" / "model.onnx"), "--engine", "onnxruntime", "--engine", "openvino",
                  "--output", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and "--output" in err and "other content" in err
     assert (out.parent / DATA).read_bytes() == bytes(other) and not out.exists()  # nothing overwritten or written
+
+
+def _never(*args, **kwargs):
+    raise AssertionError("the fix ran")
+
+
+def test_a_missing_output_folder_is_refused_as_for_a_model_with_every_tensor_inside(src, tmp_path, monkeypatch,
+                                                                                     capsys):
+    monkeypatch.setattr(cli_fix, "fix", _never)
+    code = main(["fix", str(src / "ext" / "model.onnx"), "--engine", "onnxruntime", "--engine", "openvino",
+                 "--output", str(tmp_path / "missing" / "fixed.onnx")])
+    assert code == 2 and "--output" in capsys.readouterr().err and not (tmp_path / "missing").exists()
 
 
 def test_a_model_past_protobufs_limit_with_its_data_is_fixed(src, tmp_path, monkeypatch):
@@ -160,3 +174,18 @@ def test_the_data_files_are_streamed_never_read_whole(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < size / 16 and filecmp.cmp(tmp_path / "src" / DATA, tmp_path / "out" / DATA, shallow=False)
+
+
+def test_out_named_as_its_data_file_or_a_symlink_there_is_refused(src, tmp_path):
+    """The data file cannot be OUT itself, and a symlink under its name is never written through."""
+    from clipbridge.core.errors import ClipBridgeError
+    from clipbridge.scan.external_out import plan
+    model = external.weightless(src / "ext" / "model.onnx")
+    with pytest.raises(ClipBridgeError, match="choose another --output"):
+        plan(model, tmp_path / DATA)
+    (tmp_path / "elsewhere").write_bytes(b"")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / DATA).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ClipBridgeError, match="--output"):
+        plan(model, tmp_path / "out" / "fixed.onnx")
+    assert plan(model, src / "ext" / "fixed.onnx") == [] and plan(b"plain", tmp_path / "x.onnx") == []

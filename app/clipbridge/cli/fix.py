@@ -24,7 +24,7 @@ from clipbridge.fix import formats
 from clipbridge.fix.facts import ENGINES as FIX_ENGINES  # the engines whose facts the rules know
 from clipbridge.fix.service import fix
 from clipbridge.scan.external import embedded_from_file, weightless
-from clipbridge.scan.external_out import write_model
+from clipbridge.scan.external_out import plan, write_model
 from clipbridge.engines import quiet
 
 
@@ -56,6 +56,7 @@ def run_fix(args: argparse.Namespace, engines: tuple[str, ...], model_out: str, 
     # The weights stay in their files (an OnDisk model, issue 46), except for B@f16: the precision trace writes a
     # float16 copy of every weight, so it reads them in (as `clipbridge trace` does).
     model = (embedded_from_file if engines[1].endswith(SUFFIX) else weightless)(args.model)
+    plan(model, model_out)  # a data file OUT's folder cannot take is refused now, not after the fix has run
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     # The CLI runs the engines in its own process: the model is the caller's own file.
     with quiet.to_log("fix"):  # the engines' own lines go to the log (clipbridge -v), not the terminal

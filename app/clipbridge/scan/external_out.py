@@ -34,16 +34,25 @@ def locations(model: bytes) -> list[str]:
                    for t in _tensors(m) if is_external(t)})
 
 
-def write_model(model: bytes, out: str | Path) -> None:
-    """Write `model` to `out`; an OnDisk model's data files beside it (module docstring). Every refusal comes
-    before anything is written."""
+def plan(model: bytes, out: str | Path) -> list[tuple[Path, Path]]:
+    """The copies (data file, its place beside OUT) that writing `model` to `out` makes: none for plain bytes or
+    into the model's own folder. Every refusal is raised here, before anything is written, so that a caller
+    refuses before its work too (`clipbridge fix` does, before the fix runs)."""
     out = Path(out)
     folder = folder_of(model)
-    if folder is not None and out.parent.resolve() != Path(folder):
-        pairs = [(located(Path(folder), loc), _target(out, loc)) for loc in locations(model)]
-        for source, target in [(s, t) for s, t in pairs if not _already_there(s, t)]:
-            _copy(source, target)
-    out.write_bytes(model)
+    if folder is None or out.parent.resolve() == Path(folder):
+        return []
+    if not out.parent.is_dir():  # as writing a plain model there would fail: no folder is made for OUT
+        raise ClipBridgeError(f"{OPTION}'s folder {str(out.parent)[:200]!r} does not exist", OPTION)
+    pairs = [(located(Path(folder), loc), _target(out, loc)) for loc in locations(model)]
+    return [(source, target) for source, target in pairs if not _already_there(source, target)]
+
+
+def write_model(model: bytes, out: str | Path) -> None:
+    """Write `model` to `out`; an OnDisk model's data files beside it (module docstring), each refusal first."""
+    for source, target in plan(model, out):
+        _copy(source, target)
+    Path(out).write_bytes(model)
 
 
 def _target(out: Path, location: str) -> Path:
