@@ -77,7 +77,9 @@ def proof_body(original: bytes, written: bytes, npz: bytes | None, reference: st
 def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision: str = "model",
         rounds: int = 30, execute: Execute = run_isolated) -> Fixed:
     """Write the model for `target` to compute what `reference` computes, prove it and measure its cost.
-    `execute` runs each native step: the sandbox for uploads, in-process (clipbridge.diff.run.direct) for the CLI."""
+    `execute` runs each native step: the sandbox for uploads, in-process (clipbridge.diff.run.direct) for the CLI.
+    An OnDisk model (the CLI's, its weights in their files) gives an OnDisk written model naming the same files;
+    its caller writes them beside it (clipbridge.scan.external_out)."""
     if target.endswith("@f16"):  # a float16 overflow: the precision trace's fix (app/clipbridge/fix/overflow.py)
         written, body = overflow.fix(execute, model, npz, reference, target, precision, rounds)
         return Fixed(written, body)
