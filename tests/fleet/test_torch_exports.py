@@ -1,7 +1,8 @@
 """Fleet on torch's default output (issue 47): torch 2.13's dynamo exporter writes `MODEL.onnx.data` beside every
-export; fleet reads it as `clipbridge diff` does (clipbridge.scan.external.read_model), hashes it with the model, and
-keeps the external-data rules (docs/isolation.md): a location outside the model's folder or a symlink is an error
-line for that model, never onnx's raw text, and nothing outside the folder is read."""
+export; fleet reads it as `clipbridge diff` does (clipbridge.scan.external.read_weightless: the weights stay in
+their files, tests/fleet/test_weightless.py), hashes it with the model, and keeps the external-data rules
+(docs/isolation.md): a location outside the model's folder or a symlink is an error line for that model, never
+onnx's raw text, and nothing outside the folder is read."""
 
 from __future__ import annotations
 

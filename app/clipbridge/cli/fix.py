@@ -1,7 +1,13 @@
 """`clipbridge fix MODEL --engine A --engine B --output OUT.onnx`: write OUT.onnx for B to compute what the model
 computes on A, print the fix and its proof in --format (to --report FILE, or stdout); exit 0 when the proof is
 equal, 1 when not, 2 on error. `--engine A --engine A@f16` writes the float16 model with the smallest repair of
-its overflow (docs/diff.md, Precision trace). `clipbridge diff --fix OUT.onnx` is its older spelling."""
+its overflow (docs/diff.md, Precision trace). `clipbridge diff --fix OUT.onnx` is its older spelling.
+
+A model with external data is read weightless (issue 46: its weights stay in their files, past 2 GB too), and
+OUT.onnx is written with its weights as external data beside it: each data file the fixed model names is copied
+into OUT's folder by streaming, under its location, unless OUT's folder is the model's own (then the same files
+are named, nothing is copied); a different file of that name there is refused, exit 2 naming --output, never
+overwritten (clipbridge.scan.external_out). A model with every tensor inside is written as one file, as before."""
 
 from __future__ import annotations
 
@@ -17,7 +23,8 @@ from clipbridge.diff.trace import SUFFIX
 from clipbridge.fix import formats
 from clipbridge.fix.facts import ENGINES as FIX_ENGINES  # the engines whose facts the rules know
 from clipbridge.fix.service import fix
-from clipbridge.scan.external import embedded_from_file
+from clipbridge.scan.external import embedded_from_file, weightless
+from clipbridge.scan.external_out import plan, write_model
 from clipbridge.engines import quiet
 
 
@@ -46,12 +53,15 @@ def run_fix(args: argparse.Namespace, engines: tuple[str, ...], model_out: str, 
                               "--engine")
     # the install command first, before the model is read (B@f16 runs on B)
     diff_engines.require([e.removesuffix(SUFFIX) for e in engines], "--engine")
-    model = embedded_from_file(args.model)  # external data next to the model is read, as onnx.load does
+    # The weights stay in their files (an OnDisk model, issue 46), except for B@f16: the precision trace writes a
+    # float16 copy of every weight, so it reads them in (as `clipbridge trace` does).
+    model = (embedded_from_file if engines[1].endswith(SUFFIX) else weightless)(args.model)
+    plan(model, model_out)  # a data file OUT's folder cannot take is refused now, not after the fix has run
     npz = Path(args.inputs).read_bytes() if args.inputs else None
     # The CLI runs the engines in its own process: the model is the caller's own file.
     with quiet.to_log("fix"):  # the engines' own lines go to the log (clipbridge -v), not the terminal
         fixed = fix(model, npz, engines[0], engines[1], args.precision, execute=run.direct)
-    Path(model_out).write_bytes(fixed.model)
+    write_model(fixed.model, model_out)  # external weights: beside OUT, as beside the model (external_out)
     body = {**fixed.body, "model": {**fixed.body["model"], "path": str(model_out)}}
     o.write_report(formats.render(body, args.format, Path(args.model).name), report_out)
     return 0 if body["verdict"] == "equal" else 1

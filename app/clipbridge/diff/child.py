@@ -81,7 +81,7 @@ def load(model_bytes: bytes) -> onnx.ModelProto:
     try:
         m = onnx.load_from_string(model_bytes)
         # the bytes as given: checking the proto would serialise it again
-        onnx.checker.check_model(model_bytes if folder_of(model_bytes) is None else _stubs_as_inputs(m))
+        onnx.checker.check_model(model_bytes if folder_of(model_bytes) is None else stubs_as_inputs(m))
     except Exception as exc:  # protobuf's DecodeError or the checker's ValidationError: the user's bytes
         raise ArtifactError(f"the model is not a valid ONNX model: {' '.join(str(exc).split())[:400]}",
                             "model") from None
@@ -90,7 +90,7 @@ def load(model_bytes: bytes) -> onnx.ModelProto:
     return m
 
 
-def _stubs_as_inputs(m: onnx.ModelProto) -> onnx.ModelProto:
+def stubs_as_inputs(m: onnx.ModelProto) -> onnx.ModelProto:
     """An OnDisk model for the checker: its initializers whose data stays in a file become graph inputs of their
     type and dims (the checker looks for the file relative to its working directory; the engines read it)."""
     stubs = [t for t in m.graph.initializer if is_external(t)]

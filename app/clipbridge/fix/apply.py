@@ -11,6 +11,8 @@ import numpy as np
 import onnx
 
 from clipbridge.core.errors import ArtifactError
+from clipbridge.core.ondisk import folder_of
+from clipbridge.diff.child import stubs_as_inputs
 from clipbridge.scan.constant_reader import Constants, graph_constants, numeric
 from clipbridge.fix.facts import Node
 from clipbridge.fix import scopes
@@ -107,6 +109,13 @@ def _rewrite(model: onnx.ModelProto, reference: str, target: str,
     return scopes.rewrite(model, reference, target, opset_of(model), FLOATS, _constants, _node, allowed)
 
 
+def _check(model: onnx.ModelProto, on_disk: bool) -> None:
+    """onnx.checker in full. An OnDisk model's weights stay in its folder, where the checker (which looks in the
+    working directory) would not find them: its stubs are checked as graph inputs of their type and dims
+    (clipbridge.diff.child.stubs_as_inputs); the engines read the weights themselves."""
+    onnx.checker.check_model(stubs_as_inputs(model) if on_disk else model, full_check=True)
+
+
 def write_fixed(model_bytes: bytes, reference: str, target: str, allowed: dict[str, list[str]] | None = None) -> dict:
     """The fixed model's bytes with rules_applied, skipped and what happened to the opset (run in a child)."""
     model = onnx.load_from_string(model_bytes)
@@ -121,7 +130,7 @@ def write_fixed(model_bytes: bytes, reference: str, target: str, allowed: dict[s
         e, skipped = _rewrite(model, reference, target, allowed)
     else:
         model = trial
-    onnx.checker.check_model(model, full_check=True)
+    _check(model, folder_of(model_bytes) is not None)
     return {"model": model.SerializeToString(), "rules_applied": e.applied, "skipped": skipped,
             "opset": opset_of(model), "ir_version": model.ir_version, "opset_before": before[0],
             "ir_version_before": before[1], "opset_note": opset_note}
@@ -148,7 +157,7 @@ def write_checked(model_bytes: bytes, reference: str, target: str, allowed: dict
     every original node name is still there."""
     try:
         original = onnx.load_from_string(model_bytes)
-        onnx.checker.check_model(original, full_check=True)
+        _check(original, folder_of(model_bytes) is not None)
     except Exception as exc:  # protobuf, checker and shape-inference errors: the upload is what is wrong
         raise ArtifactError(f"the model fails onnx.checker: {' '.join(str(exc).split())[:300]}", "model") from None
     out = write_fixed(model_bytes, reference, target, allowed)

@@ -12,6 +12,7 @@ from typing import Any
 from clipbridge.diff.isolated import bounded
 from clipbridge.diff.run import Execute, direct
 from clipbridge.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
+from clipbridge.core.ondisk import like
 from clipbridge.fix import apply, engines, found, overflow, proof
 from clipbridge.fix.facts import ENGINES, openvino_setting
 from clipbridge.engines.sandbox import run_isolated
@@ -56,11 +57,14 @@ def advice(proof_body: dict, float32: bool) -> list[dict]:
 def _write(execute: Execute, model: bytes, reference: str, target: str,
            allowed: dict[str, list[str]] | None = None) -> dict:
     try:
-        return execute("fix-write", apply.write_checked, model, reference, target, allowed)
+        w = execute("fix-write", apply.write_checked, model, reference, target, allowed)
     except ClipBridgeError:
         raise
     except Exception as exc:  # the child re-raises onnx's own errors: the model is what is wrong
         raise ArtifactError(f"the model cannot be rewritten: {' '.join(str(exc).split())[:300]}", "model") from None
+    # The rewrite keeps the stubs of weights left in their files (an OnDisk model): so does the written model's
+    # folder, for the proof's and the timing's engines (clipbridge.core.ondisk.like).
+    return {**w, "model": like(model, w["model"])}
 
 
 def proof_body(original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
@@ -73,7 +77,9 @@ def proof_body(original: bytes, written: bytes, npz: bytes | None, reference: st
 def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision: str = "model",
         rounds: int = 30, execute: Execute = run_isolated) -> Fixed:
     """Write the model for `target` to compute what `reference` computes, prove it and measure its cost.
-    `execute` runs each native step: the sandbox for uploads, in-process (clipbridge.diff.run.direct) for the CLI."""
+    `execute` runs each native step: the sandbox for uploads, in-process (clipbridge.diff.run.direct) for the CLI.
+    An OnDisk model (the CLI's, its weights in their files) gives an OnDisk written model naming the same files;
+    its caller writes them beside it (clipbridge.scan.external_out)."""
     if target.endswith("@f16"):  # a float16 overflow: the precision trace's fix (app/clipbridge/fix/overflow.py)
         written, body = overflow.fix(execute, model, npz, reference, target, precision, rounds)
         return Fixed(written, body)

@@ -33,7 +33,7 @@ from clipbridge.engines.threads import set_engine_threads
 from clipbridge.fleet import envs
 from clipbridge.fleet.sources import sha256_after
 from clipbridge.fleet.store import dumps
-from clipbridge.scan.external import read_model
+from clipbridge.scan.external import read_weightless
 from clipbridge.scan.report import scan, sniff, worst_status
 
 MAX_ERROR = 600  # characters of an error kept in results.jsonl
@@ -100,7 +100,9 @@ def run_one(task: Task) -> dict[str, Any]:
     set_engine_threads(task.threads)
     try:
         path = Path(task.path)
-        model = read_model(path)  # as `clipbridge diff` reads it: external data beside the model, embedded
+        # As `clipbridge diff` reads it: external data beside the model stays in its files (an OnDisk model, which
+        # pickles with its folder to a pinned engine's process); each engine reads it there (issue 46).
+        model = read_weightless(path)
         if sniff(model.raw) == "onnx" and \
                 sha256_after(hashlib.sha256(model.raw), model.data_files) != task.sha256:
             raise ClipBridgeError("the model changed while the run was going on; run again", "model")
@@ -110,7 +112,7 @@ def run_one(task: Task) -> dict[str, Any]:
             # The edge values (issue 44): a registry is diffed for its clips; `clipbridge diff` reports the same pass
             # as its `edge` section (the CLI's own verdict is on an ordinary sample).
             opts = run.Options(task.engines, task.precision, None, None, task.seed, sample="edge")
-            body, _ = report.diff(envs.executor(task.envs, task.threads), model.embedded, npz, opts)
+            body, _ = report.diff(envs.executor(task.envs, task.threads), model.engines, npz, opts)
         error = None
     except ClipBridgeError as exc:
         error = exc.message[:MAX_ERROR]

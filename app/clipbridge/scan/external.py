@@ -33,15 +33,16 @@ EMBED_LIMIT = 2**31 - 1
 @dataclass(frozen=True)
 class ModelFile:
     """A model file as read: `raw` its bytes as they are (what the scan reads: an external tensor stays an unread
-    stub), `embedded` with every external tensor's data read in (what the engines run), `data_files` the external
-    data files it names (hashed after the model: the weights are part of the model)."""
+    stub), `engines` what the engines run (read_model: every external tensor's data read in; read_weightless: an
+    OnDisk model, the weights left in their files), `data_files` the external data files it names (hashed after
+    the model: the weights are part of the model)."""
 
     raw: bytes
-    embedded: bytes
+    engines: bytes
     data_files: tuple[Path, ...] = ()
 
 
-def _located(folder: Path, location: str) -> Path:
+def located(folder: Path, location: str) -> Path:
     """The file a (checked) location names, inside the model's folder, a regular file and no symlink."""
     target = folder / location
     inside = target.resolve().is_relative_to(folder.resolve())
@@ -65,7 +66,7 @@ def data_files(path: Path, raw: bytes | mmap.mmap) -> tuple[Path, ...]:
         return ()
     locations = {next((e.value for e in t.external_data if e.key == "location"), "")
                  for t in _tensors(light.model) if is_external(t)}
-    return tuple(_located(path.parent, loc) for loc in sorted(locations))
+    return tuple(located(path.parent, loc) for loc in sorted(locations))
 
 
 def files_of(path: Path) -> tuple[Path, ...]:
@@ -99,8 +100,8 @@ def read_model(path: str | Path) -> ModelFile:
 
 
 def embedded_from_file(path: str | Path) -> bytes:
-    """The model with its external data embedded (read_model): what the engines of diff, fix and chain run."""
-    return read_model(path).embedded
+    """The model with its external data embedded (read_model): what the precision trace and chain run."""
+    return read_model(path).engines
 
 
 def weightless(path: str | Path) -> bytes:
@@ -109,10 +110,17 @@ def weightless(path: str | Path) -> bytes:
     tensor left as its stub, which the engines read from the model's folder. Past 2 GB too: only the graph is
     one protobuf. The small ones (at most MAX_CONSTANT elements: a clip's bounds, a Reshape's shape, a
     quantization scale) are read in, because the diff's own steps read them by value."""
+    return read_weightless(path).engines
+
+
+def read_weightless(path: str | Path) -> ModelFile:
+    """The model at `path` as weightless reads it for the engines, with its raw bytes and data files (fleet hashes
+    them before its diff)."""
     path = Path(path)
     raw = path.read_bytes()
-    if not data_files(path, raw):  # checks every location before any is read
-        return raw
+    files = data_files(path, raw)  # checks every location before any is read
+    if not files:
+        return ModelFile(raw, raw)
     try:
         m = onnx.load_from_string(raw)
         for t in _tensors(m):
@@ -122,7 +130,7 @@ def weightless(path: str | Path) -> bytes:
                 del t.external_data[:]
     except Exception as exc:  # noqa: BLE001 - onnx's refusal (a bad offset or length): the user's files
         raise ArtifactError(f"{UNREADABLE}: {' '.join(str(exc).split())[:300]}", "model") from None
-    return OnDisk(m.SerializeToString(), str(path.parent.resolve()))
+    return ModelFile(raw, OnDisk(m.SerializeToString(), str(path.parent.resolve())), files)
 
 
 def with_weights(model: bytes) -> bytes:
