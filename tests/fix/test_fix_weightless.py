@@ -5,9 +5,11 @@ name refused). The fix and its proof are those of the same model with every weig
 
 from __future__ import annotations
 
+import dataclasses
 import filecmp
 import json
 import tracemalloc
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -189,3 +191,44 @@ def test_out_named_as_its_data_file_or_a_symlink_there_is_refused(src, tmp_path)
     with pytest.raises(ClipBridgeError, match="--output"):
         plan(model, tmp_path / "out" / "fixed.onnx")
     assert plan(model, src / "ext" / "fixed.onnx") == [] and plan(b"plain", tmp_path / "x.onnx") == []
+
+
+class Live:
+    """How many engine sessions are alive at once (weakref.finalize on each one the registry loads)."""
+
+    def __init__(self, monkeypatch):
+        self.now = self.most = 0
+        from clipbridge.fix import engines as fix_engines
+        real = fix_engines.registry.get
+
+        def get(name):
+            rt = real(name)
+            def load(model_bytes, precision):
+                session = rt.load(model_bytes, precision)
+                self.now += 1
+                self.most = max(self.most, self.now)
+                weakref.finalize(session, self._gone)
+                return session
+            return dataclasses.replace(rt, load=load)
+        monkeypatch.setattr(fix_engines.registry, "get", get)
+
+    def _gone(self):
+        self.now -= 1
+
+
+@pytest.mark.parametrize("kind, most, note", [
+    pytest.param("ondisk", 1, "timed one after the other", id="weights-on-disk-one-session-at-a-time"),
+    pytest.param("inline", 2, None, id="every-weight-inside-interleaved"),
+])
+def test_the_cost_holds_one_session_at_a_time_where_the_weights_stay_on_disk(src, monkeypatch, kind, most, note):
+    """The fix's cost timing (fix.engines.time_pair) held the original's and the written model's sessions at once:
+    4.1 GB peak on a 1 GB model. With the weights on disk it times them one after the other."""
+    from clipbridge.fix import engines as fix_engines
+    model = external.weightless(src / "ext" / "model.onnx") if kind == "ondisk" else (src / "inline.onnx").read_bytes()
+    assert isinstance(model, OnDisk) == (kind == "ondisk")
+    feeds = {"x": np.load(src / "x.npz")["x"]}
+    live = Live(monkeypatch)
+    cost = fix_engines.time_pair("openvino", model, model, feeds, rounds=3, warmup=1, budget_s=None)
+    assert live.most == most
+    assert cost["original_ms"] > 0 and cost["written_ms"] > 0 and cost["clean_identical"] is True
+    assert (note is None and cost["note"] is None) or note in cost["note"]

@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from clipbridge.core.ondisk import folder_of
+from clipbridge.engines import heap
 from clipbridge.engines.errors import reduced
 from clipbridge.engines.runtimes import registry
 from clipbridge.core.errors import ArtifactError
@@ -49,12 +51,14 @@ def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precis
     (original, written, original, ...) so that load and frequency changes hit both alike, and whether the two
     give bit-identical outputs on these (clean) feeds (child only). When the engine refuses the original
     (a Clip-6 with min > max), only the written model is timed and the note says why. Past `budget_s` of timing
-    the rounds stop (at least 3 are run), so that a large model stays within the request's time limit."""
-    note = None
-    try:
-        first = _load(engine, original, precision, "model")
-    except EngineRefused as exc:
-        first, note = None, f"the target cannot run the original: {exc.message}"
+    the rounds stop (at least 3 are run), so that a large model stays within the request's time limit.
+
+    A model whose weights stay in their files (clipbridge.core.ondisk: the CLI's large models) is timed one model
+    after the other instead, each session freed before the next loads: two sessions at once held two copies of the
+    weights (4.1 GB peak for a 1 GB model); the note says so."""
+    if folder_of(written) is not None:
+        return _one_at_a_time(engine, original, written, feeds, precision, rounds, warmup, budget_s)
+    first, note = _load_original(engine, original, precision)
     calls = [c for c in (first, _load(engine, written, precision, "fixed model")) if c is not None]
     try:
         samples = _interleave(calls, feeds, rounds, warmup, budget_s)
@@ -62,10 +66,48 @@ def time_pair(engine: str, original: bytes, written: bytes, feeds: Feeds, precis
             np.asarray(u).tobytes() == np.asarray(v).tobytes() for u, v in zip(first(feeds), calls[1](feeds)))
     except Exception as exc:  # an engine failing at run time: its own message, never an unexplained 500
         raise _refused(engine, exc, "model while timing it", original) from None
+    return _timed(engine, precision, samples, same, note, first is not None)
+
+
+def _load_original(engine: str, original: bytes, precision: str) -> tuple[Callable | None, str | None]:
+    """The original's session, or None and the note saying why the target cannot run it (a Clip-6 with min > max)."""
+    try:
+        return _load(engine, original, precision, "model"), None
+    except EngineRefused as exc:
+        return None, f"the target cannot run the original: {exc.message}"
+
+
+def _one_at_a_time(engine: str, original: bytes, written: bytes, feeds: Feeds, precision: str, rounds: int,
+                   warmup: int, budget_s: float | None) -> dict[str, Any]:
+    """time_pair for a model whose weights stay on disk: the original's rounds, its session freed, then the
+    written model's, each keeping only its outputs for the bit-identity check."""
+    samples: list[list[float]] = []
+    outputs: list[list[np.ndarray]] = []
+    first, note = _load_original(engine, original, precision)
+    try:
+        if first is not None:
+            samples += _interleave([first], feeds, rounds, warmup, budget_s)
+            outputs.append(first(feeds))
+            del first
+            heap.release()
+        second = _load(engine, written, precision, "fixed model")
+        samples += _interleave([second], feeds, rounds, warmup, budget_s)
+        outputs.append(second(feeds))
+    except Exception as exc:  # an engine failing at run time: its own message, never an unexplained 500
+        raise _refused(engine, exc, "model while timing it", original) from None
+    same = None if len(outputs) < 2 else all(
+        np.asarray(u).tobytes() == np.asarray(v).tobytes() for u, v in zip(*outputs))
+    order = "timed one after the other (its weights stay in their files: one copy in memory at a time)"
+    return _timed(engine, precision, samples, same, f"{note}; {order}" if note else order, len(outputs) == 2)
+
+
+def _timed(engine: str, precision: str, samples: list[list[float]], same: bool | None, note: str | None,
+           both: bool) -> dict[str, Any]:
+    """The cost body: medians in ms, the ratio written / original where both ran."""
     med = [round(float(np.median(s)) * 1e3, 4) for s in samples]
     out: dict[str, Any] = {"engine": engine, "precision": precision, "rounds": len(samples[-1]), "original_ms": None,
                            "written_ms": med[-1], "ratio": None, "clean_identical": same, "note": note}
-    if first is not None:
+    if both:
         out.update(original_ms=med[0], ratio=round(med[1] / med[0], 4) if med[0] > 0 else None)
     return out
 

@@ -26,8 +26,8 @@ def _cost(c: dict) -> str:
     if c["original_ms"] is None:
         return f"cost on {c['engine']}: written {c['written_ms']} ms; {c['note']}"
     return (f"cost on {c['engine']} ({c['precision']}): original {c['original_ms']} ms, written {c['written_ms']} ms,"
-            f" ratio {c['ratio']} (median of {c['rounds']}, interleaved); clean outputs bit-identical: "
-            f"{c['clean_identical']}")
+            f" ratio {c['ratio']} (median of {c['rounds']}, {c['note'] or 'interleaved'}); clean outputs "
+            f"bit-identical: {c['clean_identical']}")
 
 
 def table(body: dict) -> str:

@@ -44,7 +44,8 @@ class Cost(BaseModel):
     rounds: int
     original_ms: float | None = Field(description="median latency of the original model on the target (null when "
                                                   "the target cannot run the original)")
-    written_ms: float = Field(description="median latency of the written model on the target, interleaved")
+    written_ms: float = Field(description="median latency of the written model on the target, interleaved with "
+                                          "the original's (one after the other where the note says so)")
     ratio: float | None
     clean_identical: bool | None = Field(description="the written and the original model give bit-identical "
                                                      "outputs on the target on the clean (generated or given) inputs")
