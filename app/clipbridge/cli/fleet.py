@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from clipbridge.cli.model_options import add_output
+from clipbridge.core.errors import ClipBridgeError
+from clipbridge.diff import passes
 from clipbridge.diff import run as diff_run
 from clipbridge.diff.inputs import SEED
 from clipbridge.engines.venvs import cache_root
@@ -60,6 +62,10 @@ def add_subcommand(sub: Any) -> None:
     f.add_argument("--retries", type=int, default=2, help="a job whose process died runs again this many times, "
                    "then is recorded as an error (default 2)")
     f.add_argument("--timeout", type=float, default=600.0, help="seconds per model (default 600)")
+    f.add_argument("--memory", metavar="SIZE", help="what one model's job may take above its worker's idle size, "
+                   "e.g. 16GiB (default: CLIPBRIDGE_SANDBOX_MEMORY_MB, 4096 MiB); its diff holds at most half of it "
+                   "in captured tensors (the diff's --memory). A model whose engines need more is an error line "
+                   "naming this option")
     f.set_defaults(func=cmd_fleet)
     m = commands.add_parser("merge", help=f"join the outputs of shards into the files of one run; {EXITS}")
     m.add_argument("shards", nargs="+", metavar="DIR", help="the --output folders of the shards")
@@ -80,13 +86,23 @@ def _positive(value: int, option: str) -> int:
     return value
 
 
+def _memory_mb(text: str | None) -> int | None:
+    """--memory in MiB (a size such as 16GiB; at least 64 MiB, the sandbox's own floor); None: the default."""
+    if text is None:
+        return None
+    size = passes.parse_size(text, "--memory")
+    if size < 64 << 20:
+        raise ClipBridgeError(f"--memory must be at least 64MiB for a model's job, got {text[:40]!r}", "--memory")
+    return size >> 20
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     return runner.merge([Path(d) for d in args.shards], Path(args.output), Path(args.against) if args.against else None)
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
     limits = Limits(workers=_positive(args.workers, "--workers"), recycle=_positive(args.recycle, "--recycle"),
-                    retries=max(0, args.retries), timeout_s=args.timeout)
+                    retries=max(0, args.retries), timeout_s=args.timeout, memory_mb=_memory_mb(args.memory))
     cfg = runner.Config(args.sources, Path(args.output), _engines(args.engine), Path(args.cache or default_cache()),
                         args.precision, args.inputs_dir, args.backend, args.ray_address, parse_shard(args.shard),
                         Path(args.against) if args.against else None, args.seed, limits)

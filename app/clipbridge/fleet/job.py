@@ -52,6 +52,12 @@ class Task:
     seed: int
     envs: dict[str, str] = field(default_factory=dict)  # engine -> the interpreter of its own environment
     threads: int | None = 1  # each engine's threads in the worker (None: the engines' defaults)
+    memory_mb: int | None = None  # what the model's job may take (`fleet run --memory`); its diff captures half
+
+    def budget(self) -> int | None:
+        """The diff's memory budget (clipbridge.diff.passes): half of what the job may take, as the server's is
+        below its sandbox's per-call memory; None (a task made elsewhere): the diff's own default."""
+        return None if self.memory_mb is None else self.memory_mb * 2**20 // 2
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,17 @@ def record(task: Task, body: dict[str, Any] | None, scanned: dict[str, Any] | No
     }
 
 
+MEMORY_OPTION = "fleet run --memory"
+
+
+def _with_memory_hint(message: str, task: Task) -> str:
+    """An engine out of memory (clipbridge.engines.errors' kind) names the setting that gives a job more: the
+    worker's cap, not the model, is what a 2.2 GB model ran into (docs/fleet.md)."""
+    if "out of memory" not in message or task.memory_mb is None:
+        return message
+    return f"{message} (a model's job may take {task.memory_mb} MiB: raise {MEMORY_OPTION})"
+
+
 def run_one(task: Task) -> dict[str, Any]:
     """Scan and diff one model; an error the model causes is recorded, never raised (the run goes on)."""
     start = time.perf_counter()
@@ -111,11 +128,12 @@ def run_one(task: Task) -> dict[str, Any]:
             npz = Path(task.inputs).read_bytes() if task.inputs else None
             # The edge values (issue 44): a registry is diffed for its clips; `clipbridge diff` reports the same pass
             # as its `edge` section (the CLI's own verdict is on an ordinary sample).
-            opts = run.Options(task.engines, task.precision, None, None, task.seed, sample="edge")
+            opts = run.Options(task.engines, task.precision, None, None, task.seed, sample="edge",
+                               memory=task.budget(), memory_option=MEMORY_OPTION)
             body, _ = report.diff(envs.executor(task.envs, task.threads), model.engines, npz, opts)
         error = None
     except ClipBridgeError as exc:
-        error = exc.message[:MAX_ERROR]
+        error = _with_memory_hint(exc.message, task)[:MAX_ERROR]
     except Exception as exc:  # a bug or an engine's own failure: recorded for this model, the run goes on
         error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
         traceback.print_exc()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from clipbridge.core.errors import ClipBridgeError
+from clipbridge.core.settings import Settings
 from clipbridge.diff.inputs import SEED
 from clipbridge.fleet import backends, envs, local, reports
 from clipbridge.fleet.changes import compare
@@ -46,7 +47,9 @@ def _tasks(cfg: Config, todo: list[Model]) -> list[Task]:
     here = cfg.backend == "local"
     pythons = {e.name: envs.build(cfg.cache, e) for e in cfg.engines if e.pinned and here}
     names = tuple(e.name for e in cfg.engines)
-    return [Task(m.name, m.path, m.sha256, m.inputs, names, cfg.precision, cfg.seed, pythons) for m in todo]
+    memory = cfg.limits.memory_mb or Settings.from_env().sandbox_memory_mb  # the local workers' cap, Ray's too
+    return [Task(m.name, m.path, m.sha256, m.inputs, names, cfg.precision, cfg.seed, pythons, memory_mb=memory)
+            for m in todo]
 
 
 Hit = tuple[Model, dict[str, Any], float]  # the model, its cached record, the seconds the lookup took
