@@ -29,6 +29,23 @@ def kernels_of(compiled: Any) -> dict[str, dict]:
     return out
 
 
+# OpenVINO's Python infer path initialises function-local C++ statics on its first call (the dtype table behind
+# Type.to_dtype) while it waits for the GIL: two threads making the process's first infers at once deadlocked, one
+# in the static's guard holding the GIL, the other holding the guard waiting for it (seen with OpenVINO 2025.4 in a
+# fleet test, the diff's plain runs beside its marked ones). So the first infer of the process runs alone.
+_FIRST_INFER = threading.Lock()
+_primed = threading.Event()
+
+
+def _infer(compiled: Any, feeds: Feeds) -> Any:
+    if _primed.is_set():
+        return compiled(feeds)
+    with _FIRST_INFER:
+        result = compiled(feeds)
+        _primed.set()
+    return result
+
+
 class OvSession:
     """A compiled model, the precision asked for and the one it compiled to."""
 
@@ -38,7 +55,7 @@ class OvSession:
     def run(self, feeds: Feeds, kernels: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
         # A graph input no node reads is not a port of the compiled model (OpenVINO drops it): feed only the ports.
         ports = {n for p in self.compiled.inputs for n in p.get_names()}
-        result = self.compiled({k: v for k, v in feeds.items() if k in ports})
+        result = _infer(self.compiled, {k: v for k, v in feeds.items() if k in ports})
         values = {name: result[port] for port in self.compiled.outputs for name in port.get_names()}
         settings = config.openvino_settings(self.precision, self.effective)  # type: ignore[arg-type]
         if self.device != "CPU":
