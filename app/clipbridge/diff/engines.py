@@ -136,6 +136,8 @@ def _ran(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], precisio
     if rt is None or rt.load is None:  # run.Options.check refuses these first; a direct caller gets the same words
         raise ClipBridgeError(f"unknown engine {engine[:40]!r}; choose from {', '.join(registry.names('diff'))}",
                               "engine")
+    if folder_of(model_bytes) is not None:  # a model whose weights are large: the last engine's pages back first
+        heap.before(engine)
     try:
         session = rt.load(model_bytes, precision)
     except DeviceUnavailable:
@@ -145,9 +147,7 @@ def _ran(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], precisio
     try:
         return session.run(feeds, kernels)
     finally:
-        del session
-        if folder_of(model_bytes) is not None:  # a model whose weights are large: their pages back, before the next
-            heap.release()
+        del session  # before the next session loads: one copy of a large model's weights at a time
 
 
 def run(engine: str, model_bytes: bytes, feeds: dict[str, np.ndarray], marks: list[str],

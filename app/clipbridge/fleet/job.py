@@ -29,6 +29,7 @@ from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import engines as diff_engines
 from clipbridge.diff import report, run
 from clipbridge.diff.engines import installed
+from clipbridge.engines import heap
 from clipbridge.engines.threads import set_engine_threads
 from clipbridge.fleet import envs
 from clipbridge.fleet.sources import sha256_after
@@ -137,6 +138,7 @@ def run_one(task: Task) -> dict[str, Any]:
     except Exception as exc:  # a bug or an engine's own failure: recorded for this model, the run goes on
         error = f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
         traceback.print_exc()
+    heap.release()  # the model's freed weights back to the system before this worker waits for the next one
     result = record(task, body, scanned, error, time.perf_counter() - start)
     try:
         dumps(result)  # a value JSON cannot hold (a bare NaN) would stop the run at the journal: an error here
