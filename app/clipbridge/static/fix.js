@@ -2,6 +2,7 @@
 // target openvino: the diff zone's engines), the written model is downloaded, and the fix's proof is shown:
 // its verdict, each rule applied to a node and why, the engine setting no rewrite replaces, and the cost.
 // A module of its own beside diff.js: it only listens to the diff zone and watches #diff-out.
+// Imported by modelview.js only.
 
 import { api, showProblem } from './api.js';
 import { byId, download, fill, fromBase64, h } from './dom.js';
@@ -69,7 +70,7 @@ async function runFix(out, errors) {
   }
 }
 
-/** Adds the Fix bar after the diff's result (main.js calls it once, after initDiff). */
+/** Adds the Fix bar after the diff's result (modelview.js calls it once, after initDiff). */
 export function initFix() {
   const zone = byId('diff-dropzone');
   const diffOut = byId('diff-out');
