@@ -2,6 +2,7 @@
 //
 // When the service answers 401 (CLIPBRIDGE_API_KEY is set), the key dialog asks once, the key is kept in
 // sessionStorage and sent as X-API-Key on every /v1 request after that. Concurrent 401s share one dialog.
+// Imported by any module here that calls the service (a leaf: it imports only dom.js).
 
 import { byId, h } from './dom.js';
 

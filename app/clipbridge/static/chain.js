@@ -3,6 +3,7 @@
 // source op, then per hop what the converter wrote for it, whether it differs from the source (`=` or a count),
 // the converter lowering rule that caused it, and the predictions that the run confirmed. A click on a cell shows
 // its witness (docs/chain.md, docs/inspector.md).
+// Imported by modelview.js only.
 
 import { ApiError, api, showProblem } from './api.js';
 import { byId, fill, h, wireDropZone } from './dom.js';

@@ -2,6 +2,7 @@
 // verdict about the outputs, the engines as they ran, the first divergence, a graph of the differing nodes
 // (graph.js) and every differing clip-like node with its cause and witness come back, then the differences
 // masked inside the model and the edge probe's own pass, each in its own block (docs/diff.md, docs/inspector.md).
+// Imported by modelview.js (the drop zone) and chain.js (witnessText) only.
 
 import { ApiError, api, showProblem } from './api.js';
 import { byId, fill, h, wireDropZone } from './dom.js';

@@ -1,4 +1,5 @@
 // Small DOM helpers. Text always goes in through textContent / text nodes, never parsed as HTML.
+// Imported by any module here (a leaf: it imports nothing).
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 

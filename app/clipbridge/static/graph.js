@@ -2,6 +2,7 @@
 // `graph`, app/clipbridge/diff/graph_view.py), laid out by dagre (app/clipbridge/static/dagre.js, vendored, docs/inspector.md).
 // The first divergence and introduced nodes are marked, inherited ones shaded; a click (or Enter) on a node
 // shows its cause and witness in the panel beside the drawing.
+// Imported by diff.js only.
 
 import dagre from './dagre.js';
 import { h, s } from './dom.js';

@@ -2,6 +2,7 @@
 // the options of its cards, so that a link restores the view. A model never travels in a URL (it is the user's
 // file, and may be large): a link asks for it again, or, with `example=1`, scans and diffs the bundled example
 // model again, which restores the whole view. Decision written in docs/inspector.md.
+// Imported by main.js (isModelHash) and modelview.js only.
 import { byId } from './dom.js';
 
 const CARDS = { scan: 'scan', diff: 'diff', fix: 'diff', chain: 'chain' };  // section -> the card that shows it

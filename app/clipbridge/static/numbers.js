@@ -1,6 +1,7 @@
 // Numbers on the wire: JSON numbers, or strings ("nan", "inf", "-inf", integers beyond 2^53, float literals).
 // JavaScript's doubles cannot hold every int64, so integers are handled as BigInt and sent as strings
 // whenever a JSON number would not carry them exactly.
+// Imported by any module here (a leaf: it imports nothing).
 
 const FLOAT_MAX = {
   float16: 65504,

@@ -1,5 +1,6 @@
 // The transfer plot: f(x) under each semantics, as the service computed it (/v1/compare), with rings at
 // the inputs where the outputs differ, and a table of those inputs (and of -inf, inf, nan for floats).
+// Imported by translate.js only.
 
 import { h, s } from './dom.js';
 import { sameValue, shortNumber, toNumber } from './numbers.js';

@@ -4,6 +4,7 @@
 // `"basis": "engine"`) or an engine run. The API says it as data: `shows` on each /v1/execute and /v1/compare
 // output ("specification", "observed-engine", "engine") and on each meaning ("specification" or the reading's
 // name); `reading` names the reading applied (a finding's or witness's `reading`; null is the default).
+// Imported by any module here that labels an output (a leaf: it imports nothing).
 
 // Readings that record an engine rather than a document, for where no `shows` came with the reading (findings).
 const OBSERVED = {

@@ -1,5 +1,6 @@
 // The model drop zone: an .onnx model or an IR .xml (+ .bin) goes to /v1/models/inspect; every clip found
 // comes back as a row with its status per target, and a button that opens its spec in the editor.
+// Imported by modelview.js only.
 
 import { api, showProblem } from './api.js';
 import { byId, fill, h, wireDropZone } from './dom.js';

@@ -1,5 +1,6 @@
 // One panel per target dialect: version selector, status badge, target spec, findings with witnesses
 // (each one runnable through /v1/compare), and the artifacts to download or copy.
+// Imported by specview.js, translate.js and dialects.js only.
 
 import { ApiError, api } from './api.js';
 import { copyText, download, fill, fromBase64, h } from './dom.js';
