@@ -228,7 +228,7 @@ def conv_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: flo
 
 @behaviour.states("litert-arith-saturates-inf")
 def arith_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: float) -> bool:
-    """Row litert-arith-saturates-inf: the clamp's input already differs, written by a builtin ADD, MUL, ...."""
+    """Row litert-arith-saturates-inf: the clamp's input already differs, written by a builtin ADD, MUL, ..."""
     return _fed_by("litert-arith-saturates-inf", group, stage) and _saturated(ref_in, got_in)
 
 
