@@ -26,7 +26,8 @@ ROWS = sorted(behaviour.ROWS)
 CONSUMERS = {  # each consumer's table of rules: every entry names its rows
     "diff.causes": causes.RULES, "diff.op_causes": op_causes.RULES, "diff.quantized": quantized.RULES,
     "diff.accumulation": (accumulation.accumulation_order,), "fix.rules": fix_rules.RULES,
-    "chain.rules": (*chain_rules.RULES.values(), chain_rules.conv_saturates_inf, chain_rules.refused),
+    "chain.rules": (*chain_rules.RULES.values(), *chain_rules.SATURATION.values(), chain_rules.output_saturation,
+                    chain_rules.refused),
     "chain.litert_static": (*litert_static.LOWERING, litert_static.fused_into),
 }
 

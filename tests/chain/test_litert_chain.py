@@ -145,6 +145,69 @@ def test_a_builtin_convolution_saturates_inf(env_python: str) -> None:
     assert {"node": "hardswish", "rule": "conv-saturates-inf"} in h["confirmed"]
 
 
+class Arith(torch.nn.Module):
+    """Each builtin op of litert-arith-saturates-inf straight to an output, then a clamp fed by an unfused ADD."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 5)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = x.flip(-1)
+        f = torch.nn.functional
+        return (x + 1.0, x - y, x * 2.0, x / y, self.fc(x), f.avg_pool2d(x, 2), f.max_pool2d(x, 2),
+                torch.clamp(x + 0.5, min=-2.0))
+
+
+SATURATING = ("ADD", "SUB", "MUL", "DIV", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+
+def _writers(data: bytes, x: np.ndarray, builtin: bool) -> tuple[list[np.ndarray], list[str]]:
+    """The outputs, and the op that wrote each (past a TRANSPOSE back to NCHW), as ai-edge-litert lists them."""
+    lite = ai_edge_litert.interpreter
+    kind = lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if builtin else lite.OpResolverType.AUTO
+    it = lite.Interpreter(model_content=data, experimental_op_resolver_type=kind)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    by_out = {o: op for op in it._get_ops_details() for o in op["outputs"]}
+    names = []
+    for d in it.get_output_details():
+        op = by_out[d["index"]]
+        while op["op_name"] in ("TRANSPOSE", "RESHAPE"):
+            op = by_out[op["inputs"][0]]
+        names.append(op["op_name"])
+    return [it.get_tensor(d["index"]).copy() for d in it.get_output_details()], names
+
+
+def test_builtin_arithmetic_saturates_inf(env_python: str) -> None:
+    """Builtin ADD, SUB, MUL, DIV, FULLY_CONNECTED, AVERAGE_POOL_2D and MAX_POOL_2D write +-FLT_MAX where torch and
+    XNNPACK give +-inf (the oracle: the file converted and run here); the hop names the rule at each output and
+    at the clamp the ADD feeds, as `--static` predicted."""
+    x = np.random.default_rng(1).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    x[0, 0, 0, 0], x[0, 1, 2, 1], x[0, 2, 3, 3] = np.inf, -np.inf, np.inf
+    pt2 = models._save(Arith(), (1, 3, 4, 4))
+    data = _direct_tflite(env_python, pt2, [1, 3, 4, 4])
+    (builtin, ops), (xnn, _) = _writers(data, x, True), _writers(data, x, False)
+    with torch.no_grad():
+        eager = [t.numpy() for t in torch.export.load(io.BytesIO(pt2)).module()(torch.from_numpy(x))]
+    assert tuple(ops[:7]) == SATURATING
+    for e, b, g in zip(eager[:7], builtin, xnn):
+        b, g = (t if t.shape == e.shape else t.transpose(0, 3, 1, 2) for t in (b, g))
+        inf = np.isinf(e)
+        assert inf.any() and (b[inf] == np.sign(e[inf]) * np.finfo(np.float32).max).all()
+        assert (g[inf] == e[inf]).all()  # XNNPACK keeps inf
+    body = report.chain(direct, pt2, npz(x=x), "torch,tflite,tflite:builtin")
+    assert hop(body, "tflite")["against_source"]["verdict"] == "equal"
+    h = hop(body, "tflite:builtin")
+    cmp = h["against_source"]
+    assert [o["cause"] for o in cmp["outputs"][:7]] == ["arith-saturates-inf"] * 7
+    n = cmp["nodes"][0]
+    assert (n["origin"], n["cause"], n["inherited_from"]) == ("inherited", "arith-saturates-inf", ["ADD"])
+    assert {"node": n["node"], "rule": "arith-saturates-inf"} in h["confirmed"] and h["unpredicted"] == []
+    assert cmp["verdict"] == "explained"
+
+
 def test_infinite_bounds_stay_infinite_and_the_builtin_kernels_return_them(env_python: str) -> None:
     """litert-torch 0.10.0 writes the infinite constant as it is (no finite extreme in its place); the builtin
     MAXIMUM(NaN, -inf) returns -inf (nan-to-constant-builtin), XNNPACK keeps NaN."""

@@ -73,4 +73,19 @@ LOWERING = (
         "tests/chain/test_litert_chain.py::test_a_builtin_convolution_saturates_inf", "saturation",
         frozen({"tflite:builtin": "saturates"}),
         phrases=('clamps its output to [lowest, max]', 'clamp their output to [lowest, max]')),
+    Row("litert-arith-saturates-inf", ("ADD", "SUB", "MUL", "DIV", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D"),
+        ("tflite:builtin",),
+        "a builtin ADD/SUB/MUL/DIV/FULLY_CONNECTED/AVERAGE_POOL_2D/MAX_POOL_2D whose output is +-inf (with no fused "
+        "activation, or a fused RELU that lets inf through): the ops whose builtin options carry a fused activation, "
+        "as CONV_2D's (litert-conv-saturates-inf)",
+        frozen({"torch": "+-inf", "tflite:xnnpack": "+-inf",
+                "tflite:builtin": "+-FLT_MAX (the kernel's activation range is [lowest, max] with none fused); NaN "
+                "kept (MAX_POOL_2D drops it)"}),
+        f"{NOTES}; " + measured("litert", "litert-torch") + ", torch 2.13.0 (2026-11-28: one model of 28 ops on "
+        "+-inf, NaN and normal inputs, BUILTIN_WITHOUT_DEFAULT_DELEGATES against the default XNNPACK delegate: "
+        "these ops and CONV_2D wrote +-FLT_MAX for every +-inf torch gave, XNNPACK kept +-inf in all; MEAN, SUM, "
+        "REDUCE_MAX, BATCH_MATMUL, CONCATENATION, MAXIMUM, SELECT, EXP, SQRT and ABS kept +-inf on both)",
+        "tests/chain/test_litert_chain.py::test_builtin_arithmetic_saturates_inf", "saturation",
+        frozen({"tflite:builtin": "saturates"}),
+        phrases=('activation range is [lowest, max] with none fused',)),
 )

@@ -57,7 +57,8 @@ def _outputs(h: dict[str, Any]) -> str:
     cmp = h.get("against_source")
     if not cmp:
         return h["status"] if h["status"] != "ok" else "-"
-    return ", ".join(f"{o['differing']}/{o['total']}" for o in cmp["outputs"])
+    return ", ".join(f"{o['differing']}/{o['total']}" + (f" {o['cause']}" if o.get("cause") else "")
+                     for o in cmp["outputs"])
 
 
 def _first(h: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ class Ran:
     outputs: list[np.ndarray]
     tensors: dict[str, tuple[np.ndarray | None, np.ndarray | None]]  # source node -> (input, output)
     groups: dict[str, list[dict]] = field(default_factory=dict)  # source node -> the ops it became
+    output_ops: list[dict | None] = field(default_factory=list)  # the converted op that wrote each output (LiteRT)
 
 
 def _num(x: Any) -> Any:
@@ -37,13 +38,27 @@ def _mask(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
     return compare.differing(a, b)
 
 
-def outputs(ref: Ran, got: Ran) -> list[dict[str, Any]]:
+def outputs(ref: Ran, got: Ran, stage: str) -> list[dict[str, Any]]:
     rows = []
     for k, a in enumerate(ref.outputs):
         b = got.outputs[k] if k < len(got.outputs) else None
         m = _mask(a, b)
-        rows.append({"index": k, "differing": int(a.size) if m is None else int(m.sum()), "total": int(a.size)})
+        op = got.output_ops[k] if k < len(got.output_ops) else None
+        rows.append({"index": k, "differing": int(a.size) if m is None else int(m.sum()), "total": int(a.size),
+                     "cause": _output_cause(op, stage, a, b, m)})
     return rows
+
+
+def _output_cause(op: dict | None, stage: str, a: np.ndarray, b: np.ndarray | None, m: np.ndarray | None
+                  ) -> str | None:
+    """The hop rule every differing element of a graph output obeys (a saturation at the op that wrote it), or
+    None: what explains an output that differs where no clamp does (clamp_min(x, 0) + 1's builtin ADD)."""
+    if b is None or m is None or not m.any():
+        return None
+    ref, out = a.reshape(-1), b.reshape(-1)
+    found = {rules.output_saturation(op, stage, float(ref[i]), float(out[i]))
+             for i in np.flatnonzero(m.reshape(-1))[:MAX_CLASSIFIED]}
+    return found.pop() if len(found) == 1 and None not in found else None
 
 
 def first_divergence(clips: list[dict], ref: Ran, got: Ran) -> dict[str, Any] | None:
@@ -89,9 +104,10 @@ def node_row(clip: dict, ref: Ran, got: Ran, stage: str, last_cause: tuple[str, 
                    inherited_from=[last_cause[0]] if last_cause else [])
         if last_cause is None and in_mask is not None:  # no clamp upstream made it: what fed this one?
             at = int(np.flatnonzero(in_mask.reshape(-1))[0])
-            if rules.conv_saturates_inf(got.groups.get(node, []), stage, float(r[0].reshape(-1)[at]),
-                                        float(g[0].reshape(-1)[at])):
-                row.update(cause="conv-saturates-inf", inherited_from=[got.groups[node][0]["input_from"]])
+            hop_rule = rules.saturation(got.groups.get(node, []), stage, float(r[0].reshape(-1)[at]),
+                                        float(g[0].reshape(-1)[at]))
+            if hop_rule:
+                row.update(cause=hop_rule, inherited_from=[got.groups[node][0]["input_from"]])
                 flat = at
         row["witness"] = _witness(r, g, ref.name, stage, flat)
         return row
@@ -102,7 +118,7 @@ def node_row(clip: dict, ref: Ran, got: Ran, stage: str, last_cause: tuple[str, 
         v = float(x[i]) if x is not None and x.size == out.size else float("nan")
         group = got.groups.get(node, [])
         cause = _explain(clip, group, stage, v, float(out[i]), float(src[i])) if x is not None else \
-            "conv-saturates-inf" if rules.conv_saturates_inf(group, stage, float(src[i]), float(out[i])) else None
+            rules.saturation(group, stage, float(src[i]), float(out[i]))
         key = cause or "unexplained"
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, int(i))
@@ -117,14 +133,17 @@ def node_row(clip: dict, ref: Ran, got: Ran, stage: str, last_cause: tuple[str, 
 def _carried(node: str, got: Ran, stage: str, ref_in: np.ndarray | None, got_in: np.ndarray | None,
              carried: np.ndarray | None) -> dict[str, int]:
     """The elements of an introduced row that came in differing, counted under the hop rule that made them so
-    (conv-saturates-inf): a node can both introduce a difference and carry a convolution's saturation."""
+    (rules.SATURATION): a node can both introduce a difference and carry a builtin op's saturation."""
     if carried is None or ref_in is None or got_in is None or not carried.any():
         return {}
     a, b = ref_in.reshape(-1), got_in.reshape(-1)
     group = got.groups.get(node, [])
-    n = sum(rules.conv_saturates_inf(group, stage, float(a[i]), float(b[i]))
-            for i in np.flatnonzero(carried.reshape(-1))[:MAX_CLASSIFIED])
-    return {"conv-saturates-inf": int(n)} if n else {}
+    counts: dict[str, int] = {}
+    for i in np.flatnonzero(carried.reshape(-1))[:MAX_CLASSIFIED]:
+        name = rules.saturation(group, stage, float(a[i]), float(b[i]))
+        if name:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def _explain(clip: dict, group: list[dict], stage: str, v: float, got: float, ref: float) -> str | None:
@@ -150,8 +169,10 @@ def _witness(r: tuple, g: tuple, ref: str, stage: str, flat: int) -> dict[str, A
 def verdict(outs: list[dict], nodes: list[dict], first: dict | None) -> str:
     if first is None and not any(o["differing"] for o in outs) and not any(n["differing"] for n in nodes):
         return "equal"
-    differing = [n for n in nodes if n["origin"]]  # introduced here, or inherited (conv-saturates-inf: a hop rule)
-    if differing and all(n["cause"] for n in differing):
+    differing = [n for n in nodes if n["origin"]]  # introduced here, or inherited (a saturation: a hop rule)
+    # An output that differs where no clamp does is explained only by its own cause (a builtin op saturating inf).
+    unowned = [o for o in outs if o["differing"]] if not differing else []
+    if (differing or unowned) and all(n["cause"] for n in differing) and all(o["cause"] for o in unowned):
         return "explained"
     return "unexplained"
 
@@ -170,7 +191,7 @@ def aligned(ref: Ran, got: Ran) -> Ran:
     tensors = {k: (_layout(ref.tensors.get(k, (None, None))[0], v[0]), _layout(ref.tensors.get(k, (None, None))[1],
                                                                                v[1]))
                for k, v in got.tensors.items()}
-    return Ran(got.name, got.outputs, tensors, got.groups)
+    return Ran(got.name, got.outputs, tensors, got.groups, got.output_ops)
 
 
 def compare_stages(clips: list[dict], ref: Ran, got: Ran, stage: str) -> dict[str, Any]:
@@ -182,7 +203,7 @@ def compare_stages(clips: list[dict], ref: Ran, got: Ran, stage: str) -> dict[st
         if row["origin"] == "introduced":
             last = (row["node"], row["cause"])
         nodes.append(row)
-    outs = outputs(ref, got)
+    outs = outputs(ref, got, stage)
     first = first_divergence(clips, ref, got)
     return {"reference": ref.name, "verdict": verdict(outs, nodes, first), "outputs": outs,
             "first_divergence": first, "nodes": nodes}

@@ -137,19 +137,29 @@ def predict(clip: dict) -> Ops:
         ops = fact(clip)
         if ops is not None:
             ops = _fused(clip, ops)
-            p = clip.get("producer") or {}
-            conv = "DEPTHWISE_CONV_2D" if p.get("depthwise") else "CONV_2D"
-            if p.get("op") == "conv2d" and not ops[0]["attrs"].get("fused"):
-                ops[0]["input_from"] = conv  # an unfused convolution feeds it: conv-saturates-inf's condition
+            feeder = _feeder(clip.get("producer") or {})
+            if feeder and rules.saturating_op(feeder) and not ops[0]["attrs"].get("fused"):
+                ops[0]["input_from"] = feeder  # an unfused builtin op that saturates inf feeds it (rules.SATURATION)
             return saturating(ops)
     return []
 
 
+def _feeder(p: dict) -> str | None:
+    """The LiteRT op the aten op feeding a clamp becomes when no activation is fused into it (a div by a constant
+    is a MUL, by a tensor a DIV: measured with litert-torch 0.10.0)."""
+    if p.get("op") == "conv2d":
+        return "DEPTHWISE_CONV_2D" if p.get("depthwise") else "CONV_2D"
+    if p.get("op") == "div" and p.get("scalar") is None:
+        return "DIV"
+    return FUSES_INTO.get(p.get("op", ""))
+
+
 def saturating(group: Ops) -> Ops:
-    """A convolution with the clamp fused into it saturates +-inf itself on the builtin kernels, where its
-    activation lets inf through (RELU: measured with ai-edge-litert 2.3.0, CONV_2D (fused RELU) wrote FLT_MAX for
-    torch's inf; tests/chain/test_litert_static.py): conv-saturates-inf's condition, at the clamp's output."""
-    if group and group[0]["type"] in CONVOLUTIONS and group[0].get("attrs", {}).get("fused"):
+    """An op with the clamp fused into it saturates +-inf itself on the builtin kernels, where its activation lets
+    inf through (RELU: measured with ai-edge-litert 2.3.0, CONV_2D, ADD, SUB, MUL, FULLY_CONNECTED and
+    AVERAGE_POOL_2D with RELU fused wrote FLT_MAX for torch's inf): a saturation rule's condition, at the clamp's
+    output."""
+    if group and rules.saturating_op(group[0]["type"]) and group[0].get("attrs", {}).get("fused"):
         return [{**group[0], "input_from": group[0]["type"]}, *group[1:]]
     return group
 
@@ -185,7 +195,7 @@ def find(predicted: Ops, ops: Ops, claimed: set[int]) -> Ops:
             src = by_tensor.get(run[0]["input"] if run[0]["input"] is not None else -1)
             while src is not None and src["type"] in ("TRANSPOSE", "RESHAPE"):  # layout only, as lowering's
                 src = by_tensor.get(src["input"] if src["input"] is not None else -1)
-            if src is not None and src["type"] in CONVOLUTIONS and not src["attrs"].get("fused"):
+            if src is not None and rules.saturating_op(src["type"]) and not src["attrs"].get("fused"):
                 run[0] = {**run[0], "input_from": src["type"]}
             return run
     return []

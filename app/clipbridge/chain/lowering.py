@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from clipbridge.chain import rules
-from clipbridge.chain.litert_graph import CONVOLUTIONS
 from clipbridge.core.numbers import format_number
 
 LAYOUT_OPS = ("TRANSPOSE", "RESHAPE")  # what litert-torch adds before a graph output, no value of its own
@@ -92,12 +91,25 @@ def _litert(clip: dict[str, Any], ops: list[dict], outputs: list[int]) -> tuple[
     src = by_tensor.get(group[0]["input"] if group and group[0]["input"] is not None else -1)
     while src is not None and src["type"] in LAYOUT_OPS:  # a TRANSPOSE back to NCHW between the conv and it
         src = by_tensor.get(src["input"] if src["input"] is not None else -1)
-    if src is not None and src["type"] in CONVOLUTIONS and not src["attrs"].get("fused"):
-        group[0] = {**group[0], "input_from": src["type"]}  # conv-saturates-inf's condition
+    if src is not None and rules.saturating_op(src["type"]) and not src["attrs"].get("fused"):
+        group[0] = {**group[0], "input_from": src["type"]}  # a saturation hop rule's condition (rules.SATURATION)
     if group and clip["op"] == "hardsigmoid" and group[0]["type"] == "ADD" and group[0]["input"] is None:
         # ADD(x, 3) with RELU6 fused: its tensor operand is hardsigmoid's own input (a convolution's is not)
         group[0] = {**group[0], "input": group[0]["inputs"][0]}
     return group, "; ".join(dict.fromkeys(how)) or None
+
+
+def writers(graph: dict[str, Any]) -> list[dict | None]:
+    """The LiteRT op that computed each graph output, past the layout ops before it (the op a saturation rule
+    reads at an output, hops._output_cause)."""
+    by_tensor = {op["tensor"]: op for op in graph["ops"]}
+    out: list[dict | None] = []
+    for t in graph.get("output_tensors") or []:
+        op = by_tensor.get(t)
+        while op is not None and op["type"] in LAYOUT_OPS:
+            op = by_tensor.get(op["input"] if op["input"] is not None else -1)
+        out.append(op)
+    return out
 
 
 def _shared_upstream(clip: dict[str, Any], group: list[dict], ops: list[dict]) -> list[dict]:

@@ -75,6 +75,8 @@ class ChainOutput(_Strict):
     index: int
     differing: int
     total: int
+    cause: str | None = Field(None, description="the hop rule every differing element obeys at the op that wrote "
+                              "the output (a LiteRT builtin op saturating inf), else null")
 
 
 class ChainDivergence(_Strict):

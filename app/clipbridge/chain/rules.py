@@ -205,23 +205,63 @@ RULES: dict[str, Rule] = {
 # Each rule's fact as a report cites it: the text of the behaviour rows it implements.
 RULE_TEXT = {name: " | ".join(behaviour.row(i).text() for i in getattr(fn, "rows")) for name, fn in RULES.items()}
 # Rules that are no element's value: named on a hop as a whole, their text the row's.
-HOP_ROWS = {"int-literal-refused": "coreml-int-literal-refused", "conv-saturates-inf": "litert-conv-saturates-inf"}
+HOP_ROWS = {"int-literal-refused": "coreml-int-literal-refused", "conv-saturates-inf": "litert-conv-saturates-inf",
+            "arith-saturates-inf": "litert-arith-saturates-inf"}
 HOP_RULES = {name: behaviour.row(r).text() for name, r in HOP_ROWS.items()}
+
+
+def _saturated(ref: float, got: float) -> bool:
+    """+-inf where the reference has it became +-FLT_MAX of the same sign."""
+    return math.isinf(ref) and abs(got) == FLT_MAX and (ref > 0) == (got > 0)
+
+
+def _fed_by(row_id: str, group: list[dict], stage: str) -> bool:
+    """The group's first op reads a tensor written by one of the row's ops (lowering marks it `input_from`)."""
+    return _speaks(row_id, stage) and bool(group) and group[0].get("input_from") in behaviour.row(row_id).ops
 
 
 @behaviour.states("litert-conv-saturates-inf")
 def conv_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: float) -> bool:
     """Row litert-conv-saturates-inf: the clamp's input already differs, and no clamp made it so."""
-    return _speaks("litert-conv-saturates-inf", stage) and bool(group) and group[0].get("input_from") is not None and \
-        math.isinf(ref_in) and abs(got_in) == FLT_MAX and (ref_in > 0) == (got_in > 0)
+    return _fed_by("litert-conv-saturates-inf", group, stage) and _saturated(ref_in, got_in)
+
+
+@behaviour.states("litert-arith-saturates-inf")
+def arith_saturates_inf(group: list[dict], stage: str, ref_in: float, got_in: float) -> bool:
+    """Row litert-arith-saturates-inf: the clamp's input already differs, written by a builtin ADD, MUL, ..."""
+    return _fed_by("litert-arith-saturates-inf", group, stage) and _saturated(ref_in, got_in)
+
+
+# The hop rules that explain a clamp's input differing: the builtin op that wrote it saturated +-inf.
+SATURATION = {"conv-saturates-inf": conv_saturates_inf, "arith-saturates-inf": arith_saturates_inf}
+
+
+def saturation(group: list[dict], stage: str, ref_in: float, got_in: float) -> str | None:
+    """The saturation hop rule that explains the clamp's input value `got_in` where the reference had `ref_in`."""
+    return next((name for name, rule in SATURATION.items() if rule(group, stage, ref_in, got_in)), None)
+
+
+def saturating_op(op_type: str) -> bool:
+    """Whether a builtin op is one a saturation row names (the op `input_from` marks, lowering and litert_static)."""
+    return any(op_type in behaviour.row(HOP_ROWS[name]).ops for name in SATURATION)
+
+
+@behaviour.states("litert-conv-saturates-inf", "litert-arith-saturates-inf")
+def output_saturation(op: dict | None, stage: str, ref: float, got: float) -> str | None:
+    """Rows litert-conv/arith-saturates-inf at a graph output no clamp wrote (clamp_min(x, 0) + 1's ADD)."""
+    if op is None or not _saturated(ref, got):
+        return None
+    return next((name for name in SATURATION if _speaks(HOP_ROWS[name], stage)
+                 and op["type"] in behaviour.row(HOP_ROWS[name]).ops), None)
 
 
 def predict_input(clip: dict, group: list[dict], stage: str) -> list[dict[str, Any]]:
-    """The hop rule predicted at a clamp's input: conv-saturates-inf where a convolution with no fused
-    activation feeds it on the builtin kernels."""
-    if not conv_saturates_inf(group, stage, math.inf, FLT_MAX):
+    """The hop rule predicted at a clamp's input: a saturation rule where a builtin convolution, ADD, MUL, ...
+    with no fused activation feeds it."""
+    name = saturation(group, stage, math.inf, FLT_MAX)
+    if name is None:
         return []
-    return [{"rule": "conv-saturates-inf", "input": wire_number(math.inf), "source": wire_number(math.inf),
+    return [{"rule": name, "input": wire_number(math.inf), "source": wire_number(math.inf),
              "became": wire_number(FLT_MAX), "at": "input"}]
 
 

@@ -103,7 +103,8 @@ def run_stage(execute: Execute, st: Stage, clips: list[dict], model: bytes, feed
                         st.name == "tflite:builtin", [int(t) for t in capture])
         tensors = {n: (r["values"].get(g[0]["input"]), r["values"].get(g[-1]["tensor"]))
                    for n, g in groups.items() if g}
-        st.ran = Ran(st.name, r["outputs"], tensors, {n: g for n, g in groups.items() if g})
+        written = lowering.writers(st.graph) if st.name in stages.LITERT_STAGES and st.graph else []
+        st.ran = Ran(st.name, r["outputs"], tensors, {n: g for n, g in groups.items() if g}, written)
         st.engine.update(version=str(r["version"]), precision=r["precision"])
     except Exception as exc:
         _fail(st, exc, "engine")
