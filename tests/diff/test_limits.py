@@ -3,6 +3,7 @@ own count after; an uploaded .npz is checked from its headers before anything is
 
 from __future__ import annotations
 
+import argparse
 import io
 import zipfile
 
@@ -11,7 +12,8 @@ import onnx
 import pytest
 
 from clipbridge.core.errors import ClipBridgeError
-from clipbridge.diff import child, engines, inputs, isolated, run
+from clipbridge.cli import diff as cli_diff
+from clipbridge.diff import child, engines, inputs, isolated, passes, run
 from tests.diff import models as M
 from tests.diff.conftest import npz
 from tests.hostile.places import amplifying_model
@@ -32,10 +34,25 @@ def _no_engine(*args, **kwargs):
 def test_a_tensor_past_the_budgets_share_is_refused_before_any_engine_runs(monkeypatch, budget, option):
     monkeypatch.setattr(engines, "run", _no_engine)
     opts = run.Options(memory=budget, memory_option=option)  # 256 MiB per engine against a 1 GiB tensor
-    with pytest.raises(child.TensorTooLarge, match=r"tensor 'big' would hold 1073741824 bytes \(134217728 x float64"
+    with pytest.raises(child.BudgetTooSmall, match=r"tensor 'big' would hold 1073741824 bytes \(134217728 x float64"
                        r".* at most 268435456 bytes .*raise " + option) as err:
         run.collect(run.direct, amplifying_model("constant-of-shape", 27), None, opts)
     assert err.value.loc == option and err.value.status == 422
+
+
+def test_a_diff_given_no_budget_keeps_the_fixed_cap(monkeypatch):
+    """fix's proof and the server's fix route give no budget: the quarter of the machine their passes default to
+    must not become the largest tensor they run (tests/test_memory_bounds.py: the server's growth)."""
+    monkeypatch.setattr(engines, "run", _no_engine)
+    with pytest.raises(child.TensorTooLarge, match="at most 134217728 bytes") as err:
+        run.collect(run.direct, amplifying_model("constant-of-shape", 27), None, run.Options())
+    assert err.value.loc == "model" and not isinstance(err.value, child.BudgetTooSmall)
+
+
+def test_the_clis_default_budget_is_given_explicitly():
+    """`clipbridge diff` without --memory: the quarter of the machine, so the largest tensor follows it too."""
+    assert cli_diff._memory(argparse.Namespace(memory=None)) == passes.default_budget()
+    assert cli_diff._memory(argparse.Namespace(memory="2GiB")) == 2 << 30
 
 
 def test_a_budget_that_holds_the_tensor_lets_the_model_through(monkeypatch):

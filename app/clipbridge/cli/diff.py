@@ -189,9 +189,10 @@ def _run_sides(args: argparse.Namespace) -> int:
 
 
 def _memory(args: argparse.Namespace) -> int | None:
-    """--memory in bytes (diff only: the precision trace captures no regions); None: the default budget."""
+    """--memory in bytes, or the default budget (a quarter of this machine), given explicitly so that the largest
+    tensor follows it too (run.Options.tensor_limit); the precision trace captures no regions."""
     value = getattr(args, "memory", None)
-    return None if value is None else passes.parse_size(value, "--memory")
+    return passes.default_budget() if value is None else passes.parse_size(value, "--memory")
 
 
 def _diff(opts: run.Options, model: bytes | list[sides.Side], npz: bytes | None, fmt: str,

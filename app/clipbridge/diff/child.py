@@ -37,6 +37,14 @@ class TensorTooLarge(ClipBridgeError):
     title = "The model's tensors are too large to diff"
 
 
+class BudgetTooSmall(TensorTooLarge):
+    """The diff's memory budget cannot hold one node's tensors (every engine's copy): no cut of the graph fits.
+    Raised before any run, from shape inference: here for one tensor past the budget's share per engine, by
+    clipbridge.diff.passes for one node's tensors together."""
+
+    title = "The diff's memory budget is too small for the model"
+
+
 def model_errors(fn: Callable[..., T]) -> Callable[..., T]:
     """Any failure reading the uploaded model (a tensor onnx cannot decode, a malformed attribute) is the
     model's: a 400 naming it, never a 500."""
@@ -198,7 +206,7 @@ def check_footprint(plan: Plan, limit: Limit = (MAX_TENSOR_BYTES, "model")) -> N
     most, option = limit
     big = max(plan.sizes, key=plan.nbytes, default=None)
     if big is not None and plan.nbytes(big) > most:
-        raise TensorTooLarge(f"tensor {big[:80]!r} would hold {plan.nbytes(big)} bytes ({plan.sizes[big]} x "
+        raise (TensorTooLarge if option == "model" else BudgetTooSmall)(f"tensor {big[:80]!r} would hold {plan.nbytes(big)} bytes ({plan.sizes[big]} x "
                              f"{plan.dtypes.get(big, 'float64')}); this diff runs tensors of at most {most} bytes"
                              + ("" if option == "model" else f" (its memory budget's share per engine: raise "
                                                              f"{option})"), option)

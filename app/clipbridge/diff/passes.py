@@ -26,7 +26,7 @@ from typing import Any
 from clipbridge.core.errors import ClipBridgeError
 from clipbridge.diff import engines as engine_runs
 from clipbridge.diff import compare, layout
-from clipbridge.diff.child import NodeInfo, Plan
+from clipbridge.diff.child import BudgetTooSmall, NodeInfo, Plan  # noqa: F401 - BudgetTooSmall: raised here too
 
 UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2, "mb": 1000**2, "mib": 1 << 20,
          "g": 1000**3, "gb": 1000**3, "gib": 1 << 30, "t": 1000**4, "tb": 1000**4, "tib": 1 << 40}
@@ -34,11 +34,6 @@ SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*")
 MIN_BYTES = 1 << 20  # below a MiB no model of note fits: a smaller value is a typo (2K for 2G)
 
 
-class BudgetTooSmall(ClipBridgeError):
-    """One node's own tensors (all engines' copies) pass the memory budget: no cut of the graph fits."""
-
-    status = 422
-    title = "The diff's memory budget is too small for the model"
 
 
 def parse_size(text: str, option: str = "--memory") -> int:

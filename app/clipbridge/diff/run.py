@@ -63,9 +63,14 @@ class Options:
         return self.memory if self.memory is not None else passes.default_budget()
 
     def tensor_limit(self) -> child.Limit:
-        """The largest tensor this diff runs: the budget's share per engine (each engine's copy of a captured
-        tensor is held at once), which the user's setting raises; never a fixed cap (issue 46)."""
-        return self.budget() // max(1, len(self.engines)), self.memory_option
+        """The largest tensor this diff runs: the given budget's share per engine (each engine's copy of a
+        captured tensor is held at once), which the user's setting raises (issue 46). A caller that gives no budget
+        (fix's proof, a library call; the server's fix route) keeps the fixed default: the quarter of the machine
+        that its passes default to is no bound for a server. The CLI's diff, fleet and the server's diff always
+        give one."""
+        if self.memory is None:
+            return child.MAX_TENSOR_BYTES, "model"
+        return self.memory // max(1, len(self.engines)), self.memory_option
 
     def check(self, prefix: str = "") -> None:
         """Refuse what a run cannot do, naming the option (`prefix` "query." on the API)."""
