@@ -44,6 +44,14 @@ EngineQuery = Query(default=None, max_length=16, description="Repeatable or comm
                     f"{', '.join(run.ENGINE_NAMES)}; at least two (default: {', '.join(run.DEFAULT_ENGINES)})")
 
 
+MEMORY_OPTION = "CLIPBRIDGE_DIFF_MEMORY_MB (the server's setting)"
+
+
+def server_budget(request: Request) -> run.Memory:
+    """The server's diff budget (its settings, never the client's) for every route that diffs: diff and fix."""
+    return request.app.state.settings.diff_budget_mb << 20, MEMORY_OPTION
+
+
 def isolated(stage: str, fn: Callable[..., Any], /, *args: Any) -> Any:
     """The diff's executor on the server: the call on the uploaded bytes in a sandbox child."""
     return run_isolated(stage, fn, *args)
@@ -83,8 +91,7 @@ async def diff_model(request: Request, engine: list[str] | None = EngineQuery,
                        tolerances=diff_tolerance.parse(tolerance, "query.tolerance"),
                        shapes=diff_shapes.parse(shape, "query.shape"), classes=classes,
                        # the server's budget only: a client never raises it (docs/operations.md)
-                       memory=request.app.state.settings.diff_budget_mb << 20,
-                       memory_option="CLIPBRIDGE_DIFF_MEMORY_MB (the server's setting)")
+                       **run.Options.budget_fields(server_budget(request)))
     opts.check("query.")
     require_engines(opts.engines, "query.engine")  # the install command, before the upload is read (never `model`)
     # In memory files: the sandbox worker gets the model by descriptor, this process never copies it.

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from clipbridge.api.accept import prefers
+from clipbridge.api.diff_routes import server_budget
 from clipbridge.api.execute_routes import PROBLEMS, slots
 from clipbridge.api.model_form import read_model_upload
 from clipbridge.api.model_guard import embedded_only, logged_engine_text
@@ -54,11 +55,12 @@ async def fix_model(request: Request,
     require([target], "query.target")
     upload = await read_model_upload(request, "the .onnx, or a zip of it and its external data")
     limit = request.app.state.settings.max_model_bytes
+    budget = server_budget(request)  # the diffs of the proof hold what the diff route's hold (issue 46)
 
     def work() -> Fixed:
         model = resolve(upload, limit)  # issue 46: the data it came with (a zip, 'data' parts), in memory only
         embedded_only(model)  # before any engine or numpy_helper sees it: no tensor's data may live in a file
-        return fix(model, upload.inputs, reference, target, precision)
+        return fix(model, upload.inputs, reference, target, precision, memory=budget)
     # In an execution slot (bounded count and time, like /v1/models/inspect), the model built there too; the engines
     # run in sandbox children, and the proof's tensors are compared there (only its body comes back).
     fixed = await run_in_threadpool(slots(request).run, logged_engine_text(request, work))

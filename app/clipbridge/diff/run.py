@@ -25,6 +25,7 @@ from clipbridge.engines.runtimes import registry as engine_registry
 ENGINE_NAMES = engine_registry.names("diff")
 DEFAULT_ENGINES = engine_registry.DEFAULT_DIFF
 Execute = Callable[..., Any]
+Memory = tuple[int, str]  # a diff's budget in bytes and the setting that names it (the server's, for its routes)
 MAX_FOLDED = 64  # clip-like nodes replayed inside the marked runs (later ones are replayed alone)
 
 
@@ -61,6 +62,11 @@ class Options:
 
     def budget(self) -> int:
         return self.memory if self.memory is not None else passes.default_budget()
+
+    @staticmethod
+    def budget_fields(memory: Memory | None) -> dict[str, Any]:
+        """The memory fields from (bytes, the setting that names them), or none: the defaults."""
+        return {} if memory is None else {"memory": memory[0], "memory_option": memory[1]}
 
     def tensor_limit(self) -> child.Limit:
         """The largest tensor this diff runs: the given budget's share per engine (each engine's copy of a

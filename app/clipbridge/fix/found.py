@@ -20,11 +20,12 @@ RULE_CAUSE = {r.__name__: _cause(r) for r in RULES}
 
 
 def causes_found(execute: run.Execute, model: bytes, npz: bytes | None, reference: str, target: str,
-                 precision: str) -> dict[str, list[str]] | None:
+                 precision: str, memory: run.Memory | None = None) -> dict[str, list[str]] | None:
     """Node (full path) -> the causes the diff of the original found there (introduced or inherited), on the
     given inputs and on the generated ones; None when the target cannot run the original (a Clip-6 with
     min > max that only onnx.reference loads): then the measured facts alone decide."""
-    opts = run.Options((reference, target), precision, sample="edge")  # generated: NaN, +-inf and the bounds
+    opts = run.Options((reference, target), precision, sample="edge",  # generated: NaN, +-inf and the bounds
+                       **run.Options.budget_fields(memory))
     found: dict[str, set[str]] = {}
     try:
         for inputs in ([npz, None] if npz is not None else [None]):

@@ -33,9 +33,10 @@ def verdict(proven: dict[str, Any]) -> str:
 
 
 def prove(execute: run.Execute, original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
-          precision: str) -> dict[str, Any]:
+          precision: str, memory: run.Memory | None = None) -> dict[str, Any]:
     """The diff body of written-on-target against original-on-reference (given inputs, or generated ones)."""
-    opts = run.Options((reference, target), precision, sample="edge")  # generated: NaN, +-inf and the bounds
+    opts = run.Options((reference, target), precision, sample="edge",  # generated: NaN, +-inf and the bounds
+                       **run.Options.budget_fields(memory))
     two = [sides.Side(original, reference, precision),
            sides.Side(written, target, precision, replays=replay.AS_WRITTEN)]
     body, _ = report.diff_sides(execute, two, npz, opts)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clipbridge.diff.isolated import bounded
-from clipbridge.diff.run import Execute, direct
+from clipbridge.diff.run import Execute, Memory, direct
 from clipbridge.core.errors import ArtifactError, ClipBridgeError, UnsupportedTarget
 from clipbridge.core.ondisk import like
 from clipbridge.fix import apply, engines, found, overflow, proof
@@ -68,30 +68,31 @@ def _write(execute: Execute, model: bytes, reference: str, target: str,
 
 
 def proof_body(original: bytes, written: bytes, npz: bytes | None, reference: str, target: str,
-               precision: str) -> dict:
+               precision: str, memory: Memory | None = None) -> dict:
     """The proof's diff body computed in this process: a sandbox child runs it for the server, so that the
     engines' tensors are compared where they were computed and only the body crosses (clipbridge.diff.isolated)."""
-    return bounded(proof.prove(direct, original, written, npz, reference, target, precision))
+    return bounded(proof.prove(direct, original, written, npz, reference, target, precision, memory))
 
 
 def fix(model: bytes, npz: bytes | None, reference: str, target: str, precision: str = "model",
-        rounds: int = 30, execute: Execute = run_isolated) -> Fixed:
+        rounds: int = 30, execute: Execute = run_isolated, memory: Memory | None = None) -> Fixed:
     """Write the model for `target` to compute what `reference` computes, prove it and measure its cost.
     `execute` runs each native step: the sandbox for uploads, in-process (clipbridge.diff.run.direct) for the CLI.
     An OnDisk model (the CLI's, its weights in their files) gives an OnDisk written model naming the same files;
-    its caller writes them beside it (clipbridge.scan.external_out)."""
+    its caller writes them beside it (clipbridge.scan.external_out). `memory`: the diffs' budget and the setting
+    that names it (the server's, as its diff route gives; None: the defaults, clipbridge.diff.run.Options)."""
     if target.endswith("@f16"):  # a float16 overflow: the precision trace's fix (app/clipbridge/fix/overflow.py)
         written, body = overflow.fix(execute, model, npz, reference, target, precision, rounds)
         return Fixed(written, body)
     check_engines(reference, target, precision)
-    allowed = found.causes_found(execute, model, npz, reference, target, precision)  # rules only where found
+    allowed = found.causes_found(execute, model, npz, reference, target, precision, memory)  # rules only where found
     w = _write(execute, model, reference, target, allowed)
     try:
         clean = proof.clean_feeds(w["inputs"])
     except ValueError as exc:
         raise ClipBridgeError(str(exc), "inputs") from None
-    proven = execute("fix-proof", proof_body, model, w["model"], npz, reference, target, precision)
-    generated = execute("fix-proof", proof_body, model, w["model"], None, reference, target, precision) \
+    proven = execute("fix-proof", proof_body, model, w["model"], npz, reference, target, precision, memory)
+    generated = execute("fix-proof", proof_body, model, w["model"], None, reference, target, precision, memory) \
         if npz else None
     cost = execute("fix-cost", engines.time_pair, target, model, w["model"], clean, precision, rounds)
     body = {"reference": reference, "target": target, "precision": precision,
