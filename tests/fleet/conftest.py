@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,28 @@ from clipbridge.fleet.progress import Progress
 from tests.fleet.registry import write
 
 COUNT = 10
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ray_temp_dir():
+    """Ray's session folders in a folder removed after the tests: each local Ray start left about 3 GB (its logs
+    and runtime environments) in /tmp/ray, and three runs filled this machine's disk. The folder's name is short:
+    Ray's socket paths under it must stay below 107 bytes."""
+    folder = tempfile.mkdtemp(prefix="cbray", dir="/tmp")
+    before = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = folder
+    yield folder
+    try:
+        import ray
+        if ray.is_initialized():
+            ray.shutdown()
+    except ImportError:
+        pass
+    if before is None:
+        os.environ.pop("RAY_TMPDIR", None)
+    else:
+        os.environ["RAY_TMPDIR"] = before
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def config(sources: list[str], out: Path, cache: Path, **kw) -> runner.Config:
