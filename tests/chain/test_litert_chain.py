@@ -64,13 +64,19 @@ def _direct_tflite(python: str, pt2: bytes, shape: list[int]) -> bytes:
         return dst.read_bytes()
 
 
-def _run(data: bytes, x: np.ndarray, builtin: bool) -> list[np.ndarray]:
+def _invoked(data: bytes, x: np.ndarray, builtin: bool):
+    """An ai-edge-litert interpreter on the builtin kernels (or its defaults, XNNPACK), run once on x."""
     lite = ai_edge_litert.interpreter
     kind = lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if builtin else lite.OpResolverType.AUTO
     it = lite.Interpreter(model_content=data, experimental_op_resolver_type=kind)
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()
+    return it
+
+
+def _run(data: bytes, x: np.ndarray, builtin: bool) -> list[np.ndarray]:
+    it = _invoked(data, x, builtin)
     return [it.get_tensor(d["index"]).copy() for d in it.get_output_details()]
 
 
@@ -164,12 +170,7 @@ SATURATING = ("ADD", "SUB", "MUL", "DIV", "FULLY_CONNECTED", "AVERAGE_POOL_2D", 
 
 def _writers(data: bytes, x: np.ndarray, builtin: bool) -> tuple[list[np.ndarray], list[str]]:
     """The outputs, and the op that wrote each (past a TRANSPOSE back to NCHW), as ai-edge-litert lists them."""
-    lite = ai_edge_litert.interpreter
-    kind = lite.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if builtin else lite.OpResolverType.AUTO
-    it = lite.Interpreter(model_content=data, experimental_op_resolver_type=kind)
-    it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"], x)
-    it.invoke()
+    it = _invoked(data, x, builtin)
     by_out = {o: op for op in it._get_ops_details() for o in op["outputs"]}
     names = []
     for d in it.get_output_details():

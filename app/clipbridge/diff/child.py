@@ -101,14 +101,18 @@ def load(model_bytes: bytes) -> onnx.ModelProto:
 def stubs_as_inputs(m: onnx.ModelProto) -> onnx.ModelProto:
     """An OnDisk model for the checker: its initializers whose data stays in a file become graph inputs of their
     type and dims (the checker looks for the file relative to its working directory; the engines read it)."""
-    stubs = [t for t in m.graph.initializer if is_external(t)]
-    names, declared = {t.name for t in stubs}, {i.name for i in m.graph.input}
+    return _as_inputs(m, [t for t in m.graph.initializer if is_external(t)])
+
+
+def _as_inputs(m: onnx.ModelProto, tensors: list[onnx.TensorProto]) -> onnx.ModelProto:
+    """A copy of `m` with these initializers as graph inputs of their type and dims (none of their data copied)."""
+    names, declared = {t.name for t in tensors}, {i.name for i in m.graph.input}
     light = onnx.ModelProto()
     _copy_fields(m, light, "graph")
     _copy_fields(m.graph, light.graph, "initializer")
     light.graph.initializer.extend(t for t in m.graph.initializer if t.name not in names)
     light.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                             for t in stubs if t.name not in declared)
+                             for t in tensors if t.name not in declared)
     return light
 
 
@@ -145,14 +149,8 @@ def for_inference(m: onnx.ModelProto, model_bytes: bytes | None = None) -> tuple
     big = [t for t in m.graph.initializer if np.prod(t.dims, dtype=np.float64) >= BY_VALUE_MAX]
     if not big:
         return (m if model_bytes is None else model_bytes), set()
-    names, declared = {t.name for t in big}, {i.name for i in m.graph.input}
-    light = onnx.ModelProto()
-    _copy_fields(m, light, "graph")
-    _copy_fields(m.graph, light.graph, "initializer")
-    light.graph.initializer.extend(t for t in m.graph.initializer if t.name not in names)
-    light.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                             for t in big if t.name not in declared)
-    return light, names - declared
+    declared = {i.name for i in m.graph.input}
+    return _as_inputs(m, big), {t.name for t in big} - declared
 
 
 def _types(m: onnx.ModelProto, model_bytes: bytes | None = None) -> tuple[dict[str, str], dict[str, int]]:

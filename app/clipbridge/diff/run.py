@@ -65,15 +65,12 @@ class Options:
 
     @staticmethod
     def budget_fields(memory: Memory | None) -> dict[str, Any]:
-        """The memory fields from (bytes, the setting that names them), or none: the defaults."""
+        """The memory fields from (bytes, the setting naming them); none: the defaults."""
         return {} if memory is None else {"memory": memory[0], "memory_option": memory[1]}
 
     def tensor_limit(self) -> child.Limit:
-        """The largest tensor this diff runs: the given budget's share per engine (each engine's copy of a
-        captured tensor is held at once), which the user's setting raises (issue 46). A caller that gives no budget
-        (fix's proof, a library call; the server's fix route) keeps the fixed default: the quarter of the machine
-        that its passes default to is no bound for a server. The CLI's diff, fleet and the server's diff always
-        give one."""
+        """The largest tensor: the given budget's share per engine (issue 46); with no budget given (the CLI fix's
+        proof, a library call) the fixed default, since a quarter of the machine bounds no server."""
         if self.memory is None:
             return child.MAX_TENSOR_BYTES, "model"
         return self.memory // max(1, len(self.engines)), self.memory_option
